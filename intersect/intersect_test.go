@@ -1,0 +1,210 @@
+package intersect
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// reference is the simplest correct intersection: a hash set.
+func reference(a, b []uint32) []uint32 {
+	in := make(map[uint32]bool, len(a))
+	for _, x := range a {
+		in[x] = true
+	}
+	out := []uint32{}
+	for _, x := range b {
+		if in[x] {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// randomSet returns n distinct values below universe, sorted.
+func randomSet(r *rand.Rand, n int, universe uint64) []uint32 {
+	if uint64(n) > universe {
+		n = int(universe)
+	}
+	seen := make(map[uint32]bool, n)
+	s := make([]uint32, 0, n)
+	for len(s) < n {
+		x := uint32(r.Uint64N(universe))
+		if !seen[x] {
+			seen[x] = true
+			s = append(s, x)
+		}
+	}
+	slices.Sort(s)
+	return s
+}
+
+type pair struct {
+	name string
+	a, b []uint32
+}
+
+// testPairs returns adversarial and random input pairs. The sizes straddle
+// every SIMD block size (8, 16, 32, 64) so that tails are exercised.
+func testPairs() []pair {
+	max32 := uint32(math.MaxUint32)
+	seq := func(lo, n, step int) []uint32 {
+		s := make([]uint32, n)
+		for i := range s {
+			s[i] = uint32(lo + i*step)
+		}
+		return s
+	}
+	ps := []pair{
+		{"both empty", nil, nil},
+		{"one empty", nil, []uint32{1, 2, 3}},
+		{"single equal", []uint32{7}, []uint32{7}},
+		{"single differ", []uint32{7}, []uint32{8}},
+		{"zero and max", []uint32{0, max32}, []uint32{0, max32}},
+		{"max only", []uint32{max32}, []uint32{1, 5, max32}},
+		{"zero only", []uint32{0}, []uint32{0, 1, 2}},
+		{"identical 100", seq(0, 100, 3), seq(0, 100, 3)},
+		{"disjoint interleaved", seq(0, 1000, 2), seq(1, 1000, 2)},
+		{"disjoint ranges", seq(0, 500, 1), seq(1000, 500, 1)},
+		{"nested", seq(0, 1000, 1), seq(100, 17, 7)},
+		{"top of range", seq(int(max32)-999, 1000, 1), seq(int(max32)-1999, 1000, 2)},
+		{"high bit crossing", seq(1<<31-50, 100, 1), seq(1<<31-10, 100, 1)},
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	sizes := []int{1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 1000, 4097}
+	for _, na := range sizes {
+		for _, nb := range sizes {
+			for _, u := range []uint64{2 * uint64(max(na, nb)), 1 << 16, 1 << 32} {
+				ps = append(ps, pair{fmt.Sprintf("random %d x %d over %d", na, nb, u),
+					randomSet(r, na, u), randomSet(r, nb, u)})
+			}
+		}
+	}
+	for _, ratio := range []int{10, 100, 1000} {
+		nb := 20000
+		ps = append(ps, pair{fmt.Sprintf("skew 1:%d", ratio),
+			randomSet(r, nb/ratio, 40000), randomSet(r, nb, 40000)})
+	}
+	return ps
+}
+
+func allMethods() []Method {
+	auto, _ := Lookup("auto")
+	return append(Methods(), auto)
+}
+
+func TestMethods(t *testing.T) {
+	for _, m := range allMethods() {
+		t.Run(m.Name, func(t *testing.T) {
+			for _, p := range testPairs() {
+				checkMethod(t, m, p)
+				checkMethod(t, m, pair{p.name + " swapped", p.b, p.a})
+			}
+		})
+	}
+}
+
+func checkMethod(t *testing.T, m Method, p pair) {
+	t.Helper()
+	want := reference(p.a, p.b)
+	ac, bc := slices.Clone(p.a), slices.Clone(p.b)
+	if got := m.Count(p.a, p.b); got != len(want) {
+		t.Fatalf("%s: Count = %d, want %d", p.name, got, len(want))
+	}
+	// Intersect must append after existing content and leave it alone.
+	prefix := []uint32{42, 43}
+	got := m.Intersect(slices.Clone(prefix), p.a, p.b)
+	if !slices.Equal(got[:2], prefix) || !slices.Equal(got[2:], want) {
+		t.Fatalf("%s: Intersect = %v, want %v after the prefix", p.name, got, want)
+	}
+	// A dst with spare capacity: nothing past the result may change
+	// semantics; the result must still be right.
+	dst := make([]uint32, 0, len(want)+64)
+	if got := m.Intersect(dst, p.a, p.b); !slices.Equal(got, want) {
+		t.Fatalf("%s: Intersect into spare capacity = %v, want %v", p.name, got, want)
+	}
+	if !slices.Equal(ac, p.a) || !slices.Equal(bc, p.b) {
+		t.Fatalf("%s: inputs modified", p.name)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for _, m := range Methods() {
+		got, err := Lookup(m.Name)
+		if err != nil || got.Name != m.Name {
+			t.Errorf("Lookup(%q) = %v, %v", m.Name, got.Name, err)
+		}
+	}
+	if _, err := Lookup("nonesuch"); err == nil {
+		t.Error("Lookup of an unknown name succeeded")
+	}
+}
+
+func TestAll(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 200; trial++ {
+		k := r.IntN(6)
+		sets := make([][]uint32, k)
+		for i := range sets {
+			sets[i] = randomSet(r, r.IntN(300), 400)
+		}
+		var want []uint32
+		if k > 0 {
+			want = slices.Clone(sets[0])
+			for _, s := range sets[1:] {
+				want = reference(want, s)
+			}
+		}
+		got := IntersectAll([]uint32{9}, sets...)
+		if got[0] != 9 || !slices.Equal(got[1:], want) {
+			t.Fatalf("IntersectAll(%d sets) = %v, want %v", k, got[1:], want)
+		}
+		if n := CountAll(sets...); n != len(want) {
+			t.Fatalf("CountAll(%d sets) = %d, want %d", k, n, len(want))
+		}
+	}
+}
+
+func TestCountAllocatesNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	a, b := randomSet(r, 5000, 20000), randomSet(r, 5000, 20000)
+	small := randomSet(r, 10, 20000)
+	if n := testing.AllocsPerRun(10, func() { Count(a, b); Count(small, b) }); n != 0 {
+		t.Errorf("Count allocated %v times", n)
+	}
+}
+
+// FuzzMethods decodes two sets from the fuzzer's bytes and checks every
+// method against the reference.
+func FuzzMethods(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4}, []byte{3, 4, 5, 6}, uint8(0))
+	f.Add([]byte{}, []byte{255, 255, 255, 255}, uint8(3))
+	f.Fuzz(func(t *testing.T, ab, bb []byte, shift uint8) {
+		a, b := decodeSet(ab, shift), decodeSet(bb, shift)
+		for _, m := range allMethods() {
+			checkMethod(t, m, pair{"fuzz", a, b})
+		}
+	})
+}
+
+// decodeSet reads little-endian 16-bit deltas shifted left, so that small
+// fuzz inputs still reach large values and dense overlaps.
+func decodeSet(p []byte, shift uint8) []uint32 {
+	s := []uint32{}
+	var x uint64
+	for i := 0; i+1 < len(p); i += 2 {
+		x += uint64(p[i]) | uint64(p[i+1])<<8
+		v := x << (shift % 17)
+		if v > math.MaxUint32 {
+			break
+		}
+		if len(s) > 0 && uint32(v) <= s[len(s)-1] {
+			continue
+		}
+		s = append(s, uint32(v))
+	}
+	return s
+}

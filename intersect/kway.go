@@ -1,0 +1,66 @@
+package intersect
+
+import (
+	"slices"
+)
+
+// IntersectAll appends the intersection of all the given sets to dst and
+// returns the extended slice. It intersects the two shortest sets first and
+// then each next-shortest with the running result, stopping as soon as the
+// result is empty. With no sets the result is empty; with one set it is a
+// copy of that set.
+func IntersectAll(dst []uint32, sets ...[]uint32) []uint32 {
+	switch len(sets) {
+	case 0:
+		return dst
+	case 1:
+		return append(dst, sets[0]...)
+	}
+	order := shortestFirst(sets)
+	start := len(dst)
+	dst = Intersect(dst, sets[order[0]], sets[order[1]])
+	var tmp []uint32
+	for _, i := range order[2:] {
+		if len(dst) == start {
+			break
+		}
+		// Copy the running result out of dst: a kernel must never read an
+		// input that it is writing.
+		tmp = append(tmp[:0], dst[start:]...)
+		dst = Intersect(dst[:start], tmp, sets[i])
+	}
+	return dst
+}
+
+// CountAll returns the size of the intersection of all the given sets. With
+// no sets it returns 0; with one set, its size.
+func CountAll(sets ...[]uint32) int {
+	switch len(sets) {
+	case 0:
+		return 0
+	case 1:
+		return len(sets[0])
+	case 2:
+		return Count(sets[0], sets[1])
+	}
+	order := shortestFirst(sets)
+	acc := Intersect(nil, sets[order[0]], sets[order[1]])
+	tmp := make([]uint32, 0, len(acc))
+	for _, i := range order[2 : len(order)-1] {
+		if len(acc) == 0 {
+			return 0
+		}
+		tmp = Intersect(tmp[:0], acc, sets[i])
+		acc, tmp = tmp, acc
+	}
+	return Count(acc, sets[order[len(order)-1]])
+}
+
+func shortestFirst(sets [][]uint32) []int {
+	order := make([]int, len(sets))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return len(sets[x]) - len(sets[y]) })
+	return order
+}
