@@ -1,0 +1,392 @@
+package setio
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"slices"
+	"strconv"
+
+	"github.com/xsect/xsect/internal/radix"
+	"github.com/xsect/xsect/sets"
+)
+
+// defaultBufSize is the text parser's read buffer: large enough that the
+// per-read cost vanishes, small enough to stay in L2.
+const defaultBufSize = 256 << 10
+
+// ReadText parses the text format from r: one set per line, elements as
+// decimal integers in [0, 2^32-1] separated by spaces or tabs (carriage
+// returns, vertical tabs and form feeds count as spaces too, so \r\n line
+// ends and trailing whitespace are fine), in any order, duplicates allowed.
+// Each set is sorted and de-duplicated. An empty line is an empty set; the
+// last line may lack its '\n', and a final '\n' does not start another set.
+//
+// If the data starts with the gzip magic bytes it is decompressed on the
+// fly. name is used in error messages. The text is parsed as it is read,
+// through a fixed-size buffer; on error no partial collection is returned.
+func ReadText(r io.Reader, name string) (*sets.Collection, error) {
+	return readText(r, name, false, defaultBufSize)
+}
+
+// readText is ReadText with the buffer size exposed to tests; all makes it
+// read every integer into one set, ignoring line structure (LoadAll).
+func readText(r io.Reader, name string, all bool, bufSize int) (*sets.Collection, error) {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		// Small: reads of the parser's own buffer bypass it.
+		br = bufio.NewReaderSize(r, 512)
+	}
+	var src io.Reader = br
+	var rec *recordReader
+	head, err := br.Peek(len(gzipMagic))
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if bytes.Equal(head, gzipMagic) {
+		rec = &recordReader{r: br}
+		zr, err := gzip.NewReader(rec)
+		if err != nil {
+			if rec.err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			return nil, &ParseError{File: name, Msg: "corrupt gzip header: " + err.Error(), Err: err}
+		}
+		defer zr.Close()
+		src = zr
+	}
+
+	p := &textParser{src: src, name: name, all: all, line: 1, c: sets.New()}
+	buf := make([]byte, bufSize)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if perr := p.chunk(buf[:n]); perr != nil {
+				return nil, perr
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if rec == nil || (rec.err != nil && errors.Is(err, rec.err)) {
+				// The reader failed, not the data.
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			msg := "corrupt gzip stream: " + err.Error()
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				msg = "truncated gzip stream"
+			}
+			return nil, &ParseError{File: name, Line: p.line, Col: int(p.base-p.lineStart) + 1, Msg: msg, Err: err}
+		}
+	}
+	p.finish()
+	return p.c, nil
+}
+
+// recordReader remembers the first error of the reader under a gzip stream,
+// to tell I/O failures from corrupt data.
+type recordReader struct {
+	r   *bufio.Reader
+	err error
+}
+
+func (r *recordReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.note(err)
+	return n, err
+}
+
+func (r *recordReader) ReadByte() (byte, error) {
+	b, err := r.r.ReadByte()
+	r.note(err)
+	return b, err
+}
+
+func (r *recordReader) note(err error) {
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+}
+
+// textParser is the state of a parse that survives from one buffer to the
+// next: the position, the token in progress, the set in progress.
+type textParser struct {
+	src  io.Reader
+	name string
+	all  bool
+	c    *sets.Collection
+
+	line      int   // current line, 1-based
+	lineStart int64 // offset of the current line's first byte
+	base      int64 // offset of the current buffer's first byte
+
+	inTok    bool
+	v        uint64 // value of the token so far
+	tokStart int64  // offset of the token's first byte
+	tokHead  []byte // the token's first bytes, when it began in an earlier buffer
+
+	setStart int      // index in c.Elements where the current set begins
+	tmp      []uint32 // scratch for sorting
+}
+
+// tokHeadMax bounds how much of a token that spans buffers is kept for error
+// messages.
+const tokHeadMax = 48
+
+// chunk parses one buffer of text. It is the hot loop, with the state kept
+// in locals. Away from the buffer's end a token of up to 7 digits is
+// converted 8 bytes at a time (SWAR); the byte loop handles longer tokens,
+// the buffer's tail and tokens that span buffers.
+func (p *textParser) chunk(b []byte) error {
+	elems := p.c.Elements
+	v, inTok, tokStart := p.v, p.inTok, p.tokStart
+	i := 0
+	for i < len(b) {
+		c := b[i]
+		if d := c - '0'; d < 10 {
+			if !inTok {
+				inTok, v = true, 0
+				tokStart = p.base + int64(i)
+				if i+8 <= len(b) {
+					if n, x, ok := swarDigits(binary.LittleEndian.Uint64(b[i:])); ok {
+						i += n
+						if b[i] == ' ' { // the usual separator: take it now
+							elems = append(elems, uint32(x))
+							inTok = false
+							i++
+							continue
+						}
+						v = x
+						continue
+					}
+				}
+			}
+			v = v*10 + uint64(d)
+			i++
+			for i < len(b) {
+				d = b[i] - '0'
+				if d >= 10 {
+					break
+				}
+				v = v*10 + uint64(d)
+				i++
+				if v > math.MaxUint32 {
+					break
+				}
+			}
+			if v > math.MaxUint32 {
+				p.c.Elements = elems
+				return p.tokenError(b, tokStart, "out of range")
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\r', '\v', '\f':
+			if inTok {
+				elems = append(elems, uint32(v))
+				inTok = false
+			}
+		case '\n':
+			if inTok {
+				elems = append(elems, uint32(v))
+				inTok = false
+			}
+			if !p.all {
+				elems = p.endSet(elems)
+			}
+			p.line++
+			p.lineStart = p.base + int64(i) + 1
+		default:
+			start := p.base + int64(i)
+			if inTok {
+				start = tokStart
+			}
+			p.c.Elements = elems
+			return p.tokenError(b, start, "invalid")
+		}
+		i++
+	}
+	p.c.Elements = elems
+	p.v, p.inTok, p.tokStart = v, inTok, tokStart
+	if inTok {
+		// Keep the token's start for a possible error message.
+		if tokStart >= p.base {
+			p.tokHead = append(p.tokHead[:0], b[tokStart-p.base:]...)
+		} else {
+			p.tokHead = append(p.tokHead, b...)
+		}
+		if len(p.tokHead) > tokHeadMax {
+			p.tokHead = p.tokHead[:tokHeadMax]
+		}
+	}
+	p.base += int64(len(b))
+	return nil
+}
+
+// swarDigits converts the run of decimal digits that starts 8 bytes of text
+// loaded little endian in x, if the run is shorter than 8: it returns the
+// run's length and value. The first byte must be a digit.
+func swarDigits(x uint64) (n int, v uint64, ok bool) {
+	const (
+		zeros = 0x3030303030303030
+		high  = 0x8080808080808080
+	)
+	d := x - zeros // each digit byte becomes 0..9
+	// A byte is not a digit if it is now above 9 or it borrowed. Borrows
+	// and carries only move toward later bytes, so the lowest flagged byte
+	// is the first non-digit.
+	m := ((d + 0x7676767676767676) | d) & high
+	if m == 0 {
+		return 0, 0, false
+	}
+	n = bits.TrailingZeros64(m) >> 3
+	// Move the n digits to the top; the vacated low bytes read as leading
+	// zeros. Then combine pairs, quads and octets.
+	d <<= 64 - 8*uint(n)
+	d = (d * 10) + (d >> 8)
+	d = ((d & 0x000000FF000000FF) * (100 + (1000000 << 32)) +
+		((d >> 16) & 0x000000FF000000FF) * (1 + (10000 << 32))) >> 32
+	return n, d, true
+}
+
+// endSet closes the set in progress: it normalises the elements read since
+// the last line end in place.
+func (p *textParser) endSet(elems []uint32) []uint32 {
+	s := normalize(elems[p.setStart:], &p.tmp)
+	elems = elems[:p.setStart+len(s)]
+	p.c.Offsets = append(p.c.Offsets, uint64(len(elems)))
+	p.setStart = len(elems)
+	return elems
+}
+
+// normalize sorts and de-duplicates s in place: by insertion for the short
+// sets typical of text data, by radix sort with *tmp as scratch for long
+// ones (from 25 elements it beat slices.Sort on kosarak, whose elements fit
+// in 16 bits: two passes). Sorting dominates the parse of files whose lines
+// are not sorted.
+func normalize(s []uint32, tmp *[]uint32) []uint32 {
+	strict := true
+	if len(s) <= 24 {
+		for i := 1; i < len(s); i++ {
+			x := s[i]
+			if x > s[i-1] {
+				continue
+			}
+			strict = false
+			j := i
+			for j > 0 && s[j-1] > x {
+				s[j] = s[j-1]
+				j--
+			}
+			s[j] = x
+		}
+	} else if !sets.IsStrict(s) {
+		strict = false
+		if cap(*tmp) < len(s) {
+			*tmp = make([]uint32, len(s))
+		}
+		radix.Sort(s, *tmp)
+	}
+	if strict {
+		return s
+	}
+	return slices.Compact(s)
+}
+
+// finish handles the end of the data: a last line without '\n' is a set.
+func (p *textParser) finish() {
+	if p.inTok {
+		p.c.Elements = append(p.c.Elements, uint32(p.v))
+		p.inTok = false
+	}
+	if p.all {
+		p.c.Elements = normalize(p.c.Elements, &p.tmp)
+		p.c.Offsets = append(p.c.Offsets[:1], uint64(len(p.c.Elements)))
+		return
+	}
+	if p.base > p.lineStart {
+		p.c.Elements = p.endSet(p.c.Elements)
+	}
+}
+
+// tokenError reports the token that starts at offset start (in b, or in an
+// earlier buffer) as invalid or out of range. To show the whole token it may
+// read on past b: the parse is over anyway.
+func (p *textParser) tokenError(b []byte, start int64, what string) error {
+	var tok []byte
+	from := start - p.base
+	if from < 0 {
+		tok = append(tok, p.tokHead...)
+		from = 0
+	}
+	rest := b[from:]
+	var more [64]byte
+	for tries := 0; len(tok) < tokHeadMax && tries < 100; tries++ {
+		j := 0
+		for j < len(rest) && !isSpace(rest[j]) {
+			j++
+		}
+		tok = append(tok, rest[:j]...)
+		if j < len(rest) {
+			break
+		}
+		n, err := p.src.Read(more[:])
+		rest = more[:n]
+		if err != nil && n == 0 {
+			break
+		}
+	}
+	var msg string
+	if what == "out of range" {
+		msg = fmt.Sprintf("element %s out of range [0, %d]", quote(tok, false), uint32(math.MaxUint32))
+	} else {
+		msg = fmt.Sprintf("invalid element %s: want a decimal integer in [0, %d]", quote(tok, false), uint32(math.MaxUint32))
+	}
+	return &ParseError{File: p.name, Line: p.line, Col: int(start-p.lineStart) + 1, Msg: msg}
+}
+
+func isSpace(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\v', '\f', '\n':
+		return true
+	}
+	return false
+}
+
+// WriteText writes c in the text format: one line per set, elements in
+// increasing order separated by single spaces, every line ending in '\n'.
+func WriteText(w io.Writer, c *sets.Collection) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	const flushAt = 60 << 10
+	buf := make([]byte, 0, flushAt+16<<10)
+	for i := 0; i < c.Len(); i++ {
+		for j, x := range c.Set(i) {
+			if j > 0 {
+				buf = append(buf, ' ')
+			}
+			buf = strconv.AppendUint(buf, uint64(x), 10)
+			if len(buf) >= flushAt {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+		buf = append(buf, '\n')
+	}
+	if len(buf) > 0 {
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
