@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/xsect/xsect/setio"
+)
+
+func init() {
+	register(&command{
+		name:    "convert",
+		summary: "convert a collection between the text and binary formats",
+		usage:   "[--to binary|text] IN OUT",
+		help: `
+Reads IN (text, gzip-compressed text or binary, detected by content) and
+writes it to OUT in the format given by --to. OUT "-" is standard output. The
+output file appears only once it is complete.`,
+		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
+			to := fs.String("to", "binary", "output format: binary or text")
+			return func(env *Env, args []string) error {
+				if len(args) != 2 {
+					return usagef("want IN and OUT, got %d arguments", len(args))
+				}
+				if *to != "binary" && *to != "text" {
+					return usagef("unknown format %q (binary or text)", *to)
+				}
+				c, _, err := loadCollection(args[0])
+				if err != nil {
+					return err
+				}
+				w, commit, abort, err := createOutput(env, args[1])
+				if err != nil {
+					return err
+				}
+				if *to == "binary" {
+					err = setio.WriteBinary(w, c)
+				} else {
+					err = setio.WriteText(w, c)
+				}
+				if err != nil {
+					abort()
+					return fmt.Errorf("writing %s: %w", args[1], err)
+				}
+				return commit()
+			}
+		},
+	})
+}

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/xsect/xsect/setio"
+	"github.com/xsect/xsect/synth"
+)
+
+func init() {
+	register(&command{
+		name:    "gen",
+		summary: "generate a synthetic collection (uniform, normal, zipf)",
+		usage:   "[flags]",
+		help: `
+Generates k sets of elements drawn from [0, universe) with a uniform, normal or
+zipf distribution, as in the experiments of Bellas & Gounaris, and writes them
+as text (one set per line) or in xsect's binary format. The output depends only
+on the flags: the same seed gives the same collection on every machine.`,
+		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
+			k := fs.Int("sets", 1000, "number of sets `k`")
+			universe := fs.Uint64("universe", 1_000_000, "elements are drawn from [0, `U`), U <= 2^32")
+			avg := fs.Int("avg-size", 10_000, "average set size")
+			dist := fs.String("dist", "uniform", "element distribution: uniform, normal or zipf")
+			seed := fs.Uint64("seed", 1, "random seed")
+			format := fs.String("format", "text", "output format: text or binary")
+			out := fs.String("o", "-", "output `file` (- for standard output)")
+			return func(env *Env, args []string) error {
+				if len(args) != 0 {
+					return usagef("unexpected arguments %q", args)
+				}
+				d, err := synth.ParseDist(*dist)
+				if err != nil {
+					return usageError{err.Error()}
+				}
+				if *format != "text" && *format != "binary" {
+					return usagef("unknown format %q (text or binary)", *format)
+				}
+				c, err := synth.Generate(synth.Config{Sets: *k, Universe: *universe, AvgSize: *avg, Dist: d, Seed: *seed})
+				if err != nil {
+					return usageError{err.Error()}
+				}
+				w, commit, abort, err := createOutput(env, *out)
+				if err != nil {
+					return err
+				}
+				if *format == "binary" {
+					err = setio.WriteBinary(w, c)
+				} else {
+					err = setio.WriteText(w, c)
+				}
+				if err != nil {
+					abort()
+					return fmt.Errorf("writing %s: %w", *out, err)
+				}
+				return commit()
+			}
+		},
+	})
+}

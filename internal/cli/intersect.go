@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"flag"
+	"slices"
+	"strconv"
+
+	"github.com/xsect/xsect/intersect"
+)
+
+func init() {
+	register(&command{
+		name:    "intersect",
+		summary: "intersect the sets held in files",
+		usage:   "[--count] [--method NAME] FILE... | --from FILE ID...",
+		help: `
+Each FILE holds one set: all the integers in the file, in any line layout, in
+any order, duplicates allowed (a binary FILE contributes the union of its
+sets). With --from, the arguments are instead the 0-based ids (line numbers)
+of sets in the collection FILE. Prints the intersection of all the sets, one element per line in
+increasing order, or with --count one line with its size.
+
+--method runs one named pairwise method (see --method list); the default,
+auto, picks by CPU features and by the sizes of the sets. --device gpu runs
+the pairwise steps on the GPU with a GPU method (ip, ip-obs, obs, ip-hi, hi,
+bitmap, bitmap-dynamic); --device auto, the default, does so when a GPU is
+present and the sets are large enough for it to pay.`,
+		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
+			count := fs.Bool("count", false, "print only the size of the intersection")
+			from := fs.String("from", "", "take the sets by id from the collection `FILE`")
+			methodName := fs.String("method", "auto", "pairwise method `NAME`, or \"list\" to list the methods of --device")
+			device := fs.String("device", "auto", deviceFlagHelp)
+			return func(env *Env, args []string) error {
+				if *methodName == "list" {
+					out := output(env)
+					for _, name := range listMethods(*device) {
+						out.WriteString(name + "\n")
+					}
+					return out.Flush()
+				}
+				if err := checkMethod(*device, *methodName); err != nil {
+					return err
+				}
+				inputs, err := loadInputs(*from, args)
+				if err != nil {
+					return err
+				}
+				method, err := choosePairwise(env, *device, *methodName, inputs)
+				if err != nil {
+					return err
+				}
+				out := output(env)
+				if *count {
+					n := countAll(method.Method, inputs)
+					if err := method.err(); err != nil {
+						return err
+					}
+					out.WriteString(strconv.Itoa(n) + "\n")
+					return out.Flush()
+				}
+				result := intersectAll(method.Method, inputs)
+				if err := method.err(); err != nil {
+					return err
+				}
+				var buf []byte
+				for _, x := range result {
+					buf = strconv.AppendUint(buf[:0], uint64(x), 10)
+					buf = append(buf, '\n')
+					out.Write(buf)
+				}
+				return out.Flush()
+			}
+		},
+	})
+}
+
+// loadInputs returns the sets to intersect: one per file, or with from, the
+// sets of that collection named by id.
+func loadInputs(from string, args []string) ([][]uint32, error) {
+	if len(args) == 0 {
+		if from != "" {
+			return nil, usagef("no set ID given")
+		}
+		return nil, usagef("no FILE given")
+	}
+	inputs := make([][]uint32, len(args))
+	if from == "" {
+		for i, path := range args {
+			s, err := loadOneSet(path)
+			if err != nil {
+				return nil, err
+			}
+			inputs[i] = s
+		}
+		return inputs, nil
+	}
+	c, _, err := loadCollection(from)
+	if err != nil {
+		return nil, err
+	}
+	for i, arg := range args {
+		id, err := strconv.Atoi(arg)
+		if err != nil || id < 0 || id >= c.Len() {
+			return nil, usagef("set id %q: want an integer in [0, %d) for %s", arg, c.Len(), from)
+		}
+		inputs[i] = c.Set(id)
+	}
+	return inputs, nil
+}
+
+// loadOneSet reads all the integers in the file at path as one set.
+func loadOneSet(path string) ([]uint32, error) {
+	c, _, err := loadCollection(path)
+	if err != nil {
+		return nil, err
+	}
+	if c.Len() == 1 {
+		return c.Set(0), nil
+	}
+	return c.Union(), nil
+}
+
+// intersectAll intersects the sets with one method, shortest first.
+func intersectAll(m intersect.Method, inputs [][]uint32) []uint32 {
+	if len(inputs) == 1 {
+		return inputs[0]
+	}
+	inputs = slices.Clone(inputs)
+	slices.SortStableFunc(inputs, func(a, b []uint32) int { return len(a) - len(b) })
+	acc := m.Intersect(nil, inputs[0], inputs[1])
+	var tmp []uint32
+	for _, s := range inputs[2:] {
+		if len(acc) == 0 {
+			break
+		}
+		tmp = m.Intersect(tmp[:0], acc, s)
+		acc, tmp = tmp, acc
+	}
+	return acc
+}
+
+func countAll(m intersect.Method, inputs [][]uint32) int {
+	switch len(inputs) {
+	case 1:
+		return len(inputs[0])
+	case 2:
+		return m.Count(inputs[0], inputs[1])
+	}
+	return len(intersectAll(m, inputs))
+}
