@@ -72,9 +72,26 @@ func testPairs() []pair {
 		{"nested", seq(0, 1000, 1), seq(100, 17, 7)},
 		{"top of range", seq(int(max32)-999, 1000, 1), seq(int(max32)-1999, 1000, 2)},
 		{"high bit crossing", seq(1<<31-50, 100, 1), seq(1<<31-10, 100, 1)},
+		// Inputs aimed at the SIMD block kernels (blocks of 8 and 16,
+		// windows of up to 4 blocks).
+		{"identical 10000", seq(0, 10000, 1), seq(0, 10000, 1)},
+		{"identical sign bit", seq(1<<31-15000, 10000, 3), seq(1<<31-15000, 10000, 3)},
+		{"equal block maxima 16", blockEnds(16, 50, false), blockEnds(16, 50, true)},
+		{"equal block maxima 8", blockEnds(8, 50, false), blockEnds(8, 50, true)},
+		{"equal block maxima 16 shifted", blockEnds(16, 50, false)[16:], blockEnds(16, 50, true)},
+		{"max at block end", append(seq(int(max32)-63, 63, 1), max32), seq(int(max32)-127, 64, 2)},
+		{"zero and max at block ends", append(append([]uint32{0}, seq(1<<31-14, 14, 1)...), seq(int(max32)-15, 16, 1)...),
+			append(append([]uint32{0}, seq(1<<31-7, 15, 1)...), seq(int(max32)-15, 16, 1)...)},
+		{"sign bit block maxima", seq(1<<31-64, 128, 1), seq(1<<31-56, 128, 1)},
+		{"sign bit interleaved", seq(1<<31-1000, 1000, 2), seq(1<<31-999, 1000, 2)},
+		{"unsigned order", seq(0x7ffffff0, 40, 1), append(seq(0x7fffffe0, 16, 1), seq(0xfffffff0-8*16, 16, 8)...)},
+		{"small set ends early", append(seq(0, 16, 1), 1<<30), seq(0, 100000, 1)},
+		{"large set ends early", seq(0, 17, 7), append(seq(0, 64, 1), max32)},
+		{"skew 1:20 dense", seq(0, 50, 20), seq(0, 1000, 1)},
+		{"skew 1:5000 dense", seq(3, 20, 5000), seq(0, 100000, 1)},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	sizes := []int{1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 1000, 4097}
+	sizes := []int{1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 100, 255, 1000, 4097}
 	for _, na := range sizes {
 		for _, nb := range sizes {
 			for _, u := range []uint64{2 * uint64(max(na, nb)), 1 << 16, 1 << 32} {
@@ -83,12 +100,30 @@ func testPairs() []pair {
 			}
 		}
 	}
-	for _, ratio := range []int{10, 100, 1000} {
+	for _, ratio := range []int{10, 20, 50, 100, 200, 1000} {
 		nb := 20000
 		ps = append(ps, pair{fmt.Sprintf("skew 1:%d", ratio),
 			randomSet(r, nb/ratio, 40000), randomSet(r, nb, 40000)})
 	}
 	return ps
+}
+
+// blockEnds returns n blocks of w values where every block ends with the
+// same value in both sets (odd selects the other set's values before it).
+func blockEnds(w, n int, odd bool) []uint32 {
+	var s []uint32
+	for k := range n {
+		base := uint32(1000 * k)
+		for i := range w - 1 {
+			v := base + uint32(2*i)
+			if odd {
+				v++
+			}
+			s = append(s, v)
+		}
+		s = append(s, base+999)
+	}
+	return s
 }
 
 func allMethods() []Method {
@@ -207,4 +242,16 @@ func decodeSet(p []byte, shift uint8) []uint32 {
 		s = append(s, uint32(v))
 	}
 	return s
+}
+
+func TestPairsAreSets(t *testing.T) {
+	for _, p := range testPairs() {
+		for _, s := range [][]uint32{p.a, p.b} {
+			for i := 1; i < len(s); i++ {
+				if s[i-1] >= s[i] {
+					t.Fatalf("%s: not strictly increasing at %d", p.name, i)
+				}
+			}
+		}
+	}
 }

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	. "github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/ir"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// The Go assembler and avo do not know VP2INTERSECTD, so the kernels emit
+// its bytes. The instruction (Intel SDM, "VP2INTERSECTD/VP2INTERSECTQ") is
+//
+//	EVEX.512.F2.0F38.W0 68 /r   VP2INTERSECTD k1+1, zmm2, zmm3/m512/m32bcst
+//
+// It writes a pair of mask registers: k1 (even) gets the lanes of zmm2 that
+// equal some lane of zmm3, k1+1 the lanes of zmm3 that equal some lane of
+// zmm2. The four-byte EVEX prefix 62 P0 P1 P2 is
+//
+//	P0 = R̄ X̄ B̄ R̄' 0 0 m m   R̄, R̄' = 1 (k1 is in ModRM.reg, < 8); X̄ B̄ = inverted
+//	                          bits 4 and 3 of the zmm3 number (X̄ = 1 for a
+//	                          memory operand without index, B̄ = inverted bit 3
+//	                          of the base register); mm = 10 (0F38)
+//	P1 = W v̄ v̄ v̄ v̄ 1 p p    W = 0; vvvv = inverted low 4 bits of zmm2; pp = 11 (F2)
+//	P2 = z L' L b V̄' a a a   z = 0, L'L = 10 (512 bits), b = 0, V̄' = inverted
+//	                          bit 4 of zmm2, aaa = 000 (no write mask)
+//
+// then the opcode 68 and ModRM = mod:2 reg:3 rm:3 with reg = k1 and rm the
+// low three bits of zmm3 (mod = 11) or of the base register (mod = 00, or
+// 01 with an 8-bit displacement scaled by 64, EVEX's disp8*N compression).
+// For example VP2INTERSECTD K2, Z0, Z1 (Go operand order: zmm3, zmm2, k1)
+// is 62 F2 7F 48 68 D1; encode_test.go checks the encoder against GNU as.
+
+// gprNumber is the hardware number of a general purpose register.
+var gprNumber = map[string]int{
+	"AX": 0, "CX": 1, "DX": 2, "BX": 3, "SP": 4, "BP": 5, "SI": 6, "DI": 7,
+	"R8": 8, "R9": 9, "R10": 10, "R11": 11, "R12": 12, "R13": 13, "R14": 14, "R15": 15,
+}
+
+// regNumber returns the hardware number of a vector or mask register from
+// its Go name (Z17 -> 17, K2 -> 2).
+func regNumber(r reg.Register, prefix string) int {
+	name := r.Asm()
+	var n int
+	if !strings.HasPrefix(name, prefix) {
+		panic("vp2intersectd: want a " + prefix + " register, got " + name)
+	}
+	if _, err := fmt.Sscanf(name[len(prefix):], "%d", &n); err != nil {
+		panic(err)
+	}
+	return n
+}
+
+// encodeVP2IntersectD returns the bytes of VP2INTERSECTD k, zmm(v), rm where
+// rm is the register zmm(rm) or, when mem is set, the memory operand
+// disp(base) with base a general purpose register and disp a multiple of 64
+// in [-8192, 8128].
+func encodeVP2IntersectD(k, v, rm int, mem bool, disp int) []byte {
+	if k%2 != 0 || k < 0 || k > 6 {
+		panic("vp2intersectd: the mask pair must start at K0, K2, K4 or K6")
+	}
+	if v < 0 || v > 31 {
+		panic("vp2intersectd: bad zmm2")
+	}
+	p0 := byte(0b1001_0010) // R̄ = 1, R̄' = 1, mm = 10
+	var modrm byte
+	var tail []byte
+	if mem {
+		if rm < 0 || rm > 15 {
+			panic("vp2intersectd: bad base register")
+		}
+		switch rm & 7 {
+		case 4, 5: // SP/R12 need a SIB byte, BP/R13 with mod 00 mean RIP-relative.
+			panic("vp2intersectd: base register needs SIB or RIP-relative encoding")
+		}
+		if disp%64 != 0 || disp < -128*64 || disp > 127*64 {
+			panic("vp2intersectd: displacement must be a multiple of 64 within disp8*64")
+		}
+		p0 |= 1 << 6 // X̄ = 1: no index register
+		if rm&8 == 0 {
+			p0 |= 1 << 5
+		}
+		if disp == 0 {
+			modrm = byte(k<<3 | rm&7)
+		} else {
+			modrm = byte(0b01<<6 | k<<3 | rm&7)
+			tail = []byte{byte(int8(disp / 64))}
+		}
+	} else {
+		if rm < 0 || rm > 31 {
+			panic("vp2intersectd: bad zmm3")
+		}
+		if rm&16 == 0 {
+			p0 |= 1 << 6
+		}
+		if rm&8 == 0 {
+			p0 |= 1 << 5
+		}
+		modrm = byte(0b11<<6 | k<<3 | rm&7)
+	}
+	p1 := byte((^v&15)<<3 | 0b111)
+	p2 := byte(0b0100_0000)
+	if v&16 == 0 {
+		p2 |= 1 << 3
+	}
+	return append([]byte{0x62, p0, p1, p2, 0x68, modrm}, tail...)
+}
+
+// emitBytes adds raw instruction bytes to the active function.
+func emitBytes(bs []byte, inputs, outputs []Op) {
+	for n, b := range bs {
+		in := &ir.Instruction{Opcode: "BYTE", Operands: []Op{U8(b)}}
+		if n == 0 {
+			// Tell avo's liveness analysis what the instruction touches.
+			in.Inputs, in.Outputs = inputs, outputs
+		}
+		Instruction(in)
+	}
+}
+
+// VP2INTERSECTD emits VP2INTERSECTD with Go operand order: src (a zmm
+// register), v (a zmm register), k (the even mask register of the pair).
+func VP2INTERSECTD(src Op, v, k reg.Register) {
+	kn, vn := regNumber(k, "K"), regNumber(v, "Z")
+	k1 := kPair(kn)
+	switch s := src.(type) {
+	case reg.Register:
+		sn := regNumber(s, "Z")
+		Commentf("VP2INTERSECTD %s, %s, %s (pair %s, %s)", s.Asm(), v.Asm(), k.Asm(), k.Asm(), k1.Asm())
+		emitBytes(encodeVP2IntersectD(kn, vn, sn, false, 0), []Op{s, v}, []Op{k, k1})
+	case Mem:
+		if s.Index != nil || s.Symbol.Name != "" {
+			panic("vp2intersectd: memory operand must be disp(base)")
+		}
+		base, ok := gprNumber[s.Base.Asm()]
+		if !ok {
+			panic("vp2intersectd: unknown base " + s.Base.Asm())
+		}
+		Commentf("VP2INTERSECTD %s, %s, %s (pair %s, %s)", s.Asm(), v.Asm(), k.Asm(), k.Asm(), k1.Asm())
+		emitBytes(encodeVP2IntersectD(kn, vn, base, true, s.Disp), []Op{s.Base, v}, []Op{k, k1})
+	default:
+		panic("vp2intersectd: bad source operand")
+	}
+}
+
+func kPair(k int) reg.Register {
+	return []reg.Register{reg.K1, reg.K3, reg.K5, reg.K7}[k/2]
+}
