@@ -154,7 +154,7 @@ func BenchmarkCrossover(b *testing.B) {
 	var ms []Method
 	for _, m := range allMethods() {
 		switch m.Name {
-		case "branchless", "gallop", "avx2", "avx512", "vp2intersect", "gallop-simd", "auto", "x-hyb10-u3", "x-hyb12-u3":
+		case "branchless", "gallop", "avx2", "avx512", "vp2intersect", "search-simd", "avx512-hybrid", "avx512-xormin", "auto":
 			ms = append(ms, m)
 		}
 	}

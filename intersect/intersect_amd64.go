@@ -52,10 +52,10 @@ func init() {
 	}
 	xormin := Method{Name: "avx512-xormin", Count: blockCounter(countAVX512XorMin), Intersect: blockIntersecter(intersectAVX512XorMin, 16)}
 	hybrid := Method{Name: "avx512-hybrid", Count: blockCounter(countAVX512Hybrid), Intersect: blockIntersecter(intersectAVX512Hybrid, 16)}
-	search := Method{Name: "gallop-simd", Count: searchCounter, Intersect: searchIntersecter}
+	search := Method{Name: "search-simd", Count: searchCounter, Intersect: searchIntersecter}
 	// "avx512" is the emulation of VP2INTERSECT that is faster on this CPU;
 	// the other one stays available (and tested) under its own name. The
-	// ratios are where gallop-simd overtakes the block method, at 100K and
+	// ratios are where search-simd overtakes the block method, at 100K and
 	// 1M: Zen 5 xormin 1:45 and 1:42, Sapphire Rapids hybrid 1:14 and 1:35.
 	best, other := xormin, hybrid
 	gallopRatio = 40
@@ -74,7 +74,7 @@ func init() {
 	methods = append(methods, vp2)
 	// Tiger Lake's VP2INTERSECTD is microcoded and slower than emulating it
 	// (Díez-Cañas); Zen 5 runs one per cycle: 1M x 1M at 1:1 in 210 us
-	// against 337 for the xormin emulation. Crossover with gallop-simd:
+	// against 337 for the xormin emulation. Crossover with search-simd:
 	// 1:56 at 100K, 1:75 at 1M.
 	if isAMD {
 		blockCount, blockIntersect = vp2.Count, vp2.Intersect
@@ -130,7 +130,7 @@ func intersectTail(dst, a, b []uint32) []uint32 {
 	return intersectBranchless(dst, a, b)
 }
 
-// searchCounter is gallop-simd's Count: binary searches of the smaller
+// searchCounter is search-simd's Count: binary searches of the smaller
 // set's values in the larger set, 64 at a time.
 func searchCounter(a, b []uint32) int {
 	if len(a) > len(b) {
