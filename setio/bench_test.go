@@ -2,16 +2,15 @@ package setio
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/xsect/xsect/sets"
+	"github.com/xsect/xsect/synth"
 )
 
 // benchFiles are the real files the parsers are measured on.
@@ -21,28 +20,19 @@ var benchFiles = []string{
 	"roaring/census-income.sets.gz",
 }
 
-// syntheticText is about 64 MB of text: 200,000 lines of 40 elements, half
-// small numbers (FIMI-like), half spread over the whole 32-bit range.
-func syntheticText() []byte {
-	r := rand.New(rand.NewPCG(7, 8))
-	var b bytes.Buffer
-	buf := make([]byte, 0, 1024)
-	for range 200_000 {
-		buf = buf[:0]
-		for j := range 40 {
-			if j > 0 {
-				buf = append(buf, ' ')
-			}
-			v := uint64(r.IntN(100_000))
-			if j%2 == 1 {
-				v = uint64(r.Uint32())
-			}
-			buf = fmt.Appendf(buf, "%d", v)
-		}
-		buf = append(buf, '\n')
-		b.Write(buf)
+// syntheticText is about 90 MB of text as WriteText writes it: xsect's
+// zipf-10^8-5000 collection of 2000 sets (10 million elements of mostly 8
+// and 9 digits, sorted lines).
+func syntheticText(b *testing.B) []byte {
+	c, err := synth.Generate(synth.Config{Sets: 2000, Universe: 1e8, AvgSize: 5000, Dist: synth.Zipf, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
 	}
-	return b.Bytes()
+	var t bytes.Buffer
+	if err := WriteText(&t, c); err != nil {
+		b.Fatal(err)
+	}
+	return t.Bytes()
 }
 
 // loop runs f b.N times for size bytes each. Besides the usual figures it
@@ -71,12 +61,12 @@ func BenchmarkReadText(b *testing.B) {
 	for _, f := range benchFiles {
 		inputs[filepath.Base(f)] = readData(b, f)
 	}
-	inputs["synthetic64MB"] = nil // made on first use
-	for _, name := range []string{"kosarak_head36682.dat", "retail.dat", "census-income.sets.gz", "synthetic64MB"} {
+	inputs["zipf-1e8-5000x2000"] = nil // made on first use
+	for _, name := range []string{"kosarak_head36682.dat", "retail.dat", "census-income.sets.gz", "zipf-1e8-5000x2000"} {
 		b.Run(name, func(b *testing.B) {
 			data := inputs[name]
 			if data == nil {
-				data = syntheticText()
+				data = syntheticText(b)
 			}
 			// For gzip, bytes are those of the decompressed text.
 			size := len(data)

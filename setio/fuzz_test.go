@@ -80,7 +80,7 @@ func FuzzReadText(f *testing.F) {
 			}
 		}
 		want, line, col := refParse(string(text))
-		got, err := readText(bytes.NewReader(data), "fuzz", false, bufSizes[int(bufSel)%len(bufSizes)])
+		got, err := readText(bytes.NewReader(data), "fuzz", false, bufSizes[int(bufSel)%len(bufSizes)], 0)
 		if want != nil {
 			if err != nil {
 				t.Fatalf("%q: %v, reference parsed %s", text, err, describe(want))

@@ -52,8 +52,11 @@ func mapFile(path string) (*sets.Collection, func() error, error) {
 }
 
 // viewBinary verifies a whole binary file held in data and returns a
-// collection whose arrays alias it.
+// collection whose arrays alias it (a copy on a big-endian machine).
 func viewBinary(data []byte, name string) (*sets.Collection, error) {
+	if !littleEndian {
+		return readBinary(bytes.NewReader(data), name, int64(len(data)))
+	}
 	h, err := decodeHeader(data[:headerSize], name, int64(len(data)))
 	if err != nil {
 		return nil, err

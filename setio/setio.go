@@ -127,7 +127,15 @@ func Load(path string) (*sets.Collection, error) {
 		}
 		return readBinary(br, path, size)
 	}
-	return readText(br, path, false, defaultBufSize)
+	return readText(br, path, false, defaultBufSize, fileSize(f))
+}
+
+// fileSize is the size of a regular file, or 0.
+func fileSize(f *os.File) int64 {
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		return st.Size()
+	}
+	return 0
 }
 
 // LoadAll reads every integer in the file at path as one set, whatever the
@@ -152,7 +160,7 @@ func LoadAll(path string) ([]uint32, error) {
 		}
 		c, err = readBinary(br, path, size)
 	} else {
-		c, err = readText(br, path, true, defaultBufSize)
+		c, err = readText(br, path, true, defaultBufSize, fileSize(f))
 	}
 	if err != nil {
 		return nil, err

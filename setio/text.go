@@ -29,15 +29,25 @@ const defaultBufSize = 256 << 10
 // last line may lack its '\n', and a final '\n' does not start another set.
 //
 // If the data starts with the gzip magic bytes it is decompressed on the
-// fly. name is used in error messages. The text is parsed as it is read,
-// through a fixed-size buffer; on error no partial collection is returned.
+// fly. The text is parsed as it is read, through a fixed-size buffer.
+//
+// A bad token, a value out of range or a truncated or corrupt gzip stream is
+// a *ParseError at the token's line and byte column (name is its file name),
+// matching ErrBadInput; an error of r is returned wrapped. On error no
+// partial collection is returned.
 func ReadText(r io.Reader, name string) (*sets.Collection, error) {
-	return readText(r, name, false, defaultBufSize)
+	hint := int64(0)
+	if l, ok := r.(interface{ Len() int }); ok { // bytes.Reader, strings.Reader, ...
+		hint = int64(l.Len())
+	}
+	return readText(r, name, false, defaultBufSize, hint)
 }
 
 // readText is ReadText with the buffer size exposed to tests; all makes it
-// read every integer into one set, ignoring line structure (LoadAll).
-func readText(r io.Reader, name string, all bool, bufSize int) (*sets.Collection, error) {
+// read every integer into one set, ignoring line structure (LoadAll). If
+// hint > 0 it is the size of the data, which lets the element array be
+// sized after the first buffer instead of growing by copies.
+func readText(r io.Reader, name string, all bool, bufSize int, hint int64) (*sets.Collection, error) {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		// Small: reads of the parser's own buffer bypass it.
@@ -56,10 +66,15 @@ func readText(r io.Reader, name string, all bool, bufSize int) (*sets.Collection
 			if rec.err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			return nil, &ParseError{File: name, Msg: "corrupt gzip header: " + err.Error(), Err: err}
+			msg := "corrupt gzip header: " + err.Error()
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				msg = "truncated gzip header"
+			}
+			return nil, &ParseError{File: name, Line: 1, Col: 1, Msg: msg, Err: err}
 		}
 		defer zr.Close()
 		src = zr
+		hint = 0 // the compressed size says little
 	}
 
 	p := &textParser{src: src, name: name, all: all, line: 1, c: sets.New()}
@@ -67,8 +82,12 @@ func readText(r io.Reader, name string, all bool, bufSize int) (*sets.Collection
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
+			first := p.base == 0
 			if perr := p.chunk(buf[:n]); perr != nil {
 				return nil, perr
+			}
+			if first && hint > p.base {
+				p.reserve(hint)
 			}
 		}
 		if err == io.EOF {
@@ -88,6 +107,17 @@ func readText(r io.Reader, name string, all bool, bufSize int) (*sets.Collection
 	}
 	p.finish()
 	return p.c, nil
+}
+
+// reserve sizes the element array for size bytes of text, extrapolating
+// from what the first buffer held, with 5% to spare.
+func (p *textParser) reserve(size int64) {
+	est := float64(len(p.c.Elements)) / float64(p.base) * float64(size) * 1.05
+	if est > float64(cap(p.c.Elements)) && est < 1<<40 {
+		e := make([]uint32, len(p.c.Elements), int(est)+64)
+		copy(e, p.c.Elements)
+		p.c.Elements = e
+	}
 }
 
 // recordReader remembers the first error of the reader under a gzip stream,
@@ -251,8 +281,8 @@ func swarDigits(x uint64) (n int, v uint64, ok bool) {
 	// zeros. Then combine pairs, quads and octets.
 	d <<= 64 - 8*uint(n)
 	d = (d * 10) + (d >> 8)
-	d = ((d & 0x000000FF000000FF) * (100 + (1000000 << 32)) +
-		((d >> 16) & 0x000000FF000000FF) * (1 + (10000 << 32))) >> 32
+	d = ((d&0x000000FF000000FF)*(100+(1000000<<32)) +
+		((d>>16)&0x000000FF000000FF)*(1+(10000<<32))) >> 32
 	return n, d, true
 }
 

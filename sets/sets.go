@@ -89,10 +89,14 @@ func (c *Collection) Validate() error {
 	if last := c.Offsets[len(c.Offsets)-1]; last != uint64(len(c.Elements)) {
 		return fmt.Errorf("sets: last offset %d, but %d elements", last, len(c.Elements))
 	}
+	// Check every offset before slicing with any of them: a later offset
+	// may lie past the end even when the last one does not.
 	for i := 0; i < c.Len(); i++ {
 		if c.Offsets[i+1] < c.Offsets[i] {
 			return fmt.Errorf("sets: offsets decrease at set %d", i)
 		}
+	}
+	for i := 0; i < c.Len(); i++ {
 		if !IsStrict(c.Set(i)) {
 			return fmt.Errorf("sets: set %d is not strictly increasing", i)
 		}

@@ -53,6 +53,7 @@ func TestValidateRejects(t *testing.T) {
 		{Offsets: []uint64{0, 2}, Elements: []uint32{1}},
 		{Offsets: []uint64{0, 2}, Elements: []uint32{2, 1}},
 		{Offsets: []uint64{0, 2, 1, 2}, Elements: []uint32{1, 2}},
+		{Offsets: []uint64{0, 3, 3, 7, 6}, Elements: []uint32{1, 2, 3, 4, 5, 6}},
 	}
 	for i, c := range bad {
 		if c.Validate() == nil {

@@ -80,7 +80,7 @@ func (g *gen) normal() float64 {
 type zipfSampler struct {
 	n, s     float64
 	headBits uint
-	head     float64 // 2^headBits
+	head     float64  // 2^headBits
 	table    []uint64 // per head rank - 1: acceptance threshold << 16 | alias
 	pHead    float64  // probability of drawing from the table
 	hT, hN   float64  // the tail's envelope: H(T + 0.5), H(n + 0.5)

@@ -6,8 +6,10 @@
 // varying around the average.
 //
 // A set of size n is n distinct elements, drawn one by one from the
-// distribution, duplicates skipped (successive sampling, as the paper's
-// generator does with a bitmap). Generation is deterministic: a Config gives
+// distribution, duplicates skipped (successive sampling). The authors'
+// generator (HeCBench's si-cuda port) draws a fixed number of times into a
+// bitmap instead, so that its sets fall short of the nominal size by the
+// repeats; here sizes are exact. Generation is deterministic: a Config gives
 // the same collection on every machine, Go version and number of workers.
 // It uses math/rand/v2's PCG, whose algorithm is fixed, with this package's
 // own sampling code and its own floating-point functions (detmath.go).
