@@ -24,6 +24,9 @@ on the flags: the same seed gives the same collection on every machine.`,
 			avg := fs.Int("avg-size", 10_000, "average set size")
 			dist := fs.String("dist", "uniform", "element distribution: uniform, normal or zipf")
 			seed := fs.Uint64("seed", 1, "random seed")
+			spread := fs.Float64("size-spread", synth.DefaultSizeSpread, "set sizes vary uniformly within avg-size*(1±`f`); 0 for equal sizes")
+			zipfS := fs.Float64("zipf-s", synth.DefaultZipfS, "exponent of the zipf distribution")
+			sigma := fs.Float64("sigma", synth.DefaultSigma, "standard deviation of the normal distribution, as a fraction of the universe")
 			format := fs.String("format", "text", "output format: text or binary")
 			out := fs.String("o", "-", "output `file` (- for standard output)")
 			return func(env *Env, args []string) error {
@@ -37,7 +40,11 @@ on the flags: the same seed gives the same collection on every machine.`,
 				if *format != "text" && *format != "binary" {
 					return usagef("unknown format %q (text or binary)", *format)
 				}
-				c, err := synth.Generate(synth.Config{Sets: *k, Universe: *universe, AvgSize: *avg, Dist: d, Seed: *seed})
+				if *spread == 0 {
+					*spread = -1 // synth's Config reads 0 as "the default"
+				}
+				c, err := synth.Generate(synth.Config{Sets: *k, Universe: *universe, AvgSize: *avg, Dist: d, Seed: *seed,
+					SizeSpread: *spread, ZipfS: *zipfS, Sigma: *sigma})
 				if err != nil {
 					return usageError{err.Error()}
 				}

@@ -29,12 +29,13 @@ func loadCollection(path string) (*sets.Collection, setio.Format, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
-	var c *sets.Collection
-	switch format {
-	case setio.Binary:
-		c, err = setio.ReadBinary(br, path)
-	default:
-		c, err = setio.ReadText(br, path)
+	if format == setio.Binary {
+		// Load sizes the arrays from the header and the file size at once;
+		// binary files load too fast to need progress.
+		bar.Done()
+		c, err := setio.Load(path)
+		return c, format, err
 	}
+	c, err := setio.ReadText(br, path)
 	return c, format, err
 }
