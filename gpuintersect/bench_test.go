@@ -148,7 +148,7 @@ func benchDataset(b *testing.B, e *Engine, ds dataset, tw *tabwriter.Writer, var
 	x := generate(ds, 1)
 	y := generate(ds, 2)
 	workers := runtime.GOMAXPROCS(0)
-	want := cpuCount(x, y, workers)
+	want := intersect.CountParallel(x, y, workers)
 	if w1 := intersect.Count(x, y); w1 != want {
 		return fmt.Errorf("%v: parallel CPU count %d, serial %d", ds, want, w1)
 	}
@@ -158,13 +158,13 @@ func benchDataset(b *testing.B, e *Engine, ds dataset, tw *tabwriter.Writer, var
 
 	cpuC := median(reps, func() time.Duration {
 		t := time.Now()
-		cpuCount(x, y, workers)
+		intersect.CountParallel(x, y, workers)
 		return time.Since(t)
 	})
 	var dst []uint32
 	cpuI := median(reps, func() time.Duration {
 		t := time.Now()
-		dst = cpuIntersect(dst[:0], x, y, workers)
+		dst = intersect.IntersectParallel(dst[:0], x, y, workers)
 		return time.Since(t)
 	})
 	if len(dst) != want {
@@ -480,76 +480,6 @@ func generate(ds dataset, seed uint64) []uint32 {
 	return slices.Concat(parts...)
 }
 
-// cpuParts splits a into about 4*workers pieces and pairs each with the
-// part of b in the same value range.
-func cpuParts(a, b []uint32, workers int) [][4]int {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	np := max(1, min(4*workers, len(a)))
-	parts := make([][4]int, np)
-	jb := 0
-	for p := range np {
-		i0, i1 := len(a)*p/np, len(a)*(p+1)/np
-		j1 := len(b)
-		if i1 < len(a) {
-			j1, _ = slices.BinarySearch(b, a[i1])
-		}
-		parts[p] = [4]int{i0, i1, jb, j1}
-		jb = j1
-	}
-	return parts
-}
-
-// cpuCount is xsect's best CPU path on all cores: value-range parts
-// counted with intersect.Count in parallel.
-func cpuCount(a, b []uint32, workers int) int {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	parts := cpuParts(a, b, workers)
-	var total atomic.Int64
-	parallel(len(parts), workers, func(p int) {
-		r := parts[p]
-		total.Add(int64(intersect.Count(a[r[0]:r[1]], b[r[2]:r[3]])))
-	})
-	return int(total.Load())
-}
-
-// cpuIntersect is cpuCount's materialising twin: parts intersected in
-// parallel, then copied into dst in order.
-func cpuIntersect(dst, a, b []uint32, workers int) []uint32 {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	parts := cpuParts(a, b, workers)
-	outs := make([][]uint32, len(parts))
-	parallel(len(parts), workers, func(p int) {
-		r := parts[p]
-		outs[p] = intersect.Intersect(nil, a[r[0]:r[1]], b[r[2]:r[3]])
-	})
-	return slices.Concat(append([][]uint32{dst}, outs...)...)
-}
-
-func parallel(n, workers int, f func(int)) {
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range min(n, workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
 func TestGenerateAndCPUPaths(t *testing.T) {
 	for _, ds := range []dataset{{"uniform", 20000, 1e6}, {"normal", 20000, 1e6}, {"zipf", 20000, 1e6}} {
 		x, y := generate(ds, 1), generate(ds, 2)
@@ -567,11 +497,11 @@ func TestGenerateAndCPUPaths(t *testing.T) {
 		}
 		want := intersect.Intersect(nil, x, y)
 		for _, w := range []int{1, 3, 16} {
-			if n := cpuCount(x, y, w); n != len(want) {
-				t.Errorf("%v: cpuCount(%d workers) = %d, want %d", ds, w, n, len(want))
+			if n := intersect.CountParallel(x, y, w); n != len(want) {
+				t.Errorf("%v: CountParallel(%d workers) = %d, want %d", ds, w, n, len(want))
 			}
-			if got := cpuIntersect([]uint32{1}, x, y, w); !slices.Equal(got[1:], want) || got[0] != 1 {
-				t.Errorf("%v: cpuIntersect(%d workers): %s", ds, w, diff(got[1:], want))
+			if got := intersect.IntersectParallel([]uint32{1}, x, y, w); !slices.Equal(got[1:], want) || got[0] != 1 {
+				t.Errorf("%v: IntersectParallel(%d workers): %s", ds, w, diff(got[1:], want))
 			}
 		}
 	}

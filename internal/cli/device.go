@@ -66,6 +66,11 @@ func choosePairwise(env *Env, device, method string, inputs [][]uint32) (pairwis
 		if err != nil {
 			return pairwise{}, usageError{err.Error()}
 		}
+		if method == "auto" {
+			// Large sets are split by value range over all cores.
+			m.Count = func(a, b []uint32) int { return intersect.CountParallel(a, b, 0) }
+			m.Intersect = func(dst, a, b []uint32) []uint32 { return intersect.IntersectParallel(dst, a, b, 0) }
+		}
 		return pairwise{m, func() error { return nil }}, nil
 	}
 	m, err := gpuintersect.Lookup(method)
