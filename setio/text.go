@@ -43,6 +43,13 @@ func ReadText(r io.Reader, name string) (*sets.Collection, error) {
 	return readText(r, name, false, defaultBufSize, hint)
 }
 
+// ReadTextSize is ReadText for data whose size in bytes is known, such as a
+// file's size on disk (compressed or not): it sizes the element array once
+// instead of growing it by copies.
+func ReadTextSize(r io.Reader, name string, size int64) (*sets.Collection, error) {
+	return readText(r, name, false, defaultBufSize, size)
+}
+
 // readText is ReadText with the buffer size exposed to tests; all makes it
 // read every integer into one set, ignoring line structure (LoadAll). If
 // hint > 0 it is the size of the data, which lets the element array be

@@ -36,6 +36,6 @@ func loadCollection(path string) (*sets.Collection, setio.Format, error) {
 		c, err := setio.Load(path)
 		return c, format, err
 	}
-	c, err := setio.ReadText(br, path)
+	c, err := setio.ReadTextSize(br, path, size)
 	return c, format, err
 }
