@@ -1,0 +1,139 @@
+package pairs
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Engine is one way of mining pairs on one device. The CPU engines are
+// built in; other packages (GPU engines) add theirs with Register. An
+// engine must be safe for concurrent use.
+type Engine interface {
+	// Name is the technique: "apriori", "eclat", "fpgrowth", "batmap".
+	// Engines of different devices that compute alike share a name.
+	Name() string
+	// Device is "cpu" or "gpu".
+	Device() string
+	// Available returns nil, or an error (wrapping ErrCannotRun) saying
+	// why the engine cannot run on this machine.
+	Available() error
+	// Estimate predicts the engine's time and peak memory (beyond the
+	// Data) on d, or says why it cannot run d. It must be cheap.
+	Estimate(d *Data) (Estimate, error)
+	// Run reports every pair of ranks with support at least
+	// d.MinSupport through writers of out, exactly once each. It returns
+	// soon after ctx is done or out.Err() is set.
+	Run(ctx context.Context, d *Data, out *Output) error
+}
+
+// Estimate is an engine's prediction for one problem.
+type Estimate struct {
+	// Seconds is the predicted time of Run, output excluded.
+	Seconds float64
+	// Memory is the bytes Run allocates beyond the Data.
+	Memory int64
+	// Detail says how the engine would run, for Explain.
+	Detail string
+}
+
+var registry struct {
+	sync.Mutex
+	engines []Engine
+}
+
+// Register adds an engine. It panics if one with the same name and device
+// is registered already.
+func Register(e Engine) {
+	registry.Lock()
+	defer registry.Unlock()
+	for _, o := range registry.engines {
+		if o.Name() == e.Name() && o.Device() == e.Device() {
+			panic(fmt.Sprintf("pairs: engine %s on %s registered twice", e.Name(), e.Device()))
+		}
+	}
+	registry.engines = append(registry.engines, e)
+}
+
+// Engines returns the registered engines.
+func Engines() []Engine {
+	registry.Lock()
+	defer registry.Unlock()
+	return slices.Clone(registry.engines)
+}
+
+// EngineNames returns the names of the registered engines, sorted, once
+// each.
+func EngineNames() []string {
+	var names []string
+	for _, e := range Engines() {
+		if !slices.Contains(names, e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func init() {
+	Register(apriori{})
+	Register(eclat{})
+	Register(fpgrowth{})
+	Register(batmapEngine{})
+}
+
+// cpu is the part the built-in engines share.
+type cpu struct{}
+
+func (cpu) Device() string   { return "cpu" }
+func (cpu) Available() error { return nil }
+
+// physicalMemory returns the machine's memory in bytes (8 GiB if unknown).
+func physicalMemory() int64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err == nil && si.Totalram > 0 {
+		return int64(si.Totalram) * int64(si.Unit)
+	}
+	return 8 << 30
+}
+
+// forItems runs fn(worker, rank) for every rank in [0, f) on threads
+// goroutines, heaviest ranks (by weight) first so that workers finish
+// together. It stops at ctx's end or out's error.
+func forItems(ctx context.Context, threads, f int, weight func(r int) int64, out *Output, stage string, fn func(w int, r int)) error {
+	order := make([]int32, f)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	ws := make([]int64, f)
+	var total int64
+	for i := range ws {
+		ws[i] = weight(i) + 1
+		total += ws[i]
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(ws[b], ws[a]) })
+	var next, done atomic.Int64
+	var wg sync.WaitGroup
+	for w := range min(max(threads, 1), max(f, 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil && out.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= f {
+					return
+				}
+				r := int(order[i])
+				fn(w, r)
+				out.Progress(stage, done.Add(ws[r]), total)
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# batmap-bench.sh times whole runs of "xsect pairs" (loading, preprocessing,
+# mining, writing the pairs), as Borgelt's miners are timed in
+# docs/BATMAP.md: seed 000's instance (each of n items in each transaction
+# with probability 5%, transactions until 10^7 occurrences, support 0.3%)
+# and the FIMI files at supports 0.1% and 0.01%.
+#
+#   scripts/batmap-bench.sh XSECT FIMI_DIR OUT_DIR [n...]
+#
+# XSECT is the binary, FIMI_DIR holds retail.dat, T10I4D100K.dat and
+# kosarak_head36682.dat, OUT_DIR receives the generated instances and the
+# output. Every run prints "name engine seconds pairs"; the "auto" runs
+# also print the plan (--explain). Borgelt's figures come from his apriori,
+# eclat and fpgrowth run the same way (see docs/BATMAP.md).
+set -u -o pipefail
+xsect=$1
+fimi=$2
+out=$3
+shift 3
+sizes=${*:-1000 4000 16000 64000}
+mkdir -p "$out"
+echo "host: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+
+# run NAME ENGINE ARGS...: timed whole runs (the least of REPEAT, default
+# 3); the pairs go to a file.
+run() {
+	local name=$1 engine=$2
+	shift 2
+	local start end best=""
+	for _ in $(seq "${REPEAT:-3}"); do
+		start=$(date +%s.%N)
+		if ! "$xsect" pairs --engine "$engine" -o "$out/pairs.txt" "$@" 2>"$out/stderr.txt"; then
+			echo "$name $engine failed: $(tail -1 "$out/stderr.txt")"
+			return
+		fi
+		end=$(date +%s.%N)
+		best=$(awk -v s="$start" -v t="$end" -v b="$best" 'BEGIN { d = t - s; if (b == "" || d < b) b = d; print b }')
+	done
+	start=0 end=$best
+	local pairs
+	pairs=$(wc -l <"$out/pairs.txt")
+	if [ "${COUNT:-0}" = 1 ]; then pairs=$(cat "$out/pairs.txt"); fi
+	awk -v n="$name" -v e="$engine" -v s="$start" -v t="$end" -v p="$pairs" 'BEGIN { printf "%s %s %.3f %s\n", n, e, t - s, p }'
+	if [ "$engine" = auto ]; then sed 's/^/    /' "$out/stderr.txt"; fi
+}
+
+for n in $sizes; do
+	f="$out/bernoulli-$n.dat"
+	[ -s "$f" ] || "$xsect" pairs --gen-items "$n" --gen-p 0.05 --gen-occurrences 1e7 --gen-seed 1 --gen-out "$f"
+	engines="auto batmap apriori"
+	[ "$n" -le 4000 ] && engines="$engines fpgrowth eclat"
+	for e in $engines; do
+		if [ "$n" -ge 64000 ]; then
+			# Hundreds of millions of pairs: count them, do not print them.
+			COUNT=1 run "bernoulli-$n" "$e" --min-support 0.003 --count --explain "$f"
+		else
+			run "bernoulli-$n" "$e" --min-support 0.003 --explain "$f"
+		fi
+	done
+done
+
+for data in retail T10I4D100K kosarak_head36682; do
+	for s in 0.1% 0.01%; do
+		for e in auto apriori fpgrowth batmap eclat; do
+			run "$data@$s" "$e" --min-support "$s" --explain "$fimi/$data.dat"
+		done
+	done
+done
