@@ -8,6 +8,10 @@
 #                                        # (-test.v), the pairwise benchmark;
 #                                        # a short table last
 #   scripts/device.sh profile            # there: Nsight Compute on the kernels
+#   scripts/device.sh build-allpairs     # here: .device-bin/gpuallpairs.test and
+#                                        # .device-data/ (seed 001's data files)
+#   scripts/device.sh allpairs           # there: the GPU all-pairs tests and the
+#                                        # seed-001 benchmark (BENCH=0: tests only)
 #
 # Environment: TESTRUN (a -test.run pattern), NOBENCH=1 (tests only),
 # IPITEMS (ip block shapes to compare, e.g. 512x23f,256x15).
@@ -83,6 +87,41 @@ run)
 		cat "$out/table.txt"
 	fi
 	;;
+build-allpairs)
+	set -e
+	mkdir -p "$bin" .device-data/fimi .device-data/ir/gcide
+	CGO_ENABLED=0 go test -c -ldflags=-s -o "$bin/gpuallpairs.test" ./gpuallpairs
+	echo "built $bin/gpuallpairs.test"
+	data=${XSECT_DATA:-/work/shared/data}
+	for f in fimi/retail.dat fimi/kosarak_head36682.dat fimi/BMS2.dat ir/gcide/gcide.docs.sets.gz; do
+		[ -f ".device-data/$f" ] || cp "$data/$f" ".device-data/$f"
+	done
+	du -sh "$bin/gpuallpairs.test" .device-data
+	echo 'run with: run(command="bash scripts/device.sh allpairs", carry=[".device-bin/gpuallpairs.test", ".device-data"])'
+	;;
+allpairs)
+	out="${OUT:-.device-out}"
+	mkdir -p "$out"
+	export XSECT_CACHE_DIR=/tmp/xsect-cache
+	t="$bin/gpuallpairs.test"
+	echo "=== gpuallpairs tests"
+	start=$(date +%s)
+	"$t" -test.v -test.count=1 -test.timeout=400s -test.run "${TESTRUN:-.}" >"$out/gpuallpairs.log" 2>&1
+	rc=$?
+	grep -E '^(--- FAIL|panic|FAIL|ok)' "$out/gpuallpairs.log" | head -40
+	printf 'gpuallpairs pass %d fail %d skip %d exit %d (%ds)\n' "$(grep -c -- '--- PASS' "$out/gpuallpairs.log")" \
+		"$(grep -c -- '--- FAIL' "$out/gpuallpairs.log")" "$(grep -c -- '--- SKIP' "$out/gpuallpairs.log")" "$rc" $(( $(date +%s) - start ))
+	if [ "$rc" -ne 0 ]; then grep -B2 -A12 -m3 -E -- '--- FAIL|panic:' "$out/gpuallpairs.log" | head -80; fi
+	if [ "${BENCH:-1}" != 0 ]; then
+		echo "=== seed-001 benchmark (ms, collection in host memory to counts in host memory)"
+		"$t" -test.run '^$' -test.bench '^BenchmarkSeed001$' -test.benchtime 1x -test.timeout 400s \
+			-seed001.data .device-data -seed001.table "$out/seed001.txt" ${ONLY:+-seed001.only "$ONLY"} \
+			${TECHS:+-seed001.techs "$TECHS"} ${REPS:+-seed001.reps "$REPS"} >"$out/seed001.log" 2>&1
+		echo "benchmark exit $?"
+		grep -E 'FAIL|panic|Error|error' "$out/seed001.log" | head -10
+		cat "$out/seed001.txt" 2>/dev/null
+	fi
+	;;
 profile)
 	# Nsight Compute on the main kernels of one 100M pair, for tuning.
 	out="${OUT:-.device-out}"
@@ -99,7 +138,7 @@ profile)
 	done
 	;;
 *)
-	echo "usage: $0 build | run [quick|large|full] | profile" >&2
+	echo "usage: $0 build | run [quick|large|full] | profile | build-allpairs | allpairs" >&2
 	exit 2
 	;;
 esac

@@ -11,6 +11,7 @@ import (
 var cublas struct {
 	lib                               library
 	create, destroy, setStream, sgemm uintptr
+	gemmEx                            uintptr // 0 if the library lacks it
 	statusName                        func(int32) string
 
 	once sync.Once
@@ -30,6 +31,7 @@ func LoadCUBLAS() error {
 		cublas.destroy = ld.get("cublasDestroy_v2")
 		cublas.setStream = ld.get("cublasSetStream_v2")
 		cublas.sgemm = ld.get("cublasSgemm_v2")
+		cublas.gemmEx = ld.opt("cublasGemmEx")
 		if ld.err != nil {
 			cublas.err = fmt.Errorf("cuBLAS %s is unusable: %w", lib.name, ld.err)
 			return
@@ -98,4 +100,31 @@ func Sgemm(h BLASHandle, transA, transB int, m, n, k int, alpha float32, a DevPt
 	return blasCheck("cublasSgemm_v2", call(cublas.sgemm, uintptr(h), uintptr(transA), uintptr(transB),
 		uintptr(m), uintptr(n), uintptr(k), uintptr(unsafe.Pointer(&alpha)), uintptr(a), uintptr(lda),
 		uintptr(b), uintptr(ldb), uintptr(unsafe.Pointer(&beta)), uintptr(c), uintptr(ldc)))
+}
+
+// Data types (cudaDataType) and compute types (cublasComputeType_t) of
+// GemmEx.
+const (
+	R32F       = 0  // CUDA_R_32F
+	R16F       = 2  // CUDA_R_16F
+	R8I        = 3  // CUDA_R_8I
+	R32I       = 10 // CUDA_R_32I
+	Compute32F = 68 // CUBLAS_COMPUTE_32F
+	Compute32I = 72 // CUBLAS_COMPUTE_32I
+)
+
+// GemmEx computes C = alpha*op(A)*op(B) + beta*C on column-major matrices
+// of the given types (cublasGemmEx, with CUBLAS_GEMM_DEFAULT). alpha and
+// beta point to scalars of the compute type (int32 for Compute32I, float32
+// for Compute32F), in host memory.
+func GemmEx(h BLASHandle, transA, transB int, m, n, k int, alpha unsafe.Pointer, a DevPtr, aType, lda int,
+	b DevPtr, bType, ldb int, beta unsafe.Pointer, c DevPtr, cType, ldc int, compute int) error {
+	if cublas.gemmEx == 0 {
+		return fmt.Errorf("cublasGemmEx: not in %s", cublas.lib.name)
+	}
+	const gemmDefault = ^uintptr(0) // CUBLAS_GEMM_DEFAULT (-1)
+	return blasCheck("cublasGemmEx", call(cublas.gemmEx, uintptr(h), uintptr(transA), uintptr(transB),
+		uintptr(m), uintptr(n), uintptr(k), uintptr(alpha), uintptr(a), uintptr(aType), uintptr(lda),
+		uintptr(b), uintptr(bType), uintptr(ldb), uintptr(beta), uintptr(c), uintptr(cType), uintptr(ldc),
+		uintptr(compute), gemmDefault))
 }

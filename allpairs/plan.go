@@ -1,0 +1,314 @@
+package allpairs
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/xsect/xsect/sets"
+)
+
+// Plan is a problem with the engine chosen to run it.
+type Plan struct {
+	// Problem is the measured problem.
+	Problem *Problem
+	// Candidates lists every engine the planner considered, fastest
+	// estimate first, those that cannot run last.
+	Candidates []Candidate
+	// Chosen is the candidate that runs.
+	Chosen Candidate
+	// Prepare is the time spent selecting, renumbering and measuring.
+	Prepare time.Duration
+
+	opt Options
+}
+
+// Candidate is one engine's answer to the planner.
+type Candidate struct {
+	Engine   Engine
+	Device   Device
+	Estimate Estimate
+	// Err says why the engine cannot run the problem (nil if it can).
+	Err error
+}
+
+// NewPlan measures r × s (s == nil: the self-join of r) for query q and
+// picks the engine with the lowest estimated time among those that
+// Options.Device and Options.Technique allow.
+func NewPlan(r, s *sets.Collection, q Query, opt Options) (*Plan, error) {
+	return newPlan(r, s, q, opt, 0, 0)
+}
+
+// NewTilePlan is NewPlan for dense tiles of at most rows × cols counts.
+func NewTilePlan(r, s *sets.Collection, rows, cols int, opt Options) (*Plan, error) {
+	if rows <= 0 || cols <= 0 {
+		return nil, fmt.Errorf("allpairs: tile shape %dx%d is not positive", rows, cols)
+	}
+	if int64(rows)*int64(cols) > 1<<31 {
+		return nil, fmt.Errorf("allpairs: tile shape %dx%d is over 2^31 counts", rows, cols)
+	}
+	return newPlan(r, s, Query{}, opt, rows, cols)
+}
+
+func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan, error) {
+	dev := strings.ToLower(opt.Device)
+	if dev == "" {
+		dev = "auto"
+	}
+	if dev != "auto" && dev != "cpu" && dev != "gpu" {
+		return nil, fmt.Errorf("allpairs: unknown device %q (cpu, gpu or auto)", opt.Device)
+	}
+	tech := opt.Technique
+	if tech == "" {
+		tech = "auto"
+	}
+	if tech != "auto" && !slices.Contains(Techniques(), tech) {
+		return nil, fmt.Errorf("allpairs: unknown technique %q (auto, %s)", tech, strings.Join(Techniques(), ", "))
+	}
+	start := time.Now()
+	p, err := newProblem(r, s, q, opt, rows, cols)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Problem: p, opt: opt, Prepare: time.Since(start)}
+	for _, e := range Engines() {
+		d, derr := e.Device()
+		if dev != "auto" && d.Kind.String() != dev {
+			continue
+		}
+		if tech != "auto" && e.Name() != tech {
+			continue
+		}
+		c := Candidate{Engine: e, Device: d, Err: derr}
+		if c.Err == nil {
+			c.Estimate, c.Err = e.Estimate(p)
+		}
+		if c.Err == nil && d.Memory > 0 && c.Estimate.Memory > d.Memory {
+			c.Err = cannot("needs %s of memory, %s has %s", bytesString(c.Estimate.Memory), d.Kind, bytesString(d.Memory))
+		}
+		if c.Err == nil && d.Kind == CPU && c.Estimate.Memory > p.Memory {
+			c.Err = cannot("needs %s of memory, over the budget of %s", bytesString(c.Estimate.Memory), bytesString(p.Memory))
+		}
+		plan.Candidates = append(plan.Candidates, c)
+	}
+	slices.SortStableFunc(plan.Candidates, func(a, b Candidate) int {
+		if (a.Err == nil) != (b.Err == nil) {
+			if a.Err == nil {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.Estimate.Seconds, b.Estimate.Seconds)
+	})
+	if len(plan.Candidates) == 0 {
+		what := "no engine"
+		if tech != "auto" {
+			what = "no engine " + tech
+		}
+		if dev != "auto" {
+			what += " on device " + dev
+		}
+		return nil, fmt.Errorf("allpairs: %s is registered (%w)", what, ErrCannotRun)
+	}
+	plan.Chosen = plan.Candidates[0]
+	if c := plan.Chosen; c.Err != nil {
+		if len(plan.Candidates) == 1 {
+			return plan, fmt.Errorf("allpairs: %s on %s: %w", c.Engine.Name(), c.Device.Kind, c.Err)
+		}
+		return plan, fmt.Errorf("allpairs: no engine can run this problem (%w)", ErrCannotRun)
+	}
+	return plan, nil
+}
+
+// run executes the plan with out.
+func (pl *Plan) run(ctx context.Context, out *Output) error {
+	p := pl.Problem
+	out.p = p
+	out.progress = pl.opt.Progress
+	if p.Stats.Pairs == 0 {
+		return nil
+	}
+	err := pl.Chosen.Engine.Run(ctx, p, out)
+	if oerr := out.Err(); oerr != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		err = oerr
+	}
+	return err
+}
+
+// Join runs a pair plan, calling fn with batches of pairs (see the package
+// function Join for the contract).
+func (pl *Plan) Join(ctx context.Context, fn func([]Pair) error) error {
+	if _, _, ok := pl.Problem.Tiled(); ok {
+		return errors.New("allpairs: Join on a tile plan")
+	}
+	return pl.run(ctx, &Output{sink: fn})
+}
+
+// Count runs a pair plan and returns the number of qualifying pairs.
+func (pl *Plan) Count(ctx context.Context) (int64, error) {
+	if _, _, ok := pl.Problem.Tiled(); ok {
+		return 0, errors.New("allpairs: Count on a tile plan")
+	}
+	out := &Output{countOnly: true}
+	err := pl.run(ctx, out)
+	return out.count.Load(), err
+}
+
+// Collect runs a pair plan and returns its pairs sorted by I, then J.
+func (pl *Plan) Collect(ctx context.Context) ([]Pair, error) {
+	var mu sync.Mutex
+	var all []Pair
+	err := pl.Join(ctx, func(b []Pair) error {
+		mu.Lock()
+		all = append(all, b...)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	SortPairs(all)
+	return all, nil
+}
+
+// Tiles runs a tile plan (see the package function Tiles).
+func (pl *Plan) Tiles(ctx context.Context, fn func(*Tile) error) error {
+	if _, _, ok := pl.Problem.Tiled(); !ok {
+		return errors.New("allpairs: Tiles on a pair plan")
+	}
+	return pl.run(ctx, &Output{tileFn: fn})
+}
+
+// SortPairs sorts pairs by I, then J, in linear time plus small sorts: a
+// counting sort on I, then each run of equal I sorted by J.
+func SortPairs(ps []Pair) {
+	if len(ps) < 1<<12 {
+		slices.SortFunc(ps, comparePairs)
+		return
+	}
+	var maxI uint32
+	for _, p := range ps {
+		maxI = max(maxI, p.I)
+	}
+	if int64(maxI) > 4*int64(len(ps)) {
+		slices.SortFunc(ps, comparePairs)
+		return
+	}
+	start := make([]int, int(maxI)+2)
+	for _, p := range ps {
+		start[p.I+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	sorted := make([]Pair, len(ps))
+	fill := slices.Clone(start)
+	for _, p := range ps {
+		sorted[fill[p.I]] = p
+		fill[p.I]++
+	}
+	for i := 0; i+1 < len(start); i++ {
+		run := sorted[start[i]:start[i+1]]
+		if !slices.IsSortedFunc(run, comparePairs) {
+			slices.SortFunc(run, comparePairs)
+		}
+	}
+	copy(ps, sorted)
+}
+
+func comparePairs(a, b Pair) int {
+	if c := cmp.Compare(a.I, b.I); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.J, b.J)
+}
+
+// Explain writes the problem's statistics, every engine's estimate (or why
+// it cannot run) and the choice.
+func (pl *Plan) Explain(w io.Writer) error {
+	p := pl.Problem
+	st := p.Stats
+	var b strings.Builder
+	kind := "self-join"
+	if !p.Self {
+		kind = "R x S join"
+	}
+	what := fmt.Sprintf("overlap >= %d", p.Query.MinOverlap)
+	if rows, cols, ok := p.Tiled(); ok {
+		what = fmt.Sprintf("dense tiles of %dx%d counts", rows, cols)
+	} else if p.Query.IsContainment() {
+		what = fmt.Sprintf("containment degree >= %s (%.6g)", p.Query.Containment, p.Query.Containment.Float())
+		if p.Query.MinOverlap > 0 {
+			what += fmt.Sprintf(", overlap >= %d", p.Query.MinOverlap)
+		}
+	}
+	fmt.Fprintf(&b, "problem      %s, %s\n", kind, what)
+	side := func(name string, s SideStats) {
+		fmt.Fprintf(&b, "%-12s %d sets", name, s.Sets)
+		if s.Dropped > 0 {
+			fmt.Fprintf(&b, " (of %d)", s.Original)
+		}
+		fmt.Fprintf(&b, ", %d elements, size min %d avg %.1f max %d\n", s.Elements, s.MinSize, s.AvgSize, s.MaxSize)
+	}
+	side("sets", st.R)
+	if !p.Self {
+		side("with", st.S)
+	}
+	fmt.Fprintf(&b, "universe     %d distinct elements, density %.3g, skew %.3g, max df %d\n", st.Universe, st.Density, st.Skew, st.MaxDF)
+	fmt.Fprintf(&b, "work         %d pairs, scan-count %.3g increments, merge %.3g steps\n", st.Pairs, float64(st.ScanWork), st.MergeWork)
+	fmt.Fprintf(&b, "prepared in  %s (%d threads, memory budget %s)\n\n", pl.Prepare.Round(time.Millisecond), p.Threads, bytesString(p.Memory))
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "technique\tdevice\testimate\tmemory\tnotes")
+	for _, c := range pl.Candidates {
+		if c.Err != nil {
+			msg := c.Err.Error()
+			msg = strings.TrimPrefix(msg, ErrCannotRun.Error()+": ")
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\tcannot run: %s\n", c.Engine.Name(), c.Device.Kind, msg)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Engine.Name(), c.Device.Kind, secondsString(c.Estimate.Seconds), bytesString(c.Estimate.Memory), c.Estimate.Detail)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nchoice       %s on %s (%s)\n", pl.Chosen.Engine.Name(), pl.Chosen.Device.Kind, pl.Chosen.Device.Name)
+	return err
+}
+
+func secondsString(s float64) string {
+	switch {
+	case math.IsInf(s, 1):
+		return "inf"
+	case s >= 100:
+		return fmt.Sprintf("%.0f s", s)
+	case s >= 1:
+		return fmt.Sprintf("%.2f s", s)
+	case s >= 1e-3:
+		return fmt.Sprintf("%.1f ms", s*1e3)
+	}
+	return fmt.Sprintf("%.0f us", s*1e6)
+}
+
+func bytesString(n int64) string {
+	x := float64(n)
+	switch {
+	case x >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", x/(1<<30))
+	case x >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", x/(1<<20))
+	case x >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", x/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

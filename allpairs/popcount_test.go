@@ -1,0 +1,71 @@
+package allpairs
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// refAndCount is the bit-by-bit reference of the kernels.
+func refAndCount(a, b []uint64) int {
+	n := 0
+	for i := range a {
+		for x := 0; x < 64; x++ {
+			if a[i]>>x&1 == 1 && b[i]>>x&1 == 1 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func randomWords(rng *rand.Rand, n int) []uint64 {
+	w := make([]uint64, n)
+	for i := range w {
+		switch rng.IntN(4) {
+		case 0:
+			w[i] = ^uint64(0)
+		case 1:
+			w[i] = 0
+		default:
+			w[i] = rng.Uint64()
+		}
+	}
+	return w
+}
+
+func TestPopcountKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	impls := []struct {
+		name     string
+		andCount func(a, b []uint64) int
+		and4x4   func(a, b []uint64, stride, n int, out *[16]uint64)
+	}{
+		{"generic", andCountGeneric, and4x4Generic},
+		{"dispatched", andCount, and4x4},
+	}
+	for _, n := range []int{0, 1, 2, 7, 8, 9, 15, 16, 31, 32, 33, 40, 63, 64, 65, 257} {
+		for _, extra := range []int{0, 3} {
+			stride := n + extra
+			a := randomWords(rng, 4*stride+1)
+			b := randomWords(rng, 4*stride+1)
+			for _, im := range impls {
+				if g, w := im.andCount(a[:n], b[:n]), refAndCount(a[:n], b[:n]); g != w {
+					t.Fatalf("%s andCount n=%d: %d, want %d", im.name, n, g, w)
+				}
+				var out [16]uint64
+				for x := range out {
+					out[x] = 12345 // must be overwritten
+				}
+				im.and4x4(a, b, stride, n, &out)
+				for r := 0; r < 4; r++ {
+					for c := 0; c < 4; c++ {
+						w := refAndCount(a[r*stride:][:n], b[c*stride:][:n])
+						if out[4*r+c] != uint64(w) {
+							t.Fatalf("%s and4x4 n=%d stride=%d (%d,%d): %d, want %d", im.name, n, stride, r, c, out[4*r+c], w)
+						}
+					}
+				}
+			}
+		}
+	}
+}

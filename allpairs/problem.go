@@ -1,0 +1,367 @@
+package allpairs
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+
+	"github.com/xsect/xsect/sets"
+)
+
+// Problem is what engines work on: the sets a plan kept, with their
+// elements renumbered densely, and the threshold each pair must reach.
+// Engines treat it as read-only.
+type Problem struct {
+	// R and S hold the kept sets, in their original order, with elements
+	// in [0, Universe): the caller's values when they are dense enough,
+	// otherwise their ranks among the distinct values of R and S (which
+	// keeps sets strictly increasing and intersection sizes unchanged).
+	// S == R in a self-join. They may alias the caller's collections.
+	R, S *sets.Collection
+	// Self reports a self-join: only pairs i < j count.
+	Self bool
+	// Universe bounds the elements: arrays indexed by element need this
+	// many entries. Stats.Universe counts the distinct elements.
+	Universe int
+	// DFR[e] is the number of sets of R holding element e (its document
+	// frequency); DFS the same for S (DFS aliases DFR in a self-join).
+	DFR, DFS []uint32
+	// RIDs and SIDs map the positions in R and S to the caller's set ids.
+	RIDs, SIDs []uint32
+	// Query is the caller's query (its zero value for tile plans).
+	Query Query
+	// Stats describes the problem; the planner's estimates come from it.
+	Stats Stats
+	// Threads is the number of CPU worker goroutines to use.
+	Threads int
+	// Memory is the CPU memory budget in bytes.
+	Memory int64
+
+	tileRows, tileCols int // the caller's tile grid; 0 for pair plans
+	needR, needS       []uint32
+	need               uint32 // the threshold when needR is nil
+	zero               bool   // some pair qualifies with overlap 0
+
+	memoMu sync.Mutex
+	memos  map[string]*memo
+}
+
+type memo struct {
+	once sync.Once
+	v    any
+}
+
+// Memo returns the value that build returns for key, calling build once per
+// problem: an engine's Estimate and Run share their analysis this way
+// (engines of other packages should prefix their keys with their package).
+func (p *Problem) Memo(key string, build func() any) any {
+	p.memoMu.Lock()
+	if p.memos == nil {
+		p.memos = map[string]*memo{}
+	}
+	m := p.memos[key]
+	if m == nil {
+		m = &memo{}
+		p.memos[key] = m
+	}
+	p.memoMu.Unlock()
+	m.once.Do(func() { m.v = build() })
+	return m.v
+}
+
+// Pairs returns the number of pairs the problem covers.
+func (p *Problem) Pairs() int64 { return p.Stats.Pairs }
+
+// Tiled reports whether the caller asked for dense tiles, and their shape.
+func (p *Problem) Tiled() (rows, cols int, ok bool) {
+	return p.tileRows, p.tileCols, p.tileRows > 0
+}
+
+// Need returns the overlap that pair (i, j) must reach to be reported.
+// It is min(NeedR(i), NeedS(j)): thresholds grow with the size of the
+// smaller set.
+func (p *Problem) Need(i, j int) uint32 {
+	if p.needR == nil {
+		return p.need
+	}
+	return min(p.needR[i], p.needS[j])
+}
+
+// NeedR returns the overlap that r[i] needs when it is the smaller set of a
+// pair (for MinOverlap queries, the same for every set).
+func (p *Problem) NeedR(i int) uint32 {
+	if p.needR == nil {
+		return p.need
+	}
+	return p.needR[i]
+}
+
+// NeedS is NeedR for s[j].
+func (p *Problem) NeedS(j int) uint32 {
+	if p.needS == nil {
+		return p.need
+	}
+	return p.needS[j]
+}
+
+// ConstNeed returns the threshold and true when it is the same for every
+// pair (MinOverlap queries).
+func (p *Problem) ConstNeed() (uint32, bool) { return p.need, p.needR == nil }
+
+// ZeroQualifies reports whether a pair with no common element can be
+// reported (MinOverlap 0, or containment degree 0): engines that only see
+// pairs with a common element must then visit every pair.
+func (p *Problem) ZeroQualifies() bool { return p.zero }
+
+// needFor returns the least integer c with c >= minOverlap and
+// c·den >= num·size, computed exactly.
+func needFor(q Query, size int) uint32 {
+	n := uint64(q.MinOverlap)
+	if q.IsContainment() {
+		num, den := q.Containment.Num, q.Containment.Den
+		var c uint64
+		if num > den {
+			c = uint64(size) + 1 // a degree above 1 is never reached
+		} else {
+			hi, lo := bits.Mul64(num, uint64(size))
+			quo, rem := bits.Div64(hi, lo, den) // hi < den since size < 2^32
+			c = quo
+			if rem != 0 {
+				c++
+			}
+		}
+		n = max(n, c)
+	}
+	return uint32(min(n, math.MaxUint32))
+}
+
+// Stats describes a problem: the planner's input.
+type Stats struct {
+	R, S     SideStats // S equals R in a self-join
+	Universe int       // distinct elements
+	// Density is the average set size over the universe.
+	Density float64
+	// Skew is the largest set over the average set size.
+	Skew float64
+	// MaxDF is the largest document frequency of an element.
+	MaxDF int
+	// Pairs is the number of pairs: k(k-1)/2, or |R|·|S|.
+	Pairs int64
+	// ScanWork is the number of counter increments of scan-count: the sum
+	// over elements of C(df, 2), or of dfR·dfS.
+	ScanWork int64
+	// MergeWork is the number of element steps of merging every pair, with
+	// galloping for very different sizes.
+	MergeWork float64
+	// ProbeWork is the number of elements that a dynamic bitmap probes: for
+	// each pair, the size of the set that is not in the bitmap.
+	ProbeWork float64
+}
+
+// SideStats describes one collection of a problem.
+type SideStats struct {
+	Sets     int
+	Elements int64
+	MinSize  int
+	MaxSize  int
+	AvgSize  float64
+	Dropped  int // sets the plan left out (empty sets of a containment join, Largest)
+	Original int // sets in the caller's collection
+}
+
+// newProblem selects, renumbers and measures the sets.
+func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols int) (*Problem, error) {
+	if r == nil {
+		return nil, fmt.Errorf("allpairs: nil collection")
+	}
+	if err := q.validate(); err != nil {
+		return nil, err
+	}
+	if opt.Largest < 0 {
+		return nil, fmt.Errorf("allpairs: negative Largest %d", opt.Largest)
+	}
+	p := &Problem{Self: s == nil, Query: q, Threads: opt.threads(), tileRows: tileRows, tileCols: tileCols}
+	p.Memory = opt.Memory
+	if p.Memory <= 0 {
+		p.Memory = physicalMemory() / 2
+	}
+	dropEmpty := q.IsContainment()
+	p.RIDs = selectSets(r, dropEmpty, opt.Largest)
+	if p.Self {
+		p.SIDs = p.RIDs
+	} else {
+		p.SIDs = selectSets(s, dropEmpty, opt.Largest)
+	}
+	var distinct int
+	if p.Self {
+		p.R, p.DFR, p.Universe, distinct, _, _ = compactPair(p.Threads, r, p.RIDs, nil, nil)
+		p.S, p.DFS = p.R, p.DFR
+	} else {
+		p.R, p.DFR, p.Universe, distinct, p.S, p.DFS = compactPair(p.Threads, r, p.RIDs, s, p.SIDs)
+	}
+	if p.DFR == nil { // no elements at all
+		p.DFR, p.DFS = []uint32{}, []uint32{}
+	}
+	p.setNeeds()
+	p.measure(r, s, distinct)
+	return p, nil
+}
+
+// selectSets returns the ids of the sets to keep, in increasing order.
+func selectSets(c *sets.Collection, dropEmpty bool, largest int) []uint32 {
+	k := c.Len()
+	ids := make([]uint32, 0, k)
+	for i := 0; i < k; i++ {
+		if dropEmpty && c.SetLen(i) == 0 {
+			continue
+		}
+		ids = append(ids, uint32(i))
+	}
+	if largest > 0 && largest < len(ids) {
+		slices.SortStableFunc(ids, func(a, b uint32) int { return cmp.Compare(c.SetLen(int(b)), c.SetLen(int(a))) })
+		ids = ids[:largest]
+		slices.Sort(ids)
+	}
+	return ids
+}
+
+func (p *Problem) setNeeds() {
+	q := p.Query
+	if p.tileRows > 0 {
+		return // tiles carry every count
+	}
+	if !q.IsContainment() {
+		p.need = uint32(min(uint64(q.MinOverlap), math.MaxUint32))
+		p.zero = p.need == 0
+		return
+	}
+	fill := func(c *sets.Collection) []uint32 {
+		n := make([]uint32, c.Len())
+		for i := range n {
+			n[i] = needFor(q, c.SetLen(i))
+			if n[i] == 0 {
+				p.zero = true
+			}
+		}
+		return n
+	}
+	p.needR = fill(p.R)
+	p.needS = p.needR
+	if !p.Self {
+		p.needS = fill(p.S)
+	}
+}
+
+func sideStats(c *sets.Collection, original int) SideStats {
+	st := SideStats{Sets: c.Len(), Elements: int64(len(c.Elements)), Original: original}
+	st.Dropped = original - st.Sets
+	if st.Sets == 0 {
+		return st
+	}
+	st.MinSize = math.MaxInt
+	for i := 0; i < st.Sets; i++ {
+		n := c.SetLen(i)
+		st.MinSize = min(st.MinSize, n)
+		st.MaxSize = max(st.MaxSize, n)
+	}
+	st.AvgSize = float64(st.Elements) / float64(st.Sets)
+	return st
+}
+
+func (p *Problem) measure(r, s *sets.Collection, distinct int) {
+	st := &p.Stats
+	st.R = sideStats(p.R, r.Len())
+	if p.Self {
+		st.S = st.R
+	} else {
+		st.S = sideStats(p.S, s.Len())
+	}
+	st.Universe = distinct
+	avg := (float64(st.R.Elements) + float64(st.S.Elements)) / max(float64(st.R.Sets+st.S.Sets), 1)
+	if p.Self {
+		avg = st.R.AvgSize
+	}
+	if st.Universe > 0 {
+		st.Density = avg / float64(st.Universe)
+	}
+	if avg > 0 {
+		st.Skew = float64(max(st.R.MaxSize, st.S.MaxSize)) / avg
+	}
+	kr, ks := int64(st.R.Sets), int64(st.S.Sets)
+	if p.Self {
+		st.Pairs = kr * (kr - 1) / 2
+	} else {
+		st.Pairs = kr * ks
+	}
+	for e := 0; e < p.Universe; e++ {
+		dr := int64(p.DFR[e])
+		if p.Self {
+			st.ScanWork += dr * (dr - 1) / 2
+			st.MaxDF = max(st.MaxDF, int(dr))
+		} else {
+			ds := int64(p.DFS[e])
+			st.ScanWork += dr * ds
+			st.MaxDF = max(st.MaxDF, int(dr), int(ds))
+		}
+	}
+	st.MergeWork, st.ProbeWork = pairWork(p)
+}
+
+// pairWork estimates, from histograms of the set sizes in powers of two,
+// the element steps of merging every pair (galloping when one set is over
+// gallopRatio times smaller) and the elements a dynamic bitmap probes.
+func pairWork(p *Problem) (merge, probe float64) {
+	type bucket struct {
+		n   float64
+		sum float64
+	}
+	hist := func(c *sets.Collection) []bucket {
+		var h [34]bucket
+		for i := 0; i < c.Len(); i++ {
+			n := c.SetLen(i)
+			b := bits.Len(uint(n))
+			h[b].n++
+			h[b].sum += float64(n)
+		}
+		return h[:]
+	}
+	hr := hist(p.R)
+	hs := hr
+	if !p.Self {
+		hs = hist(p.S)
+	}
+	cost := func(a, b float64) float64 {
+		lo, hi := min(a, b), max(a, b)
+		if lo == 0 {
+			return 1
+		}
+		if lo*gallopRatio < hi {
+			return lo * (2 + math.Log2(hi/lo))
+		}
+		return a + b
+	}
+	for x := range hr {
+		if hr[x].n == 0 {
+			continue
+		}
+		for y := range hs {
+			if hs[y].n == 0 || (p.Self && y < x) {
+				continue
+			}
+			ax, ay := hr[x].sum/hr[x].n, hs[y].sum/hs[y].n
+			pairs := hr[x].n * hs[y].n
+			if p.Self && x == y {
+				pairs = hr[x].n * (hr[x].n - 1) / 2
+			}
+			merge += pairs * cost(ax, ay)
+			probe += pairs * min(ax, ay) // the larger set goes into the bitmap
+		}
+	}
+	return merge, probe
+}
+
+// gallopRatio mirrors package intersect's switch to galloping.
+const gallopRatio = 32

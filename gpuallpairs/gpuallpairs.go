@@ -1,0 +1,166 @@
+// Package gpuallpairs adds GPU engines to package allpairs: the all-pairs
+// techniques of Bellas & Gounaris (seed 001, sections 3.2 to 4) on NVIDIA
+// GPUs, through package gpu. Importing it (for its side effects) registers
+// them; the planner then weighs them against the CPU engines.
+//
+//   - "mm": the collection as a 0/1 matrix M over the elements that some
+//     pair can share, counts = M·Mᵀ with cuBLAS on the tensor cores: int8
+//     inputs with int32 accumulation, which is exact (float16 inputs with
+//     float32 accumulation, exact below 2^24, where int8 is not offered).
+//     Matrices too large for the device are multiplied in slices of
+//     columns, accumulating.
+//   - "scancount": sf-gssjoin, a static inverted index with per-probe
+//     accumulation: one block per probe set walks the inverted lists of its
+//     elements and counts the candidates in shared memory.
+//   - "bitmap": BI-naive, every set's bitmap resident, AND and popcount in
+//     32×32 tiles of pairs staged through shared memory.
+//   - "bitmap-dynamic": BI-dynamic, one block per probe set builds its
+//     bitmap in shared memory and tests the candidates' elements.
+//   - "merge": per-pair intersection, one warp per pair, the smaller set's
+//     elements binary-searched in the larger (OBS).
+//
+// Every engine computes super-tiles of counts on the device, cuts them into
+// the caller's tiles (zeroing what lies on or below the diagonal of a
+// self-join) and copies them to pinned host memory while the next
+// super-tile is computed on another stream; the host hands tiles to
+// allpairs.Output while the device goes on. Memory is planned from the
+// device's free memory before anything is allocated: no more than a few
+// super-tiles of counts exist at once, on the device or the host.
+package gpuallpairs
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"sync"
+
+	"github.com/xsect/xsect/allpairs"
+	"github.com/xsect/xsect/gpu"
+)
+
+//go:embed kernels/allpairs.cu
+var kernelSource string
+
+var source = gpu.Source{Name: "allpairs.cu", Code: kernelSource}
+
+func init() {
+	for _, t := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
+		allpairs.Register(&engine{t: t})
+	}
+}
+
+// engine adapts a technique to allpairs.Engine.
+type engine struct{ t technique }
+
+func (e *engine) Name() string { return e.t.name() }
+
+// Device opens the first GPU at first use and keeps it open.
+func (e *engine) Device() (allpairs.Device, error) {
+	d := allpairs.Device{Kind: allpairs.GPU, Name: "no GPU"}
+	st, err := device()
+	if err != nil {
+		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+	}
+	info := st.dev.Info()
+	d.Name, d.Parallelism = info.Name, info.SMs
+	free, _, err := st.dev.FreeMemory()
+	if err != nil {
+		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+	}
+	d.Memory = int64(free)
+	return d, nil
+}
+
+func (e *engine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
+	st, err := device()
+	if err != nil {
+		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+	}
+	free, _, err := st.dev.FreeMemory()
+	if err != nil {
+		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+	}
+	pl, err := plan(p, e.t, st.dev.Info(), budget(int64(free)))
+	if err != nil {
+		return allpairs.Estimate{}, err
+	}
+	return allpairs.Estimate{Seconds: pl.seconds, Memory: pl.memory, Detail: pl.detail}, nil
+}
+
+func (e *engine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
+	st, err := device()
+	if err != nil {
+		return err
+	}
+	return st.run(ctx, p, e.t, out)
+}
+
+// reserve is device memory left unplanned, for the context, cuBLAS's
+// workspace and other users.
+const reserve = 768 << 20
+
+func budget(free int64) int64 {
+	if memoryLimit > 0 {
+		free = min(free, memoryLimit+reserve)
+	}
+	return max(free-reserve, 0)
+}
+
+// Knobs that tests turn to force tiling and slicing.
+var (
+	// tileCounts is the most counts of one super-tile.
+	tileCounts int64 = 16 << 20
+	// memoryLimit, if positive, caps the planned device memory.
+	memoryLimit int64
+)
+
+// state is one device's engine state: the device, its module, and pinned
+// host memory that grows to the largest run and is kept for the next.
+type state struct {
+	dev *gpu.Device
+	mu  sync.Mutex // one run at a time
+
+	// Owned by the device's goroutine.
+	mod    *gpu.Module
+	int8OK int // 0 unknown, 1 cuBLAS multiplies int8, -1 it does not
+	pinned []*gpu.HostBuffer
+	stage  []stageSlot
+}
+
+var device = sync.OnceValues(func() (*state, error) {
+	if err := gpu.Available(); err != nil {
+		return nil, err
+	}
+	dev, err := gpu.Open(0)
+	if err != nil {
+		return nil, err
+	}
+	return &state{dev: dev}, nil
+})
+
+// columns maps the problem's elements to the columns of the matrices and
+// bitmaps: only elements that some pair can share (in at least two sets of
+// a self-join; in both collections of a join) get one, in increasing order.
+type columns struct {
+	colOf []int32
+	k     int
+}
+
+func columnsOf(p *allpairs.Problem) *columns {
+	return p.Memo("gpuallpairs/columns", func() any {
+		c := &columns{colOf: make([]int32, p.Universe)}
+		for e := range c.colOf {
+			keep := p.DFR[e] >= 2
+			if !p.Self {
+				keep = p.DFR[e] > 0 && p.DFS[e] > 0
+			}
+			if keep {
+				c.colOf[e] = int32(c.k)
+				c.k++
+			} else {
+				c.colOf[e] = -1
+			}
+		}
+		return c
+	}).(*columns)
+}
