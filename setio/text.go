@@ -303,38 +303,61 @@ func (p *textParser) endSet(elems []uint32) []uint32 {
 	return elems
 }
 
-// normalize sorts and de-duplicates s in place: by insertion for the short
-// sets typical of text data, by radix sort with *tmp as scratch for long
-// ones (from 25 elements it beat slices.Sort on kosarak, whose elements fit
-// in 16 bits: two passes). Sorting dominates the parse of files whose lines
-// are not sorted.
+// normalize sorts and de-duplicates s in place. Sorting dominates the parse
+// of files whose lines are not sorted (kosarak: 8 elements a line on
+// average, a few hundred at most), so it avoids data-dependent branches,
+// which an insertion sort mispredicts about once per element. Sets that
+// are sorted already are left alone (retail's lines are); the others go,
+// up to 16 elements, through straight-line sorting networks, up to 32
+// through two of them and a branchless merge, and beyond through a radix
+// sort with *tmp as scratch, whose narrow digits suit a few dozen keys.
+//
+//go:generate go run sortnet_gen.go
 func normalize(s []uint32, tmp *[]uint32) []uint32 {
-	strict := true
-	if len(s) <= 24 {
-		for i := 1; i < len(s); i++ {
-			x := s[i]
-			if x > s[i-1] {
-				continue
-			}
-			strict = false
-			j := i
-			for j > 0 && s[j-1] > x {
-				s[j] = s[j-1]
-				j--
-			}
-			s[j] = x
-		}
-	} else if !sets.IsStrict(s) {
-		strict = false
-		if cap(*tmp) < len(s) {
-			*tmp = make([]uint32, len(s))
-		}
-		radix.Sort(s, *tmp)
-	}
-	if strict {
+	switch {
+	case len(s) <= maxNetwork:
+		return sortUniqueSmall(s)
+	case sets.IsStrict(s):
 		return s
+	case len(s) <= 2*maxNetwork:
+		return sortUnique32(s)
 	}
+	if cap(*tmp) < len(s) {
+		*tmp = make([]uint32, len(s))
+	}
+	radix.Sort(s, *tmp)
 	return slices.Compact(s)
+}
+
+// sortUnique32 sorts and de-duplicates s, of 17 to 32 elements, in place:
+// it sorts the first 16 and the rest (padded with 2^32-1) by networks, then
+// merges them without branches, dropping repeats as it goes.
+func sortUnique32(s []uint32) []uint32 {
+	// 2^32-1 after the elements: when one side runs out, the other wins.
+	var a, b [32]uint32
+	for i := range 32 {
+		a[i], b[i] = math.MaxUint32, math.MaxUint32
+	}
+	copy(a[:16], s)
+	copy(b[:16], s[16:])
+	sort16((*[16]uint32)(a[:16]))
+	sort16((*[16]uint32)(b[:16]))
+	n := len(s)
+	// The padding of b may take the place of an element 2^32-1 of a or the
+	// reverse: the values written are the same. i+j < n <= 32 throughout.
+	i, j, k := 0, 0, 0
+	prev := ^min(a[0], b[0]) // differs from the first element
+	for range n {
+		x, y := a[i&31], b[j&31]
+		c := int((uint64(y) - uint64(x)) >> 63) // y < x
+		v := min(x, y)
+		s[k] = v
+		k += ne(v, prev)
+		prev = v
+		j += c
+		i += 1 - c
+	}
+	return s[:k]
 }
 
 // finish handles the end of the data: a last line without '\n' is a set.

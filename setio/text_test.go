@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -404,10 +405,25 @@ func TestLoadAll(t *testing.T) {
 	}
 }
 
+// normalize agrees with sort-and-compact on every path: networks (up to 16),
+// two networks and a merge (up to 32), radix sort, already sorted.
 func TestNormalize(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	var tmp []uint32
-	for _, n := range []int{0, 1, 2, 3, 10, 24, 25, 26, 33, 95, 96, 100, 257, 1000, 5000} {
+	check := func(what string, s []uint32) {
+		t.Helper()
+		want := slices.Compact(slices.Sorted(slices.Values(s)))
+		got := normalize(slices.Clone(s), &tmp)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s, n=%d: normalize(%v) = %v, want %v", what, len(s), s, got, want)
+		}
+	}
+	sizes := []int{}
+	for n := 0; n <= 100; n++ {
+		sizes = append(sizes, n)
+	}
+	sizes = append(sizes, 257, 1000, 5000, 70000)
+	for _, n := range sizes {
 		for _, limit := range []uint32{1, 2, 10, 255, 256, 70000, 1 << 24, 0} {
 			s := make([]uint32, n)
 			for i := range s {
@@ -417,18 +433,23 @@ func TestNormalize(t *testing.T) {
 					s[i] = uint32(r.IntN(int(limit)))
 				}
 			}
-			if n > 2 && limit == 0 {
-				s[0], s[1] = 0, 4294967295
+			what := fmt.Sprintf("limit %d", limit)
+			check(what, s)
+			if n >= 2 {
+				s[r.IntN(n)], s[r.IntN(n)] = 0, math.MaxUint32
+				check(what+" with 0 and 2^32-1", s)
+				for i := range s {
+					s[i] = []uint32{0, math.MaxUint32, 7}[r.IntN(3)]
+				}
+				check("0, 7 and 2^32-1", s)
 			}
-			want := slices.Compact(slices.Sorted(slices.Values(s)))
-			got := normalize(slices.Clone(s), &tmp)
-			if !slices.Equal(got, want) {
-				t.Fatalf("n=%d limit=%d: wrong", n, limit)
-			}
-			sorted := slices.Clone(want)
-			if got := normalize(sorted, &tmp); !slices.Equal(got, want) {
-				t.Fatalf("n=%d limit=%d: sorted input changed", n, limit)
-			}
+			slices.Sort(s)
+			check(what+", sorted", s)
+			slices.Reverse(s)
+			check(what+", reversed", s)
+		}
+		for _, v := range []uint32{0, 5, math.MaxUint32} {
+			check(fmt.Sprintf("all %d", v), slices.Repeat([]uint32{v}, n))
 		}
 	}
 }
