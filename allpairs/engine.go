@@ -20,6 +20,10 @@ type Engine interface {
 	// different devices that compute alike share a name, so that
 	// Options.Technique picks it on whatever device Options.Device allows.
 	Name() string
+	// Kind is the kind of device the engine runs on. Unlike Device it
+	// must not touch the device: Register and the planner's filtering by
+	// Options.Device call it without opening a GPU.
+	Kind() DeviceKind
 	// Device returns the device the engine runs on, or an error (wrapping
 	// ErrCannotRun) saying why it is not available on this machine.
 	Device() (Device, error)
@@ -88,11 +92,9 @@ var registry struct {
 func Register(e Engine) {
 	registry.Lock()
 	defer registry.Unlock()
-	d, _ := e.Device()
 	for _, o := range registry.engines {
-		od, _ := o.Device()
-		if o.Name() == e.Name() && od.Kind == d.Kind {
-			panic(fmt.Sprintf("allpairs: engine %s on %s registered twice", e.Name(), d.Kind))
+		if o.Name() == e.Name() && o.Kind() == e.Kind() {
+			panic(fmt.Sprintf("allpairs: engine %s on %s registered twice", e.Name(), e.Kind()))
 		}
 	}
 	registry.engines = append(registry.engines, e)
@@ -150,6 +152,8 @@ func physicalMemory() int64 {
 type cpuEngine struct{ name string }
 
 func (e cpuEngine) Name() string { return e.name }
+
+func (e cpuEngine) Kind() DeviceKind { return CPU }
 
 func (e cpuEngine) Device() (Device, error) { return cpuDevice(runtime.GOMAXPROCS(0)), nil }
 

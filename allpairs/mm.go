@@ -30,7 +30,9 @@ func (bitMM) Run(ctx context.Context, p *Problem, out *Output) error {
 	if !p.Self {
 		b = buildBitmaps(p.Threads, p.S, p.Universe, nil)
 	}
-	band := min(mmBand, max(1, p.S.Len()/(tasksPerThread*p.Threads)))
+	// A multiple of 4 columns, so that only the last band has columns
+	// outside the 4x4 blocks.
+	band := (min(mmBand, max(1, p.S.Len()/(tasksPerThread*p.Threads))) + 3) &^ 3
 	cost := func(r0, r1, c0, c1 int) int64 { return rectPairs(p.Self, r0, r1, c0, c1)*int64(a.words) + 1 }
 	return runTiles(ctx, p, out, band, cost, func() filler {
 		return func(t *Tile) {

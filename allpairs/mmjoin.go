@@ -148,37 +148,36 @@ func optimiseSplit(p *Problem, wordNS, pairNS float64) *MMJoinSplit {
 	if !p.Self {
 		dfHS = make([]uint32, p.Universe)
 	}
-	type cand struct {
-		e uint32
-		w int64
-	}
-	var cands []cand
 	// From the fewest heavy sets to the most, adding each set's elements to
-	// the heavy frequencies once.
+	// the heavy frequencies once, and only for splits that might pay: the
+	// increments among the heavy sets are about the scan-count work times
+	// their share of Σ |Si|·|Sj|, and the product can at best save those.
 	orderR := bySizeDesc(p.R)
 	orderS := orderR
 	if !p.Self {
 		orderS = bySizeDesc(p.S)
 	}
+	prefR, prefS := sizePrefix(p.R, orderR), sizePrefix(p.S, orderS)
+	sizeProduct := func(hr, hs int) float64 {
+		if p.Self {
+			a := float64(prefR[hr].sum)
+			return (a*a - float64(prefR[hr].sq)) / 2
+		}
+		return float64(prefR[hr].sum) * float64(prefS[hs].sum)
+	}
+	allProduct := max(sizeProduct(kr, ks), 1)
+	maxInc := 0.0
+	for _, l := range layouts {
+		maxInc = max(maxInc, l.inc)
+	}
 	addedR, addedS := 0, 0
+	var cols []uint32
 	for x := len(deltas) - 1; x >= 0; x-- {
 		d := deltas[x]
 		heavyR := countHeavy(p.R, d)
 		heavyS := heavyR
 		if !p.Self {
 			heavyS = countHeavy(p.S, d)
-		}
-		for ; addedR < heavyR; addedR++ {
-			for _, e := range p.R.Set(int(orderR[addedR])) {
-				dfHR[e]++
-			}
-		}
-		if !p.Self {
-			for ; addedS < heavyS; addedS++ {
-				for _, e := range p.S.Set(int(orderS[addedS])) {
-					dfHS[e]++
-				}
-			}
 		}
 		pairsHH := int64(heavyR) * int64(heavyS)
 		if p.Self {
@@ -187,47 +186,54 @@ func optimiseSplit(p *Problem, wordNS, pairNS float64) *MMJoinSplit {
 		if pairsHH == 0 {
 			continue
 		}
-		perWord := wordNS * float64(pairsHH)
-		theta := int64(perWord / 64 / max(inc, costs.incL3) / 4)
-		cands = cands[:0]
-		for e := range dfHR {
-			a, b := int64(dfHR[e]), int64(dfHS[e])
-			w := a * b
-			if p.Self {
-				w = a * (a - 1) / 2
-			}
-			if w > theta {
-				cands = append(cands, cand{uint32(e), w})
-			}
-		}
-		if len(cands) == 0 {
+		bound := 2 * float64(st.ScanWork) * sizeProduct(heavyR, heavyS) / allProduct
+		if maxInc*bound <= (costs.dense+pairNS)*float64(pairsHH) {
 			continue
 		}
-		slices.SortFunc(cands, func(x, y cand) int { return cmp.Compare(y.w, x.w) })
-		for _, l := range layouts {
-			var saved, bestSaved int64
-			bestH, bestGain := 0, 0.0
-			for h := 1; h <= len(cands); h++ {
-				saved += cands[h-1].w
-				if h%64 != 0 && h != len(cands) {
-					continue
-				}
-				gain := l.inc*float64(saved) - perWord*float64((h+63)/64)
-				if gain > bestGain {
-					bestH, bestGain, bestSaved = h, gain, saved
+		dr, ds := p.DFR, p.DFS // every set heavy: the frequencies are known
+		if (heavyR < kr || heavyS < ks) && !mightPay(p, wordNS*float64(pairsHH), maxInc, prefR[heavyR].sum, prefS[heavyS].sum) {
+			continue
+		}
+		if heavyR < kr || heavyS < ks {
+			for ; addedR < heavyR; addedR++ {
+				for _, e := range p.R.Set(int(orderR[addedR])) {
+					dfHR[e]++
 				}
 			}
-			if bestH == 0 {
+			if !p.Self {
+				for ; addedS < heavyS; addedS++ {
+					for _, e := range p.S.Set(int(orderS[addedS])) {
+						dfHS[e]++
+					}
+				}
+			}
+			dr, ds = dfHR, dfHS
+		}
+		perWord := wordNS * float64(pairsHH)
+		for _, l := range layouts {
+			// An element pays for its column when its increments cost more
+			// than its 64th of a word per heavy pair.
+			theta := int64(perWord / 64 / l.inc)
+			var saved int64
+			cols = cols[:0]
+			for e := range dr {
+				a, b := int64(dr[e]), int64(ds[e])
+				w := a * b
+				if p.Self {
+					w = a * (a - 1) / 2
+				}
+				if w > theta {
+					cols = append(cols, uint32(e))
+					saved += w
+				}
+			}
+			if len(cols) == 0 {
 				continue
 			}
-			ns := l.base + copyNS - bestGain + (costs.dense+pairNS)*float64(pairsHH)
-			if ns < bestNS {
-				cols := make([]uint32, bestH)
-				for x := range cols {
-					cols[x] = cands[x].e
-				}
-				slices.Sort(cols)
-				best = &MMJoinSplit{Delta1: d, Columns: cols, pairsHH: pairsHH, saved: bestSaved, elementMajor: l.em}
+			gain := l.inc*float64(saved) - perWord*float64((len(cols)+63)/64)
+			ns := l.base + copyNS - gain + (costs.dense+pairNS)*float64(pairsHH)
+			if gain > 0 && ns < bestNS {
+				best = &MMJoinSplit{Delta1: d, Columns: slices.Clone(cols), pairsHH: pairsHH, saved: saved, elementMajor: l.em}
 				bestNS, bestHR, bestHS = ns, heavyR, heavyS
 			}
 		}
@@ -270,6 +276,62 @@ func countHeavy(c *sets.Collection, delta1 int) int {
 		}
 	}
 	return n
+}
+
+// mightPay reports whether some element could pay for a matrix column
+// when the heavy sets hold nr elements of R (ns of S), supposing that an
+// element's occurrences fall in the heavy sets twice as often as their
+// share of the elements: an O(universe) test that spares the exact
+// frequencies of splits that cannot win.
+func mightPay(p *Problem, perWord, inc float64, nr, ns int64) bool {
+	fr := min(1, 2*float64(nr)/max(float64(p.Stats.R.Elements), 1))
+	fs := min(1, 2*float64(ns)/max(float64(p.Stats.S.Elements), 1))
+	theta := perWord / 64 / inc
+	var saved float64
+	n := 0
+	if p.Self {
+		// From the histogram of frequencies, built once per problem.
+		hist := p.Memo("allpairs.dfhist", func() any {
+			h := make([]int64, p.Stats.MaxDF+1)
+			for _, d := range p.DFR {
+				h[d]++
+			}
+			return h
+		}).([]int64)
+		for d, cnt := range hist {
+			a := float64(d) * fr
+			if w := a * (a - 1) / 2; cnt > 0 && w > theta {
+				saved += w * float64(cnt)
+				n += int(cnt)
+			}
+		}
+		return n > 0 && inc*saved > perWord*float64((n+63)/64)
+	}
+	for e, d := range p.DFR {
+		a := float64(d) * fr
+		w := a * (a - 1) / 2
+		if !p.Self {
+			w = a * float64(p.DFS[e]) * fs
+		}
+		if w > theta {
+			saved += w
+			n++
+		}
+	}
+	return n > 0 && inc*saved > perWord*float64((n+63)/64)
+}
+
+// sizeSums are prefix sums of set sizes and of their squares.
+type sizeSums struct{ sum, sq int64 }
+
+// sizePrefix returns the prefix sums of the sizes of c's sets in order.
+func sizePrefix(c *sets.Collection, order []uint32) []sizeSums {
+	p := make([]sizeSums, len(order)+1)
+	for x, i := range order {
+		n := int64(c.SetLen(int(i)))
+		p[x+1] = sizeSums{p[x].sum + n, p[x].sq + n*n}
+	}
+	return p
 }
 
 // bySizeDesc returns the positions of c's sets, largest first (ties by

@@ -80,13 +80,14 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 	}
 	plan := &Plan{Problem: p, opt: opt, Prepare: time.Since(start)}
 	for _, e := range Engines() {
-		d, derr := e.Device()
-		if dev != "auto" && d.Kind.String() != dev {
+		// Filter before Device, which may open a GPU.
+		if dev != "auto" && e.Kind().String() != dev {
 			continue
 		}
 		if tech != "auto" && e.Name() != tech {
 			continue
 		}
+		d, derr := e.Device()
 		c := Candidate{Engine: e, Device: d, Err: derr}
 		if c.Err == nil {
 			c.Estimate, c.Err = e.Estimate(p)
@@ -264,7 +265,7 @@ func (pl *Plan) Explain(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "universe     %d distinct elements, density %.3g, skew %.3g, max df %d\n", st.Universe, st.Density, st.Skew, st.MaxDF)
 	fmt.Fprintf(&b, "work         %d pairs, scan-count %.3g increments, merge %.3g steps\n", st.Pairs, float64(st.ScanWork), st.MergeWork)
-	fmt.Fprintf(&b, "prepared in  %s (%d threads, memory budget %s)\n\n", pl.Prepare.Round(time.Millisecond), p.Threads, bytesString(p.Memory))
+	fmt.Fprintf(&b, "prepared in  %s (%d threads, memory budget %s)\n\n", secondsString(pl.Prepare.Seconds()), p.Threads, bytesString(p.Memory))
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}

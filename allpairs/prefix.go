@@ -65,7 +65,12 @@ func prefixWork(p *Problem) (cand, starts, verifyNS float64) {
 		if k == 0 {
 			return 0, 0, 0
 		}
-		step := max(1, k/4096)
+		// At most 4096 probes and about 2^18 of their elements.
+		n := p.Stats.R.Elements
+		if c != p.R {
+			n = p.Stats.S.Elements
+		}
+		step := max(1, k/4096, int(n>>18))
 		var visits, lists, verify float64
 		var h int64Heap
 		samples := 0

@@ -54,6 +54,8 @@ type engine struct{ t technique }
 
 func (e *engine) Name() string { return e.t.name() }
 
+func (e *engine) Kind() allpairs.DeviceKind { return allpairs.GPU }
+
 // Device opens the first GPU at first use and keeps it open.
 func (e *engine) Device() (allpairs.Device, error) {
 	d := allpairs.Device{Kind: allpairs.GPU, Name: "no GPU"}
