@@ -40,6 +40,12 @@ type Candidate struct {
 	Err error
 }
 
+// gpuStartup is what opening a GPU costs before any work: loading the
+// driver, creating the context and loading the kernels (98 + 119 + 7 ms on
+// the H100 host, docs/GPU.md). With Device "auto", GPU engines are not even
+// opened when a CPU engine's estimate is below it.
+const gpuStartup = 250 * time.Millisecond
+
 // NewPlan measures r × s (s == nil: the self-join of r) for query q and
 // picks the engine with the lowest estimated time among those that
 // Options.Device and Options.Technique allow.
@@ -79,12 +85,23 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 		return nil, err
 	}
 	plan := &Plan{Problem: p, opt: opt, Prepare: time.Since(start)}
-	for _, e := range Engines() {
+	engines := Engines()
+	// CPU engines first: their estimates decide whether a GPU is worth
+	// opening at all.
+	slices.SortStableFunc(engines, func(a, b Engine) int { return cmp.Compare(a.Kind(), b.Kind()) })
+	bestCPU := math.Inf(1)
+	for _, e := range engines {
 		// Filter before Device, which may open a GPU.
 		if dev != "auto" && e.Kind().String() != dev {
 			continue
 		}
 		if tech != "auto" && e.Name() != tech {
+			continue
+		}
+		if e.Kind() == GPU && dev == "auto" && bestCPU < gpuStartup.Seconds() {
+			plan.Candidates = append(plan.Candidates, Candidate{Engine: e, Device: Device{Kind: GPU, Name: "not opened"},
+				Err: cannot("not tried: the CPU's estimate, %v, is under the %v it takes to start a GPU",
+					time.Duration(bestCPU*float64(time.Second)).Round(time.Millisecond), gpuStartup)})
 			continue
 		}
 		d, derr := e.Device()
@@ -97,6 +114,9 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 		}
 		if c.Err == nil && d.Kind == CPU && c.Estimate.Memory > p.Memory {
 			c.Err = cannot("needs %s of memory, over the budget of %s", bytesString(c.Estimate.Memory), bytesString(p.Memory))
+		}
+		if c.Err == nil && d.Kind == CPU {
+			bestCPU = min(bestCPU, c.Estimate.Seconds)
 		}
 		plan.Candidates = append(plan.Candidates, c)
 	}
