@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -732,4 +733,25 @@ func TestIndexFills(t *testing.T) {
 			t.Fatalf("%d threads: lists of a view differ", threads)
 		}
 	}
+}
+
+// FuzzParseRatio checks that accepted thresholds are exact and reduced.
+func FuzzParseRatio(f *testing.F) {
+	for _, s := range []string{"1", "0.8", "2/3", "5e-1", "0", "-1", "x", "1e400", "3/0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRatio(s)
+		if err != nil {
+			return
+		}
+		var want big.Rat
+		if _, ok := want.SetString(strings.TrimSpace(s)); !ok {
+			t.Fatalf("%q accepted but not a number", s)
+		}
+		got := new(big.Rat).SetFrac(new(big.Int).SetUint64(r.Num), new(big.Int).SetUint64(r.Den))
+		if r.Den == 0 || got.Cmp(&want) != 0 || want.Sign() < 0 {
+			t.Fatalf("ParseRatio(%q) = %v, want %v", s, r, &want)
+		}
+	})
 }

@@ -143,11 +143,7 @@ func optimiseSplit(p *Problem, wordNS, pairNS float64) *MMJoinSplit {
 		}
 	}
 	bestHR, bestHS := 0, 0
-	dfHR := make([]uint32, p.Universe)
-	dfHS := dfHR
-	if !p.Self {
-		dfHS = make([]uint32, p.Universe)
-	}
+	var dfHR, dfHS []uint32 // frequencies among the heavy sets, made when needed
 	// From the fewest heavy sets to the most, adding each set's elements to
 	// the heavy frequencies once, and only for splits that might pay: the
 	// increments among the heavy sets are about the scan-count work times
@@ -195,6 +191,13 @@ func optimiseSplit(p *Problem, wordNS, pairNS float64) *MMJoinSplit {
 			continue
 		}
 		if heavyR < kr || heavyS < ks {
+			if dfHR == nil {
+				dfHR = make([]uint32, p.Universe)
+				dfHS = dfHR
+				if !p.Self {
+					dfHS = make([]uint32, p.Universe)
+				}
+			}
 			for ; addedR < heavyR; addedR++ {
 				for _, e := range p.R.Set(int(orderR[addedR])) {
 					dfHR[e]++

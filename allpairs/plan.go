@@ -25,7 +25,8 @@ type Plan struct {
 	Candidates []Candidate
 	// Chosen is the candidate that runs.
 	Chosen Candidate
-	// Prepare is the time spent selecting, renumbering and measuring.
+	// Prepare is the time spent selecting, renumbering, measuring and
+	// estimating.
 	Prepare time.Duration
 
 	opt Options
@@ -84,7 +85,7 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Problem: p, opt: opt, Prepare: time.Since(start)}
+	plan := &Plan{Problem: p, opt: opt}
 	engines := Engines()
 	// CPU engines first: their estimates decide whether a GPU is worth
 	// opening at all.
@@ -120,6 +121,7 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 		}
 		plan.Candidates = append(plan.Candidates, c)
 	}
+	plan.Prepare = time.Since(start)
 	slices.SortStableFunc(plan.Candidates, func(a, b Candidate) int {
 		if (a.Err == nil) != (b.Err == nil) {
 			if a.Err == nil {

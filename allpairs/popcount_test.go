@@ -69,3 +69,29 @@ func TestPopcountKernels(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPopcountKernels compares the dispatched kernels with the portable
+// ones on arbitrary words.
+func FuzzPopcountKernels(f *testing.F) {
+	f.Add([]byte{0xff, 1, 2, 3}, uint8(3), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, n, extra uint8) {
+		stride := int(n) + int(extra%4)
+		words := make([]uint64, 4*stride+1)
+		for i := range words {
+			for b := 0; b < 8 && len(data) > 0; b++ {
+				words[i] |= uint64(data[0]) << (8 * b)
+				data = data[1:]
+			}
+		}
+		a, b := words, words[1:]
+		var got, want [16]uint64
+		and4x4(a, b, stride, int(n), &got)
+		and4x4Generic(a, b, stride, int(n), &want)
+		if got != want {
+			t.Fatalf("and4x4 n=%d stride=%d: %v, want %v", n, stride, got, want)
+		}
+		if g, w := andCount(a[:n], b[:n]), andCountGeneric(a[:n], b[:n]); g != w {
+			t.Fatalf("andCount n=%d: %d, want %d", n, g, w)
+		}
+	})
+}

@@ -50,11 +50,11 @@ type span struct{ lo, hi int }
 // heaviest first, so that the last tasks to start are short ones: the
 // workers then finish together even when the work is skewed.
 func splitWork(n, parts int, weight func(i int) int64) []span {
+	// Two calls of weight per item rather than an array of n weights:
+	// items may be the million elements of a universe.
 	var total int64
-	w := make([]int64, n)
-	for i := range w {
-		w[i] = weight(i) + 1
-		total += w[i]
+	for i := 0; i < n; i++ {
+		total += weight(i) + 1
 	}
 	target := max(total/int64(max(parts, 1)), 1)
 	var out []span
@@ -62,7 +62,7 @@ func splitWork(n, parts int, weight func(i int) int64) []span {
 	lo := 0
 	var acc int64
 	for i := 0; i < n; i++ {
-		acc += w[i]
+		acc += weight(i) + 1
 		if acc >= target || i == n-1 {
 			out = append(out, span{lo, i + 1})
 			sums = append(sums, acc)

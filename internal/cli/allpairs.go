@@ -121,7 +121,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	}
 	if err != nil {
 		if errors.Is(err, allpairs.ErrCannotRun) {
-			return fmt.Errorf("%w: %w", errBadInput, err)
+			return cannotRun{err}
 		}
 		return usageError{err.Error()}
 	}
@@ -163,6 +163,13 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	}
 	return nil
 }
+
+// cannotRun is a plan that the input does not allow (a forced technique or
+// device that cannot run it): exit status 2, with the planner's reason.
+type cannotRun struct{ error }
+
+func (e cannotRun) Is(target error) bool { return target == errBadInput }
+func (e cannotRun) Unwrap() error        { return e.error }
 
 // joinBar shows the join's progress on a terminal.
 type joinBar struct {
