@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -237,9 +238,9 @@ func formatJoinPairs(b []byte, ps []allpairs.Pair, r, s *sets.Collection, degree
 		if degree {
 			m := min(r.SetLen(int(p.I)), s.SetLen(int(p.J)))
 			if int(p.Count) == m {
-				b = append(b, '1') // containment: the common case
+				b = append(b, "1.00000"...) // containment: the common case
 			} else {
-				b = strconv.AppendFloat(b, float64(p.Count)/float64(m), 'g', -1, 64)
+				b = appendDegree(b, float64(p.Count)/float64(m))
 			}
 		} else {
 			b = strconv.AppendUint(b, uint64(p.Count), 10)
@@ -274,4 +275,25 @@ func writeSorted(w io.Writer, ps []allpairs.Pair, r, s *sets.Collection, degree 
 		}
 	}
 	return nil
+}
+
+// appendDegree appends a degree of containment in (0, 1] with at least 6
+// significant digits: the shortest form that reads back exactly when that
+// has 6 or more, else padded with zeros ("0.750000").
+func appendDegree(b []byte, v float64) []byte {
+	start := len(b)
+	b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	digits := 0
+	for _, c := range b[start:] {
+		if c == 'e' {
+			break
+		}
+		if c >= '1' && c <= '9' || c == '0' && digits > 0 {
+			digits++
+		}
+	}
+	if digits >= 6 {
+		return b
+	}
+	return strconv.AppendFloat(b[:start], v, 'f', 5-int(math.Floor(math.Log10(v))), 64)
 }

@@ -31,10 +31,10 @@ func TestAllPairsCommand(t *testing.T) {
 		{[]string{"allpairs", a, "--with", b, "--sort"}, "0\t0\t2\n1\t0\t1\n1\t1\t1\n3\t0\t2\n4\t1\t1\n5\t0\t1\n"},
 		{[]string{"allpairs", "--largest", "2", a, "--sort"}, "0\t1\t2\n"},
 		{[]string{"allpairs", a, "--technique", "mm", "--threads", "1", "--sort", "--min-overlap", "3"}, "0\t3\t3\n"},
-		{[]string{"containment", a, "--sort"}, "0\t3\t1\n0\t5\t1\n3\t5\t1\n"},
-		{[]string{"containment", a, "--min-degree", "2/3", "--sort"}, "0\t1\t0.6666666666666666\n0\t3\t1\n0\t5\t1\n1\t3\t0.6666666666666666\n3\t5\t1\n"},
+		{[]string{"containment", a, "--sort"}, "0\t3\t1.00000\n0\t5\t1.00000\n3\t5\t1.00000\n"},
+		{[]string{"containment", a, "--min-degree", "2/3", "--sort"}, "0\t1\t0.6666666666666666\n0\t3\t1.00000\n0\t5\t1.00000\n1\t3\t0.6666666666666666\n3\t5\t1.00000\n"},
 		{[]string{"containment", a, "--min-degree", "0", "--count-only"}, "10\n"},
-		{[]string{"containment", a, "--with", b, "--sort"}, "0\t0\t1\n3\t0\t1\n4\t1\t1\n5\t0\t1\n"},
+		{[]string{"containment", a, "--with", b, "--sort"}, "0\t0\t1.00000\n3\t0\t1.00000\n4\t1\t1.00000\n5\t0\t1.00000\n"},
 	}
 	for _, tc := range cases {
 		code, stdout, stderr := run(t, tc.args...)
@@ -120,5 +120,25 @@ func TestAllPairsRealData(t *testing.T) {
 	_, forced, _ := run(t, "containment", path, "--largest", "3000", "--count-only", "--min-degree", "0.5", "--technique", "scancount")
 	if forced != stdout {
 		t.Errorf("scancount counts %q, planner %q", forced, stdout)
+	}
+}
+
+func TestAppendDegree(t *testing.T) {
+	cases := []struct {
+		v    float64
+		want string
+	}{
+		{1, "1.00000"},
+		{0.75, "0.750000"},
+		{0.5, "0.500000"},
+		{2.0 / 3, "0.6666666666666666"},
+		{0.001, "0.00100000"},
+		{1.0 / 7, "0.14285714285714285"},
+		{123456.0 / 1000000, "0.123456"},
+	}
+	for _, tc := range cases {
+		if got := string(appendDegree([]byte("x"), tc.v)); got != "x"+tc.want {
+			t.Errorf("appendDegree(%v) = %q, want %q", tc.v, got, "x"+tc.want)
+		}
 	}
 }
