@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 )
 
 // Engine is one way of mining pairs on one device. The CPU engines are
@@ -92,15 +90,6 @@ type cpu struct{}
 
 func (cpu) Device() string   { return "cpu" }
 func (cpu) Available() error { return nil }
-
-// physicalMemory returns the machine's memory in bytes (8 GiB if unknown).
-func physicalMemory() int64 {
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err == nil && si.Totalram > 0 {
-		return int64(si.Totalram) * int64(si.Unit)
-	}
-	return 8 << 30
-}
 
 // forItems runs fn(worker, rank) for every rank in [0, f) on threads
 // goroutines, heaviest ranks (by weight) first so that workers finish

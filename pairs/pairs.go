@@ -25,6 +25,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/xsect/xsect/internal/sysinfo"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -147,7 +148,7 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	}
 	budget := opt.Memory
 	if budget <= 0 {
-		budget = physicalMemory() / 2
+		budget = sysinfo.Memory() / 2
 	}
 	if opt.Progress != nil {
 		opt.Progress("supports", 0, int64(len(tx.Elements)))

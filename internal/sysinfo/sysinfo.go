@@ -1,0 +1,38 @@
+// Package sysinfo describes the machine for the planners: its CPU model and
+// its memory.
+package sysinfo
+
+import (
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// CPUName returns the CPU's model name from /proc/cpuinfo, or GOARCH where
+// there is none.
+func CPUName() string { return cpuName() }
+
+var cpuName = sync.OnceValue(func() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return runtime.GOARCH
+})
+
+// Memory returns the machine's physical memory in bytes, or 8 GiB where it
+// cannot be read.
+func Memory() int64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err == nil && si.Totalram > 0 {
+		return int64(si.Totalram) * int64(si.Unit)
+	}
+	return 8 << 30
+}
