@@ -51,6 +51,8 @@ func benchCollection(b testing.TB, name string) *sets.Collection {
 		c = loadText(b, dataPath("fimi/kosarak_head36682.dat"), 0)
 	case "chess":
 		c = loadText(b, dataPath("fimi/chess.dat"), 0)
+	case "gcide":
+		c = loadText(b, dataPath("ir/gcide/gcide.docs.sets.gz"), 0)
 	default:
 		b.Fatalf("unknown data %q", name)
 	}

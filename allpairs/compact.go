@@ -78,9 +78,14 @@ func compactPair(threads int, r *sets.Collection, rids []uint32, s *sets.Collect
 	if dfs != nil {
 		dfs = dfs[:distinct:distinct]
 	}
-	rc = renumber(threads, r, rids, func(v uint32) uint32 { return rank[v] })
+	byTable := func(dst, src []uint32) {
+		for i, v := range src {
+			dst[i] = rank[v]
+		}
+	}
+	rc = renumber(threads, r, rids, byTable)
 	if s != nil {
-		sc = renumber(threads, s, sids, func(v uint32) uint32 { return rank[v] })
+		sc = renumber(threads, s, sids, byTable)
 	}
 	return rc, dfr, distinct, distinct, sc, dfs
 }
@@ -100,9 +105,11 @@ func compactSparse(threads int, r *sets.Collection, rids []uint32, s *sets.Colle
 	}
 	slices.Sort(all)
 	all = slices.Compact(all)
-	rank := func(v uint32) uint32 {
-		i, _ := slices.BinarySearch(all, v)
-		return uint32(i)
+	rank := func(dst, src []uint32) {
+		for i, v := range src {
+			r, _ := slices.BinarySearch(all, v)
+			dst[i] = uint32(r)
+		}
 	}
 	u := len(all)
 	rc = renumber(threads, r, rids, rank)
@@ -147,8 +154,17 @@ func countDF(threads int, c *sets.Collection, ids []uint32, size int) []uint32 {
 		}
 		return c.Set(int(ids[x]))
 	}
+	var n int64
+	for x := 0; x < k; x++ {
+		n += int64(len(set(x)))
+	}
+	if blockedDFPays(k, size, n) {
+		df := make([]uint32, size)
+		addDFBlocked(threads, df, k, set, n)
+		return df
+	}
 	workers := threads
-	if len(c.Elements) < 1<<18 || int64(size)*4*int64(workers) > 256<<20 {
+	if n < 1<<18 || int64(size)*4*int64(workers) > 256<<20 {
 		workers = 1
 	}
 	df := make([]uint32, size)
@@ -179,8 +195,81 @@ func countDF(threads int, c *sets.Collection, ids []uint32, size int) []uint32 {
 	return df
 }
 
-// renumber copies the selected sets with every element replaced by its rank.
-func renumber(threads int, c *sets.Collection, ids []uint32, rank func(uint32) uint32) *sets.Collection {
+// dfBlock is the number of counters of countDFBlocked's blocks: 512 KiB,
+// which stay in a core's L2 cache.
+const dfBlock = 1 << 13
+
+// addDF adds to df[v], for every element v of the k sets that set returns,
+// one: what countDF does, into an array that already holds counts.
+func addDF(threads int, df []uint32, k int, set func(int) []uint32) {
+	var n int64
+	for x := 0; x < k; x++ {
+		n += int64(len(set(x)))
+	}
+	if blockedDFPays(k, len(df), n) {
+		addDFBlocked(threads, df, k, set, n)
+		return
+	}
+	for x := 0; x < k; x++ {
+		for _, v := range set(x) {
+			df[v]++
+		}
+	}
+}
+
+// blockedDFPays reports whether addDFBlocked should count the n elements of
+// k sets into size counters: when the counters span several blocks, and
+// the sets are long enough that visiting each once per block costs little.
+func blockedDFPays(k, size int, n int64) bool {
+	blocks := (size + dfBlock - 1) / dfBlock
+	return blocks > 1 && int64(blocks)*int64(k) <= n/8
+}
+
+// addDFBlocked is addDF for counter arrays well over the caches. A set's
+// elements increase, so counting set after set sweeps the whole array once
+// per set, missing the cache at nearly every element. Instead, it counts
+// block of values after block: each worker owns a range of blocks and
+// keeps, per set, a cursor to the first element not yet counted.
+func addDFBlocked(threads int, df []uint32, k int, set func(int) []uint32, n int64) {
+	size := len(df)
+	blocks := (size + dfBlock - 1) / dfBlock
+	workers := max(min(threads, blocks), 1)
+	if n < 1<<18 {
+		workers = 1
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		b0, b1 := w*blocks/workers, (w+1)*blocks/workers
+		wg.Go(func() {
+			lo := uint32(b0 * dfBlock)
+			cur := make([]int, k)
+			for x := range cur {
+				s := set(x)
+				cur[x], _ = slices.BinarySearch(s, lo)
+			}
+			for b := b0; b < b1; b++ {
+				hi := uint64(min((b+1)*dfBlock, size))
+				for x := range cur {
+					s := set(x)[cur[x]:]
+					i := 0
+					for _, v := range s {
+						if uint64(v) >= hi {
+							break
+						}
+						df[v]++
+						i++
+					}
+					cur[x] += i
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// renumber copies the selected sets with every element replaced by its
+// rank: rank(dst, src) writes the ranks of the elements of src to dst.
+func renumber(threads int, c *sets.Collection, ids []uint32, rank func(dst, src []uint32)) *sets.Collection {
 	out := &sets.Collection{Offsets: make([]uint64, len(ids)+1)}
 	for x, id := range ids {
 		out.Offsets[x+1] = out.Offsets[x] + uint64(c.SetLen(int(id)))
@@ -197,10 +286,7 @@ func renumber(threads int, c *sets.Collection, ids []uint32, rank func(uint32) u
 		go func(w int) {
 			defer wg.Done()
 			for x := bounds[w]; x < bounds[w+1]; x++ {
-				dst := out.Elements[out.Offsets[x]:out.Offsets[x+1]]
-				for i, v := range c.Set(int(ids[x])) {
-					dst[i] = rank(v)
-				}
+				rank(out.Elements[out.Offsets[x]:out.Offsets[x+1]], c.Set(int(ids[x])))
 			}
 		}(w)
 	}

@@ -198,17 +198,11 @@ func optimiseSplit(p *Problem, wordNS, pairNS float64) *MMJoinSplit {
 					dfHS = make([]uint32, p.Universe)
 				}
 			}
-			for ; addedR < heavyR; addedR++ {
-				for _, e := range p.R.Set(int(orderR[addedR])) {
-					dfHR[e]++
-				}
-			}
+			addDF(p.Threads, dfHR, heavyR-addedR, func(x int) []uint32 { return p.R.Set(int(orderR[addedR+x])) })
+			addedR = heavyR
 			if !p.Self {
-				for ; addedS < heavyS; addedS++ {
-					for _, e := range p.S.Set(int(orderS[addedS])) {
-						dfHS[e]++
-					}
-				}
+				addDF(p.Threads, dfHS, heavyS-addedS, func(x int) []uint32 { return p.S.Set(int(orderS[addedS+x])) })
+				addedS = heavyS
 			}
 			dr, ds = dfHR, dfHS
 		}
@@ -218,18 +212,7 @@ func optimiseSplit(p *Problem, wordNS, pairNS float64) *MMJoinSplit {
 			// than its 64th of a word per heavy pair.
 			theta := int64(perWord / 64 / l.inc)
 			var saved int64
-			cols = cols[:0]
-			for e := range dr {
-				a, b := int64(dr[e]), int64(ds[e])
-				w := a * b
-				if p.Self {
-					w = a * (a - 1) / 2
-				}
-				if w > theta {
-					cols = append(cols, uint32(e))
-					saved += w
-				}
-			}
+			cols, saved = heavyColumns(p.Threads, dr, ds, p.Self, theta, cols[:0])
 			if len(cols) == 0 {
 				continue
 			}
@@ -254,6 +237,53 @@ func optimiseSplit(p *Problem, wordNS, pairNS float64) *MMJoinSplit {
 		best.HeavyS = heavyIDs(p.S, best.Delta1, bestHS)
 	}
 	return best
+}
+
+// heavyColumns appends to cols the elements e, in increasing order, whose
+// increments w(e) = dr[e]·ds[e] (C(dr[e], 2) in a self-join) exceed theta,
+// and returns it with the sum of their w(e). Workers scan parts of the
+// universe, and their parts are joined in order.
+func heavyColumns(threads int, dr, ds []uint32, self bool, theta int64, cols []uint32) ([]uint32, int64) {
+	scan := func(lo, hi int, cols []uint32) ([]uint32, int64) {
+		var saved int64
+		for e := lo; e < hi; e++ {
+			a, b := int64(dr[e]), int64(ds[e])
+			w := a * b
+			if self {
+				w = a * (a - 1) / 2
+			}
+			if w > theta {
+				cols = append(cols, uint32(e))
+				saved += w
+			}
+		}
+		return cols, saved
+	}
+	u := len(dr)
+	workers := threads
+	if u < 1<<20 || workers <= 1 {
+		return scan(0, u, cols)
+	}
+	parts := make([][]uint32, workers)
+	sums := make([]int64, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		// The first part goes straight into cols; the others start with
+		// about their share of its capacity, which earlier calls grew.
+		dst := cols
+		if w > 0 {
+			dst = make([]uint32, 0, cap(cols)/workers)
+		}
+		wg.Go(func() { parts[w], sums[w] = scan(w*u/workers, (w+1)*u/workers, dst) })
+	}
+	wg.Wait()
+	cols = parts[0]
+	saved := sums[0]
+	for w := 1; w < workers; w++ {
+		cols = append(cols, parts[w]...)
+		saved += sums[w]
+	}
+	return cols, saved
 }
 
 // forceMMJoin, set by tests, changes the optimiser's choice.

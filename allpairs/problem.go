@@ -1,11 +1,9 @@
 package allpairs
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"sync"
 
 	"github.com/xsect/xsect/sets"
@@ -210,22 +208,114 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 	return p, nil
 }
 
-// selectSets returns the ids of the sets to keep, in increasing order.
+// selectSets returns the ids of the sets to keep, in increasing order: with
+// largest > 0, the largest sets, ties going to the lower id (what a stable
+// sort by decreasing size would keep). Rather than sorting every id, it
+// finds the size t of the last set kept and takes, in id order, the sets
+// over t and the first sets of size t.
 func selectSets(c *sets.Collection, dropEmpty bool, largest int) []uint32 {
 	k := c.Len()
-	ids := make([]uint32, 0, k)
-	for i := 0; i < k; i++ {
-		if dropEmpty && c.SetLen(i) == 0 {
-			continue
+	kept := k
+	if dropEmpty {
+		kept = 0
+		for i := 0; i < k; i++ {
+			if c.SetLen(i) != 0 {
+				kept++
+			}
 		}
-		ids = append(ids, uint32(i))
 	}
-	if largest > 0 && largest < len(ids) {
-		slices.SortStableFunc(ids, func(a, b uint32) int { return cmp.Compare(c.SetLen(int(b)), c.SetLen(int(a))) })
-		ids = ids[:largest]
-		slices.Sort(ids)
+	if largest <= 0 || largest >= kept {
+		ids := make([]uint32, 0, kept)
+		for i := 0; i < k; i++ {
+			if !dropEmpty || c.SetLen(i) != 0 {
+				ids = append(ids, uint32(i))
+			}
+		}
+		return ids
+	}
+	// The bit length of t: the bucket where the count of sets at least
+	// that large reaches largest. Empty sets, when dropped, are never
+	// needed: kept > largest non-empty sets exist.
+	var hist [65]int
+	for i := 0; i < k; i++ {
+		hist[bits.Len(uint(c.SetLen(i)))]++
+	}
+	b, above := 64, 0
+	for above+hist[b] < largest {
+		above += hist[b]
+		b--
+	}
+	in := make([]int, 0, hist[b])
+	for i := 0; i < k; i++ {
+		if n := c.SetLen(i); bits.Len(uint(n)) == b {
+			in = append(in, n)
+		}
+	}
+	// t is the (largest-above)-th largest size of the bucket.
+	t := nthLargest(in, largest-above)
+	ties := largest
+	for i := 0; i < k; i++ {
+		if c.SetLen(i) > t {
+			ties--
+		}
+	}
+	ids := make([]uint32, 0, largest)
+	for i := 0; i < k; i++ {
+		n := c.SetLen(i)
+		if n > t || n == t && ties > 0 {
+			if n == t {
+				ties--
+			}
+			ids = append(ids, uint32(i))
+		}
 	}
 	return ids
+}
+
+// nthLargest returns the r-th largest value of a (1 <= r <= len(a)),
+// reordering a: quickselect with a median-of-three pivot.
+func nthLargest(a []int, r int) int {
+	r-- // the index in decreasing order
+	lo, hi := 0, len(a)-1
+	for lo < hi {
+		m := lo + (hi-lo)/2
+		// Median of three, as the pivot.
+		x, y, z := a[lo], a[m], a[hi]
+		if x < y {
+			x, y = y, x
+		}
+		if y < z {
+			y = z
+			if x < y {
+				y = x
+			}
+		}
+		pivot := y
+		// Three-way partition, decreasing: > pivot, == pivot, < pivot.
+		lt, i, gt := lo, lo, hi
+		for i <= gt {
+			switch {
+			case a[i] > pivot:
+				a[lt], a[i] = a[i], a[lt]
+				lt++
+				i++
+			case a[i] < pivot:
+				a[i], a[gt] = a[gt], a[i]
+				gt--
+			default:
+				i++
+			}
+		}
+		switch {
+		case r < lt:
+			hi = lt - 1
+		case r > gt:
+			lo = gt + 1
+		default:
+			return pivot
+		}
+	}
+	return a[r]
 }
 
 func (p *Problem) setNeeds() {
