@@ -3,13 +3,11 @@ package allpairs
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
+	"github.com/xsect/xsect/internal/sysinfo"
 )
 
 // Engine is one technique on one device. The CPU engines are built in;
@@ -121,31 +119,7 @@ func Techniques() []string {
 
 // cpuDevice describes this machine's CPU for the built-in engines.
 func cpuDevice(threads int) Device {
-	name := cpuName()
-	return Device{Kind: CPU, Name: fmt.Sprintf("%s, %d threads", name, threads), Memory: physicalMemory(), Parallelism: threads}
-}
-
-var cpuNameOnce = sync.OnceValue(func() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				return strings.TrimSpace(v)
-			}
-		}
-	}
-	return runtime.GOARCH
-})
-
-func cpuName() string { return cpuNameOnce() }
-
-// physicalMemory returns the machine's memory in bytes (8 GiB if unknown).
-func physicalMemory() int64 {
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err == nil && si.Totalram > 0 {
-		return int64(si.Totalram) * int64(si.Unit)
-	}
-	return 8 << 30
+	return Device{Kind: CPU, Name: fmt.Sprintf("%s, %d threads", sysinfo.CPUName(), threads), Memory: sysinfo.Memory(), Parallelism: threads}
 }
 
 // cpuEngine is the part the built-in engines share.

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"sync"
 
+	"github.com/xsect/xsect/internal/sysinfo"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -184,7 +185,7 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 	p := &Problem{Self: s == nil, Query: q, Threads: opt.threads(), tileRows: tileRows, tileCols: tileCols}
 	p.Memory = opt.Memory
 	if p.Memory <= 0 {
-		p.Memory = physicalMemory() / 2
+		p.Memory = sysinfo.Memory() / 2
 	}
 	dropEmpty := q.IsContainment()
 	p.RIDs = selectSets(r, dropEmpty, opt.Largest)
