@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"unsafe"
+
+	"github.com/xsect/xsect/intersect"
 )
 
 // CountWords compares two batmaps of one layout entry by entry and returns
@@ -143,20 +145,8 @@ func (b *Batmaps) correction(p, q int) int {
 			n++
 		}
 	}
-	// |fp ∩ fq| by merging; both are short and increasing.
-	for i, j := 0, 0; i < len(fp) && j < len(fq); {
-		switch {
-		case fp[i] < fq[j]:
-			i++
-		case fp[i] > fq[j]:
-			j++
-		default:
-			n++
-			i++
-			j++
-		}
-	}
-	return n
+	// Failed in both: the failed lists are strictly increasing.
+	return n + intersect.Count(fp, fq)
 }
 
 // holds reports whether batmap k stores x. x is stored in two of its three
