@@ -45,7 +45,7 @@ func Methods() []Method { return slices.Clone(methods) }
 // adaptive method that Count and Intersect use.
 func Lookup(name string) (Method, error) {
 	if name == "auto" {
-		return Method{Name: "auto", Count: Count, Intersect: Intersect}, nil
+		return autoMethod, nil
 	}
 	for _, m := range methods {
 		if m.Name == name {

@@ -200,6 +200,14 @@ func TestAll(t *testing.T) {
 		if n := CountAll(sets...); n != len(want) {
 			t.Fatalf("CountAll(%d sets) = %d, want %d", k, n, len(want))
 		}
+		for _, m := range Methods() {
+			if got := m.IntersectAll(nil, sets...); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+				t.Fatalf("%s.IntersectAll(%d sets) = %v, want %v", m.Name, k, got, want)
+			}
+			if n := m.CountAll(sets...); n != len(want) {
+				t.Fatalf("%s.CountAll(%d sets) = %d, want %d", m.Name, k, n, len(want))
+			}
+		}
 	}
 }
 

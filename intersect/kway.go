@@ -4,12 +4,25 @@ import (
 	"slices"
 )
 
+// autoMethod is the adaptive method: Count and Intersect themselves.
+var autoMethod = Method{Name: "auto", Count: Count, Intersect: Intersect}
+
 // IntersectAll appends the intersection of all the given sets to dst and
 // returns the extended slice. It intersects the two shortest sets first and
 // then each next-shortest with the running result, stopping as soon as the
 // result is empty. With no sets the result is empty; with one set it is a
 // copy of that set.
 func IntersectAll(dst []uint32, sets ...[]uint32) []uint32 {
+	return autoMethod.IntersectAll(dst, sets...)
+}
+
+// CountAll returns the size of the intersection of all the given sets. With
+// no sets it returns 0; with one set, its size.
+func CountAll(sets ...[]uint32) int { return autoMethod.CountAll(sets...) }
+
+// IntersectAll is the package's IntersectAll with m for every pairwise
+// step.
+func (m Method) IntersectAll(dst []uint32, sets ...[]uint32) []uint32 {
 	switch len(sets) {
 	case 0:
 		return dst
@@ -18,7 +31,7 @@ func IntersectAll(dst []uint32, sets ...[]uint32) []uint32 {
 	}
 	order := shortestFirst(sets)
 	start := len(dst)
-	dst = Intersect(dst, sets[order[0]], sets[order[1]])
+	dst = m.Intersect(dst, sets[order[0]], sets[order[1]])
 	var tmp []uint32
 	for _, i := range order[2:] {
 		if len(dst) == start {
@@ -27,33 +40,32 @@ func IntersectAll(dst []uint32, sets ...[]uint32) []uint32 {
 		// Copy the running result out of dst: a kernel must never read an
 		// input that it is writing.
 		tmp = append(tmp[:0], dst[start:]...)
-		dst = Intersect(dst[:start], tmp, sets[i])
+		dst = m.Intersect(dst[:start], tmp, sets[i])
 	}
 	return dst
 }
 
-// CountAll returns the size of the intersection of all the given sets. With
-// no sets it returns 0; with one set, its size.
-func CountAll(sets ...[]uint32) int {
+// CountAll is the package's CountAll with m for every pairwise step.
+func (m Method) CountAll(sets ...[]uint32) int {
 	switch len(sets) {
 	case 0:
 		return 0
 	case 1:
 		return len(sets[0])
 	case 2:
-		return Count(sets[0], sets[1])
+		return m.Count(sets[0], sets[1])
 	}
 	order := shortestFirst(sets)
-	acc := Intersect(nil, sets[order[0]], sets[order[1]])
+	acc := m.Intersect(nil, sets[order[0]], sets[order[1]])
 	tmp := make([]uint32, 0, len(acc))
 	for _, i := range order[2 : len(order)-1] {
 		if len(acc) == 0 {
 			return 0
 		}
-		tmp = Intersect(tmp[:0], acc, sets[i])
+		tmp = m.Intersect(tmp[:0], acc, sets[i])
 		acc, tmp = tmp, acc
 	}
-	return Count(acc, sets[order[len(order)-1]])
+	return m.Count(acc, sets[order[len(order)-1]])
 }
 
 func shortestFirst(sets [][]uint32) []int {

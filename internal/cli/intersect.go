@@ -2,10 +2,7 @@ package cli
 
 import (
 	"flag"
-	"slices"
 	"strconv"
-
-	"github.com/xsect/xsect/intersect"
 )
 
 func init() {
@@ -51,14 +48,14 @@ present and the sets are large enough for it to pay.`,
 				}
 				out := output(env)
 				if *count {
-					n := countAll(method.Method, inputs)
+					n := method.CountAll(inputs...)
 					if err := method.err(); err != nil {
 						return err
 					}
 					out.WriteString(strconv.Itoa(n) + "\n")
 					return out.Flush()
 				}
-				result := intersectAll(method.Method, inputs)
+				result := method.IntersectAll(nil, inputs...)
 				if err := method.err(); err != nil {
 					return err
 				}
@@ -118,33 +115,4 @@ func loadOneSet(path string) ([]uint32, error) {
 		return c.Set(0), nil
 	}
 	return c.Union(), nil
-}
-
-// intersectAll intersects the sets with one method, shortest first.
-func intersectAll(m intersect.Method, inputs [][]uint32) []uint32 {
-	if len(inputs) == 1 {
-		return inputs[0]
-	}
-	inputs = slices.Clone(inputs)
-	slices.SortStableFunc(inputs, func(a, b []uint32) int { return len(a) - len(b) })
-	acc := m.Intersect(nil, inputs[0], inputs[1])
-	var tmp []uint32
-	for _, s := range inputs[2:] {
-		if len(acc) == 0 {
-			break
-		}
-		tmp = m.Intersect(tmp[:0], acc, s)
-		acc, tmp = tmp, acc
-	}
-	return acc
-}
-
-func countAll(m intersect.Method, inputs [][]uint32) int {
-	switch len(inputs) {
-	case 1:
-		return len(inputs[0])
-	case 2:
-		return m.Count(inputs[0], inputs[1])
-	}
-	return len(intersectAll(m, inputs))
 }
