@@ -2029,7 +2029,7 @@ countVP2Intersect_window:
 	MOVL      188(DI), R15
 	VMOVDQU32 (SI), Z0
 
-	// VP2INTERSECTD (DI), Z0, K2 (pair K2, K3)
+	// VP2INTERSECTD (DI), Z0, K2 (writes K2, K3)
 	BYTE      $0x62
 	BYTE      $0xf2
 	BYTE      $0x7f
@@ -2048,7 +2048,7 @@ countVP2Intersect_window:
 	CMOVQCC   BX, DI
 	VMOVDQU32 (SI), Z0
 
-	// VP2INTERSECTD (DI), Z0, K2 (pair K2, K3)
+	// VP2INTERSECTD (DI), Z0, K2 (writes K2, K3)
 	BYTE      $0x62
 	BYTE      $0xf2
 	BYTE      $0x7f
@@ -2065,7 +2065,7 @@ countVP2Intersect_window:
 	CMOVQCC   BX, DI
 	VMOVDQU32 (SI), Z0
 
-	// VP2INTERSECTD (DI), Z0, K2 (pair K2, K3)
+	// VP2INTERSECTD (DI), Z0, K2 (writes K2, K3)
 	BYTE    $0x62
 	BYTE    $0xf2
 	BYTE    $0x7f
@@ -2098,7 +2098,7 @@ countVP2Intersect_loop:
 	MOVL      60(DI), R11
 	VMOVDQU32 (SI), Z0
 
-	// VP2INTERSECTD (DI), Z0, K2 (pair K2, K3)
+	// VP2INTERSECTD (DI), Z0, K2 (writes K2, K3)
 	BYTE    $0x62
 	BYTE    $0xf2
 	BYTE    $0x7f
@@ -2192,7 +2192,7 @@ intersectVP2Intersect_window:
 	ADDQ      R8, DX
 	VMOVDQU32 (SI), Z0
 
-	// VP2INTERSECTD (DI), Z0, K2 (pair K2, K3)
+	// VP2INTERSECTD (DI), Z0, K2 (writes K2, K3)
 	BYTE          $0x62
 	BYTE          $0xf2
 	BYTE          $0x7f
@@ -2212,7 +2212,7 @@ intersectVP2Intersect_window:
 	CMOVQCC       BX, DI
 	VMOVDQU32     (SI), Z0
 
-	// VP2INTERSECTD (DI), Z0, K2 (pair K2, K3)
+	// VP2INTERSECTD (DI), Z0, K2 (writes K2, K3)
 	BYTE          $0x62
 	BYTE          $0xf2
 	BYTE          $0x7f
@@ -2230,7 +2230,7 @@ intersectVP2Intersect_window:
 	CMOVQCC       BX, DI
 	VMOVDQU32     (SI), Z0
 
-	// VP2INTERSECTD (DI), Z0, K2 (pair K2, K3)
+	// VP2INTERSECTD (DI), Z0, K2 (writes K2, K3)
 	BYTE          $0x62
 	BYTE          $0xf2
 	BYTE          $0x7f
@@ -2268,7 +2268,7 @@ intersectVP2Intersect_window:
 	ADDQ          R8, DX
 	VMOVDQU32     (SI), Z0
 
-	// VP2INTERSECTD (DI), Z0, K2 (pair K2, K3)
+	// VP2INTERSECTD (DI), Z0, K2 (writes K2, K3)
 	BYTE          $0x62
 	BYTE          $0xf2
 	BYTE          $0x7f
@@ -2288,7 +2288,7 @@ intersectVP2Intersect_window:
 	CMOVQCC       BX, DI
 	VMOVDQU32     (SI), Z0
 
-	// VP2INTERSECTD (DI), Z0, K2 (pair K2, K3)
+	// VP2INTERSECTD (DI), Z0, K2 (writes K2, K3)
 	BYTE          $0x62
 	BYTE          $0xf2
 	BYTE          $0x7f
@@ -2306,7 +2306,7 @@ intersectVP2Intersect_window:
 	CMOVQCC       BX, DI
 	VMOVDQU32     (SI), Z0
 
-	// VP2INTERSECTD (DI), Z0, K2 (pair K2, K3)
+	// VP2INTERSECTD (DI), Z0, K2 (writes K2, K3)
 	BYTE          $0x62
 	BYTE          $0xf2
 	BYTE          $0x7f
@@ -2393,7 +2393,7 @@ intersectVP2Intersect_loop:
 	MOVL      60(DI), R11
 	VMOVDQU32 (SI), Z0
 
-	// VP2INTERSECTD (DI), Z0, K2 (pair K2, K3)
+	// VP2INTERSECTD (DI), Z0, K2 (writes K2, K3)
 	BYTE          $0x62
 	BYTE          $0xf2
 	BYTE          $0x7f

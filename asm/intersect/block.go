@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/xsect/xsect/asm/internal/x86"
+
 	"fmt"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -432,7 +434,7 @@ func avx512Matches(e emulation) Register {
 		KNOTW(K1, K1)
 		return K1
 	case emuNative:
-		VP2INTERSECTD(Mem{Base: RDI}, Z0, K2)
+		x86.VP2INTERSECTD(Mem{Base: RDI}, Z0, K2)
 		return K2
 	}
 	panic("unknown emulation")

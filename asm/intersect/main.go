@@ -8,28 +8,15 @@
 package main
 
 import (
+	"github.com/xsect/xsect/asm/internal/x86"
+
 	. "github.com/mmcloughlin/avo/build"
-	. "github.com/mmcloughlin/avo/reg"
 )
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	genCPUID()
+	x86.GenCPUID()
 	genBlockKernels()
 	genSearchKernels()
 	Generate()
-}
-
-// genCPUID emits cpuid: x/sys/cpu has no flag for AVX512_VP2INTERSECT.
-func genCPUID() {
-	TEXT("cpuid", NOSPLIT, "func(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32)")
-	Doc("cpuid executes CPUID with EAX = leaf and ECX = subleaf.")
-	Load(Param("leaf"), EAX)
-	Load(Param("subleaf"), ECX)
-	CPUID()
-	Store(EAX, Return("eax"))
-	Store(EBX, Return("ebx"))
-	Store(ECX, Return("ecx"))
-	Store(EDX, Return("edx"))
-	RET()
 }

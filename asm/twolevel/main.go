@@ -12,6 +12,8 @@
 package main
 
 import (
+	"github.com/xsect/xsect/asm/internal/x86"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -19,27 +21,13 @@ import (
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	genCPUID()
+	x86.GenCPUID()
 	for _, k := range []kind{xorMin, vp2} {
 		for _, m := range []mode{count, intersect, intersectSet} {
 			kernel(k, m)
 		}
 	}
 	Generate()
-}
-
-// genCPUID emits cpuid: x/sys/cpu has no flag for AVX512_VP2INTERSECT.
-func genCPUID() {
-	TEXT("cpuid", NOSPLIT, "func(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32)")
-	Doc("cpuid executes CPUID with EAX = leaf and ECX = subleaf.")
-	Load(Param("leaf"), EAX)
-	Load(Param("subleaf"), ECX)
-	CPUID()
-	Store(EAX, Return("eax"))
-	Store(EBX, Return("ebx"))
-	Store(ECX, Return("ecx"))
-	Store(EDX, Return("edx"))
-	RET()
 }
 
 // kind is how a kernel compares the lower halves of two groups.

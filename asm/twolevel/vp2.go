@@ -1,10 +1,9 @@
 package main
 
 import (
-	"fmt"
+	"github.com/xsect/xsect/asm/internal/x86"
 
 	. "github.com/mmcloughlin/avo/build"
-	"github.com/mmcloughlin/avo/ir"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
@@ -150,10 +149,10 @@ func maskedStep(m mode) {
 // leaves in K2 the lanes of Z0 (bits 0-15) and Z1 (bits 16-31) that
 // matched.
 func blockMatches() {
-	VP2INTERSECTD(Z16, Z0, K0)
-	VP2INTERSECTD(Z17, Z0, K2)
-	VP2INTERSECTD(Z16, Z1, K4)
-	VP2INTERSECTD(Z17, Z1, K6)
+	x86.VP2INTERSECTD(Z16, Z0, K0)
+	x86.VP2INTERSECTD(Z17, Z0, K2)
+	x86.VP2INTERSECTD(Z16, Z1, K4)
+	x86.VP2INTERSECTD(Z17, Z1, K6)
 	KORW(K0, K2, K2)
 	KORW(K4, K6, K4)
 	KUNPCKWD(K2, K4, K2) // K2 = K4<<16 | K2
@@ -164,60 +163,3 @@ func blockMatches() {
 // whether there are any: at middling densities that branch mispredicts
 // more than the stores cost.
 func emitBlockMatches(m mode) { emitMatches(m, Z18) }
-
-// The Go assembler and avo do not know VP2INTERSECTD, so the kernels emit
-// its bytes (Intel SDM, "VP2INTERSECTD/VP2INTERSECTQ"):
-//
-//	EVEX.512.F2.0F38.W0 68 /r   VP2INTERSECTD k1+1, zmm2, zmm3/m512/m32bcst
-//
-// k1 (even) gets the lanes of zmm2 that equal some lane of zmm3, k1+1 the
-// lanes of zmm3 that equal some lane of zmm2. Only the register form is
-// needed here. The EVEX prefix is 62 P0 P1 P2 with
-//
-//	P0 = R̄ X̄ B̄ R̄' 0 0 1 0   R̄ = R̄' = 1 (k1 < 8); X̄, B̄ = inverted bits 4, 3 of zmm3
-//	P1 = 0 v̄ v̄ v̄ v̄ 1 1 1    W = 0, vvvv = inverted bits 3-0 of zmm2, pp = F2
-//	P2 = 0 1 0 0 V̄' 0 0 0    L'L = 512 bits, V̄' = inverted bit 4 of zmm2
-//
-// then the opcode 68 and ModRM = 11 k1 zmm3&7. encode_test.go checks the
-// encoder against GNU as.
-
-// encodeVP2IntersectD returns the bytes of VP2INTERSECTD k, zmm(v), zmm(rm).
-func encodeVP2IntersectD(k, v, rm int) []byte {
-	if k%2 != 0 || k < 0 || k > 6 || v < 0 || v > 31 || rm < 0 || rm > 31 {
-		panic(fmt.Sprintf("vp2intersectd: bad operands k%d, zmm%d, zmm%d", k, v, rm))
-	}
-	p0 := byte(0b1001_0010)
-	if rm&16 == 0 {
-		p0 |= 1 << 6
-	}
-	if rm&8 == 0 {
-		p0 |= 1 << 5
-	}
-	p1 := byte((^v&15)<<3 | 0b111)
-	p2 := byte(0b0100_0000)
-	if v&16 == 0 {
-		p2 |= 1 << 3
-	}
-	return []byte{0x62, p0, p1, p2, 0x68, byte(0b11<<6 | k<<3 | rm&7)}
-}
-
-// VP2INTERSECTD emits VP2INTERSECTD in Go operand order: zmm3, zmm2, and
-// the even mask register k of the pair it writes.
-func VP2INTERSECTD(zmm3, zmm2 VecPhysical, k OpmaskPhysical) {
-	kn, v, rm := int(k.PhysicalIndex()), int(zmm2.PhysicalIndex()), int(zmm3.PhysicalIndex())
-	k1 := Mask(kn + 1)
-	Commentf("VP2INTERSECTD %s, %s, %s (writes %s, %s)", zmm3.Asm(), zmm2.Asm(), k.Asm(), k.Asm(), k1.Asm())
-	for i, b := range encodeVP2IntersectD(kn, v, rm) {
-		in := &ir.Instruction{Opcode: "BYTE", Operands: []Op{U8(b)}}
-		if i == 0 {
-			// Tell avo's liveness analysis what the instruction touches.
-			in.Inputs, in.Outputs = []Op{zmm3, zmm2}, []Op{k, k1}
-		}
-		Instruction(in)
-	}
-}
-
-// Mask returns the mask register Kn.
-func Mask(n int) OpmaskPhysical {
-	return []OpmaskPhysical{K0, K1, K2, K3, K4, K5, K6, K7}[n]
-}

@@ -1,17 +1,34 @@
-package main
+// Package x86 holds what xsect's assembly generators share: a CPUID
+// function and VP2INTERSECTD, which neither avo nor the Go assembler
+// knows, emitted as bytes.
+package x86
 
 import (
 	"fmt"
 	"strings"
 
-	. "github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/ir"
-	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// The Go assembler and avo do not know VP2INTERSECTD, so the kernels emit
-// its bytes. The instruction (Intel SDM, "VP2INTERSECTD/VP2INTERSECTQ") is
+// GenCPUID emits cpuid(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32):
+// x/sys/cpu has no flag for AVX512_VP2INTERSECT.
+func GenCPUID() {
+	build.TEXT("cpuid", build.NOSPLIT, "func(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32)")
+	build.Doc("cpuid executes CPUID with EAX = leaf and ECX = subleaf.")
+	build.Load(build.Param("leaf"), reg.EAX)
+	build.Load(build.Param("subleaf"), reg.ECX)
+	build.CPUID()
+	build.Store(reg.EAX, build.Return("eax"))
+	build.Store(reg.EBX, build.Return("ebx"))
+	build.Store(reg.ECX, build.Return("ecx"))
+	build.Store(reg.EDX, build.Return("edx"))
+	build.RET()
+}
+
+// The instruction (Intel SDM, "VP2INTERSECTD/VP2INTERSECTQ") is
 //
 //	EVEX.512.F2.0F38.W0 68 /r   VP2INTERSECTD k1+1, zmm2, zmm3/m512/m32bcst
 //
@@ -31,7 +48,7 @@ import (
 // low three bits of zmm3 (mod = 11) or of the base register (mod = 00, or
 // 01 with an 8-bit displacement scaled by 64, EVEX's disp8*N compression).
 // For example VP2INTERSECTD K2, Z0, Z1 (Go operand order: zmm3, zmm2, k1)
-// is 62 F2 7F 48 68 D1; encode_test.go checks the encoder against GNU as.
+// is 62 F2 7F 48 68 D1; x86_test.go checks the encoder against GNU as.
 
 // gprNumber is the hardware number of a general purpose register.
 var gprNumber = map[string]int{
@@ -39,8 +56,8 @@ var gprNumber = map[string]int{
 	"R8": 8, "R9": 9, "R10": 10, "R11": 11, "R12": 12, "R13": 13, "R14": 14, "R15": 15,
 }
 
-// regNumber returns the hardware number of a vector or mask register from
-// its Go name (Z17 -> 17, K2 -> 2).
+// regNumber returns the hardware number of a physical vector or mask
+// register from its Go name (Z17 -> 17, K2 -> 2).
 func regNumber(r reg.Register, prefix string) int {
 	name := r.Asm()
 	var n int
@@ -53,11 +70,11 @@ func regNumber(r reg.Register, prefix string) int {
 	return n
 }
 
-// encodeVP2IntersectD returns the bytes of VP2INTERSECTD k, zmm(v), rm where
-// rm is the register zmm(rm) or, when mem is set, the memory operand
-// disp(base) with base a general purpose register and disp a multiple of 64
-// in [-8192, 8128].
-func encodeVP2IntersectD(k, v, rm int, mem bool, disp int) []byte {
+// EncodeVP2IntersectD returns the bytes of VP2INTERSECTD k, zmm(v), rm
+// where rm is the register zmm(rm) or, when mem is set, the memory operand
+// disp(base) with base a general purpose register and disp a multiple of
+// 64 in [-8192, 8128].
+func EncodeVP2IntersectD(k, v, rm int, mem bool, disp int) []byte {
 	if k%2 != 0 || k < 0 || k > 6 {
 		panic("vp2intersectd: the mask pair must start at K0, K2, K4 or K6")
 	}
@@ -108,29 +125,29 @@ func encodeVP2IntersectD(k, v, rm int, mem bool, disp int) []byte {
 	return append([]byte{0x62, p0, p1, p2, 0x68, modrm}, tail...)
 }
 
-// emitBytes adds raw instruction bytes to the active function.
-func emitBytes(bs []byte, inputs, outputs []Op) {
+// emitBytes adds raw instruction bytes to the active function, telling
+// avo's liveness analysis what the instruction reads and writes.
+func emitBytes(bs []byte, inputs, outputs []operand.Op) {
 	for n, b := range bs {
-		in := &ir.Instruction{Opcode: "BYTE", Operands: []Op{U8(b)}}
+		in := &ir.Instruction{Opcode: "BYTE", Operands: []operand.Op{operand.U8(b)}}
 		if n == 0 {
-			// Tell avo's liveness analysis what the instruction touches.
 			in.Inputs, in.Outputs = inputs, outputs
 		}
-		Instruction(in)
+		build.Instruction(in)
 	}
 }
 
-// VP2INTERSECTD emits VP2INTERSECTD with Go operand order: src (a zmm
-// register), v (a zmm register), k (the even mask register of the pair).
-func VP2INTERSECTD(src Op, v, k reg.Register) {
+// VP2INTERSECTD emits VP2INTERSECTD in Go operand order: src (a physical
+// zmm register, or disp(base) memory), v (a physical zmm register) and k
+// (the even mask register of the pair it writes).
+func VP2INTERSECTD(src operand.Op, v, k reg.Register) {
 	kn, vn := regNumber(k, "K"), regNumber(v, "Z")
-	k1 := kPair(kn)
+	k1 := []reg.Register{reg.K1, reg.K3, reg.K5, reg.K7}[kn/2]
 	switch s := src.(type) {
 	case reg.Register:
-		sn := regNumber(s, "Z")
-		Commentf("VP2INTERSECTD %s, %s, %s (pair %s, %s)", s.Asm(), v.Asm(), k.Asm(), k.Asm(), k1.Asm())
-		emitBytes(encodeVP2IntersectD(kn, vn, sn, false, 0), []Op{s, v}, []Op{k, k1})
-	case Mem:
+		build.Commentf("VP2INTERSECTD %s, %s, %s (writes %s, %s)", s.Asm(), v.Asm(), k.Asm(), k.Asm(), k1.Asm())
+		emitBytes(EncodeVP2IntersectD(kn, vn, regNumber(s, "Z"), false, 0), []operand.Op{s, v}, []operand.Op{k, k1})
+	case operand.Mem:
 		if s.Index != nil || s.Symbol.Name != "" {
 			panic("vp2intersectd: memory operand must be disp(base)")
 		}
@@ -138,13 +155,9 @@ func VP2INTERSECTD(src Op, v, k reg.Register) {
 		if !ok {
 			panic("vp2intersectd: unknown base " + s.Base.Asm())
 		}
-		Commentf("VP2INTERSECTD %s, %s, %s (pair %s, %s)", s.Asm(), v.Asm(), k.Asm(), k.Asm(), k1.Asm())
-		emitBytes(encodeVP2IntersectD(kn, vn, base, true, s.Disp), []Op{s.Base, v}, []Op{k, k1})
+		build.Commentf("VP2INTERSECTD %s, %s, %s (writes %s, %s)", s.Asm(), v.Asm(), k.Asm(), k.Asm(), k1.Asm())
+		emitBytes(EncodeVP2IntersectD(kn, vn, base, true, s.Disp), []operand.Op{s.Base, v}, []operand.Op{k, k1})
 	default:
 		panic("vp2intersectd: bad source operand")
 	}
-}
-
-func kPair(k int) reg.Register {
-	return []reg.Register{reg.K1, reg.K3, reg.K5, reg.K7}[k/2]
 }
