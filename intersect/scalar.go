@@ -1,6 +1,10 @@
 package intersect
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/xsect/xsect/internal/sorted"
+)
 
 // The portable methods. They are the reference the SIMD methods are checked
 // against and the fallback on every CPU.
@@ -74,31 +78,6 @@ func intersectBranchless(dst, a, b []uint32) []uint32 {
 	return dst[:k]
 }
 
-// gallopTo returns the first index i >= lo with b[i] >= x (len(b) if none),
-// searching exponentially from lo and then binary searching the bracket.
-func gallopTo(b []uint32, lo int, x uint32) int {
-	if lo >= len(b) || b[lo] >= x {
-		return lo
-	}
-	// b[lo] < x: double the step until b[lo+step] >= x or the end.
-	step := 1
-	for lo+step < len(b) && b[lo+step] < x {
-		lo += step
-		step <<= 1
-	}
-	hi := min(lo+step, len(b))
-	// Invariant: b[lo] < x, and b[hi] >= x or hi == len(b).
-	for hi-lo > 1 {
-		mid := int(uint(lo+hi) >> 1)
-		if b[mid] < x {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi
-}
-
 // countGallop expects len(a) <= len(b); it works for any sizes, but wins
 // only when a is much smaller.
 func countGallop(a, b []uint32) int {
@@ -107,7 +86,7 @@ func countGallop(a, b []uint32) int {
 	}
 	n, j := 0, 0
 	for _, x := range a {
-		j = gallopTo(b, j, x)
+		j = sorted.Gallop(b, j, x)
 		if j == len(b) {
 			break
 		}
@@ -125,7 +104,7 @@ func intersectGallop(dst, a, b []uint32) []uint32 {
 	}
 	j := 0
 	for _, x := range a {
-		j = gallopTo(b, j, x)
+		j = sorted.Gallop(b, j, x)
 		if j == len(b) {
 			break
 		}

@@ -1,6 +1,10 @@
 package twolevel
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/xsect/xsect/internal/sorted"
+)
 
 // The portable method: a merge over the headers and, for each pair of groups
 // with the same upper half, a branch-free merge of the lower halves (or
@@ -95,7 +99,7 @@ func count16(a, b []uint16) int {
 	if len(a)*gallopRatio16 < len(b) {
 		n, j := 0, 0
 		for _, x := range a {
-			j = gallop16(b, j, x)
+			j = sorted.Gallop(b, j, x)
 			if j == len(b) {
 				break
 			}
@@ -124,7 +128,7 @@ func intersect16(dst, a, b []uint16) []uint16 {
 	if len(a)*gallopRatio16 < len(b) {
 		j := 0
 		for _, x := range a {
-			j = gallop16(b, j, x)
+			j = sorted.Gallop(b, j, x)
 			if j == len(b) {
 				break
 			}
@@ -147,30 +151,6 @@ func intersect16(dst, a, b []uint16) []uint16 {
 		j += b2i(y <= x)
 	}
 	return dst[:k]
-}
-
-// gallop16 returns the first index i >= lo with b[i] >= x (len(b) if none),
-// searching exponentially from lo and then binary searching the bracket.
-func gallop16(b []uint16, lo int, x uint16) int {
-	if lo >= len(b) || b[lo] >= x {
-		return lo
-	}
-	step := 1
-	for lo+step < len(b) && b[lo+step] < x {
-		lo += step
-		step <<= 1
-	}
-	hi := min(lo+step, len(b))
-	// Invariant: b[lo] < x, and b[hi] >= x or hi == len(b).
-	for hi-lo > 1 {
-		mid := int(uint(lo+hi) >> 1)
-		if b[mid] < x {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi
 }
 
 // b2i compiles to SETcc, which keeps the merge loops free of branches that
