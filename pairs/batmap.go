@@ -15,14 +15,6 @@ type batmapEngine struct{ cpu }
 
 func (batmapEngine) Name() string { return "batmap" }
 
-// Calibrated: seconds per tidlist element inserted, per 32-bit word
-// compared, per pair.
-const (
-	batmapInsert = 40e-9
-	batmapWord   = 0.14e-9
-	batmapPair   = 6e-9
-)
-
 func batmapLayout(d *Data) (*batmap.Layout, []int, error) {
 	sizes := make([]int, d.Frequent())
 	for r := range sizes {
@@ -38,17 +30,10 @@ func (batmapEngine) Estimate(d *Data) (Estimate, error) {
 		return Estimate{}, fmt.Errorf("%w: %v", ErrCannotRun, err)
 	}
 	words := l.PairWords(sizes)
-	sec := (float64(d.Occurrences)*batmapInsert + words*batmapWord*kernelSpeed() + float64(triangle(d.Frequent()))*batmapPair) / float64(d.Threads)
+	c := d.unitCosts()
+	sec := (float64(d.Occurrences)*c.batmapInsert + words*c.batmapWord + float64(triangle(d.Frequent()))*c.batmapPair) / float64(d.Threads)
 	return Estimate{Seconds: sec, Memory: d.VerticalBytes() + l.Memory(sizes, d.Threads),
 		Detail: fmt.Sprintf("%s; %d words of batmaps, %.3g words compared, kernel %s", l, l.TotalWords(sizes), words, batmap.Kernel())}, nil
-}
-
-// kernelSpeed scales batmapWord for the portable kernel.
-func kernelSpeed() float64 {
-	if batmap.Kernel() == "go-swar64" {
-		return 1
-	}
-	return 0.25
 }
 
 func (batmapEngine) Run(ctx context.Context, d *Data, out *Output) error {

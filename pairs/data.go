@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -36,35 +37,61 @@ type Data struct {
 	// Threads is the number of CPU goroutines engines use.
 	Threads int
 
-	tx      *sets.Collection
-	ranksOf func(t int, buf []uint32) []uint32
-	counts  [][]uint64 // per worker of the first pass, per rank
+	tx *sets.Collection
+	// rankOf[x] is 1 + the rank of item x, 0 for infrequent items, when
+	// item ids are dense enough for an array; otherwise ranks are found by
+	// binary search in Items.
+	rankOf []uint32
+	// counts[w][r] counts rank r in the transactions of worker w's range
+	// (rangeOf) until Vertical turns it into write cursors.
+	counts  [][]uint64
+	workers int // the ranges of transactions of the preparation
+
+	costs *costs // the CPU engines' per-unit costs; nil: defaultCosts
 
 	vertOnce sync.Once
 	vert     *sets.Collection
 
 	horizOnce sync.Once
 	horiz     *sets.Collection
+	prepared  bool // horiz was built by the preparation
 	posOnce   sync.Once
 	positions []uint32
+}
+
+// unitCosts returns the per-unit costs the CPU engines' estimates use.
+func (d *Data) unitCosts() costs {
+	if d.costs == nil {
+		c := defaultCosts()
+		d.costs = &c
+	}
+	return *d.costs
 }
 
 // Frequent returns the number of frequent items, f.
 func (d *Data) Frequent() int { return len(d.Items) }
 
 // Horizontal returns the transactions with only their frequent items, as
-// increasing ranks, built from the input on first use.
+// increasing ranks. NewPlan builds it with the lengths when it fits the
+// memory budget; otherwise it is built from the input on first use.
 func (d *Data) Horizontal() *sets.Collection {
 	d.horizOnce.Do(func() {
+		if d.prepared {
+			return
+		}
 		m := d.Transactions
-		h := &sets.Collection{Offsets: make([]uint64, m+1), Elements: make([]uint32, d.Occurrences)}
+		h := &sets.Collection{Offsets: hugepage.Make[uint64](m+1, m+1), Elements: hugepage.Make[uint32](int(d.Occurrences), int(d.Occurrences))}
 		for t, n := range d.Lengths {
 			h.Offsets[t+1] = h.Offsets[t] + uint64(n)
 		}
-		workers := min(max(d.Threads, 1), max(1, m>>10))
-		parallelDo(workers, func(w int) {
-			for t := w * m / workers; t < (w+1)*m/workers; t++ {
-				d.ranksOf(t, h.Elements[h.Offsets[t]:h.Offsets[t]])
+		parallelDo(d.workers, func(w int) {
+			lo, hi := d.rangeOf(w)
+			var buf []uint32
+			for t := lo; t < hi; t++ {
+				s := d.tx.Set(t)
+				buf = slices.Grow(buf[:0], len(s))
+				n := d.ranks(s, buf[:len(s)])
+				copy(h.Elements[h.Offsets[t]:h.Offsets[t+1]], buf[:n])
 			}
 		})
 		d.horiz = h
@@ -72,8 +99,50 @@ func (d *Data) Horizontal() *sets.Collection {
 	return d.horiz
 }
 
-// HorizontalBytes is the memory Horizontal allocates.
-func (d *Data) HorizontalBytes() int64 { return 4*d.Occurrences + 8*int64(d.Transactions+1) }
+// HorizontalBytes is the memory Horizontal allocates: 0 when NewPlan built
+// it.
+func (d *Data) HorizontalBytes() int64 {
+	if d.prepared {
+		return 0
+	}
+	return 4*d.Occurrences + 8*int64(d.Transactions+1)
+}
+
+// horizontalBytes is the memory of the horizontal database as the
+// preparation builds it: room for every item occurrence of the input.
+func horizontalBytes(tx *sets.Collection) int64 {
+	return 4*int64(len(tx.Elements)) + 8*int64(tx.Len()+1)
+}
+
+// rangeOf is worker w's range of transactions in the preparation (and in
+// Horizontal and Vertical, which use its counts).
+func (d *Data) rangeOf(w int) (lo, hi int) {
+	m := d.Transactions
+	return w * m / d.workers, (w + 1) * m / d.workers
+}
+
+// ranks writes the ranks of the frequent items of s to dst, in order, and
+// returns how many there are. dst must hold len(s) ranks.
+func (d *Data) ranks(s, dst []uint32) int {
+	n := 0
+	if rankOf := d.rankOf; rankOf != nil {
+		dst = dst[:len(s)]
+		for _, x := range s {
+			// Without a branch: an infrequent item's slot is reused.
+			r := rankOf[x]
+			dst[n] = r - 1
+			n += int((r | -r) >> 31)
+		}
+		return n
+	}
+	for _, x := range s {
+		if i, ok := slices.BinarySearch(d.Items, x); ok {
+			dst[n] = uint32(i)
+			n++
+		}
+	}
+	return n
+}
 
 // Positions returns, for the k-th element of Vertical.Elements (rank a in
 // transaction t), the position of a in transaction t of Horizontal. It is
@@ -83,7 +152,7 @@ func (d *Data) Positions() []uint32 {
 		h := d.Horizontal()
 		v := d.Vertical()
 		m, f := d.Transactions, d.Frequent()
-		pos := make([]uint32, len(v.Elements))
+		pos := hugepage.Make[uint32](len(v.Elements), len(v.Elements))
 		workers := min(max(d.Threads, 1), max(1, m>>10))
 		// Each worker's cursor into every tidlist: where its transactions
 		// start, found by binary search.
@@ -136,11 +205,11 @@ func prepare(tx *sets.Collection, minSupport, threads int, budget int64) (*Data,
 	var ids, counts []uint32
 	if maxItem < 0 {
 		// no items at all
-	} else if dense := maxItem + 1; dense <= max(1<<24, 2*int64(len(tx.Elements))) {
-		if need := 4 * dense * int64(min(threads, 8)+1); need > budget {
+	} else if dense(maxItem, tx) {
+		if need := 4 * (maxItem + 1) * int64(min(threads, 8)+1); need > budget {
 			return nil, fmt.Errorf("pairs: counting supports of item ids up to %d needs %d MiB, over the %d MiB budget: %w", maxItem, need>>20, budget>>20, ErrCannotRun)
 		}
-		ids, counts = countDense(tx, int(dense), threads)
+		ids, counts = countDense(tx, int(maxItem+1), threads)
 	} else {
 		if need := 8 * int64(len(tx.Elements)); need > budget {
 			return nil, fmt.Errorf("pairs: counting supports needs %d MiB, over the %d MiB budget: %w", need>>20, budget>>20, ErrCannotRun)
@@ -162,20 +231,53 @@ func prepare(tx *sets.Collection, minSupport, threads int, budget int64) (*Data,
 	for r, i := range freq {
 		d.Items[r], d.Support[r] = ids[i], counts[i]
 	}
-	if need := d.preparedBytes(); need > budget {
+	d.workers = min(max(threads, 1), 64, max(1, m>>10))
+	lookup := int64(0) // the rank lookup: an array by item id when ids are dense
+	if dense(maxItem, tx) {
+		lookup = maxItem + 1
+	}
+	if need := d.fixedBytes(lookup); need > budget {
 		return nil, fmt.Errorf("pairs: the transaction lengths and rank lookup of %d frequent items need %d MiB, over the %d MiB budget: %w", f, need>>20, budget>>20, ErrCannotRun)
 	}
-	d.lengths(maxItem, threads)
+	if lookup > 0 {
+		d.rankOf = make([]uint32, lookup) // rank + 1; 0 for infrequent items
+		for r, x := range d.Items {
+			d.rankOf[x] = uint32(r + 1)
+		}
+	}
+	// With room for it, the horizontal database comes with the lengths.
+	d.lengths(prepareHorizontal && d.preparedBytes()+horizontalBytes(tx) <= budget/2)
 	for _, n := range d.Lengths {
 		d.PairSteps += int64(n) * int64(n-1) / 2
 	}
 	return d, nil
 }
 
-// preparedBytes is the memory of the transaction lengths, the rank lookup
-// and the first pass's counts.
+// prepareHorizontal lets the preparation build the horizontal database;
+// tests turn it off to check the engines on one built on first use.
+var prepareHorizontal = true
+
+// dense reports whether item ids up to maxItem are dense enough for arrays
+// indexed by id (supports, ranks).
+func dense(maxItem int64, tx *sets.Collection) bool {
+	return maxItem >= 0 && maxItem+1 <= max(1<<24, 2*int64(len(tx.Elements)))
+}
+
+// preparedBytes is the memory of the transaction lengths, the rank lookup,
+// the first pass's counts and, when NewPlan built it, the horizontal
+// database.
 func (d *Data) preparedBytes() int64 {
-	return 4*int64(d.Transactions) + 4*int64(d.DistinctItems) + 8*int64(len(d.Items))*int64(min(d.Threads, 64))
+	n := d.fixedBytes(int64(len(d.rankOf)))
+	if d.prepared {
+		n += horizontalBytes(d.tx)
+	}
+	return n
+}
+
+// fixedBytes is the memory of the transaction lengths, a rank lookup of
+// lookup entries and the first pass's counts.
+func (d *Data) fixedBytes(lookup int64) int64 {
+	return 4*int64(d.Transactions) + 4*lookup + 8*int64(len(d.Items))*int64(max(d.workers, 1))
 }
 
 // VerticalBytes is the memory of the tidlists.
@@ -188,27 +290,38 @@ func (d *Data) VerticalBytes() int64 { return 4*d.Occurrences + 8*int64(len(d.It
 // out sorted.
 func (d *Data) Vertical() *sets.Collection {
 	d.vertOnce.Do(func() {
-		f, m := d.Frequent(), d.Transactions
-		v := &sets.Collection{Offsets: make([]uint64, f+1), Elements: make([]uint32, d.Occurrences)}
+		f := d.Frequent()
+		v := &sets.Collection{Offsets: make([]uint64, f+1), Elements: hugepage.Make[uint32](int(d.Occurrences), int(d.Occurrences))}
 		for r := range f {
 			v.Offsets[r+1] = v.Offsets[r] + uint64(d.Support[r])
 		}
-		workers := len(d.counts)
 		// Turn counts into each worker's write cursors.
 		for r := range f {
 			at := v.Offsets[r]
-			for w := range workers {
+			for w := range d.workers {
 				n := d.counts[w][r]
 				d.counts[w][r] = at
 				at += n
 			}
 		}
-		parallelDo(workers, func(w int) {
+		var h *sets.Collection
+		if d.prepared {
+			h = d.horiz
+		}
+		parallelDo(d.workers, func(w int) {
 			cur := d.counts[w]
+			lo, hi := d.rangeOf(w)
 			var buf []uint32
-			for t := w * m / workers; t < (w+1)*m/workers; t++ {
-				buf = d.ranksOf(t, buf[:0])
-				for _, r := range buf {
+			for t := lo; t < hi; t++ {
+				var ranks []uint32
+				if h != nil {
+					ranks = h.Set(t)
+				} else {
+					s := d.tx.Set(t)
+					buf = slices.Grow(buf[:0], len(s))
+					ranks = buf[:d.ranks(s, buf[:len(s)])]
+				}
+				for _, r := range ranks {
 					v.Elements[cur[r]] = uint32(t)
 					cur[r]++
 				}
@@ -272,53 +385,66 @@ func countSorted(tx *sets.Collection) (ids, counts []uint32) {
 	return ids, counts
 }
 
-// lengths sets up the rank lookup and counts, per worker's range of
-// transactions, the frequent items of each transaction and of each rank.
-func (d *Data) lengths(maxItem int64, threads int) {
+// lengths counts, per worker's range of transactions, the frequent items
+// of each transaction and of each rank. With horiz, it also builds the
+// horizontal database: each worker writes the ranks of its transactions
+// where the input has its items (there is room, as items are only
+// dropped), then the ranges are moved together.
+func (d *Data) lengths(horiz bool) {
 	tx := d.tx
 	m, f := tx.Len(), len(d.Items)
-	// ranksOf appends the ranks of transaction t's frequent items to buf:
-	// through an array indexed by item id when ids are dense, by binary
-	// search among the frequent ids otherwise.
-	if maxItem >= 0 && maxItem+1 <= max(1<<24, 2*int64(len(tx.Elements))) {
-		rankOf := make([]uint32, maxItem+1) // rank + 1; 0 for infrequent items
-		for r, x := range d.Items {
-			rankOf[x] = uint32(r + 1)
-		}
-		d.ranksOf = func(t int, buf []uint32) []uint32 {
-			for _, x := range tx.Set(t) {
-				if r := rankOf[x]; r != 0 {
-					buf = append(buf, r-1)
-				}
-			}
-			return buf
-		}
-	} else {
-		keys := d.Items // ranks are in increasing order of item id
-		d.ranksOf = func(t int, buf []uint32) []uint32 {
-			for _, x := range tx.Set(t) {
-				if i, ok := slices.BinarySearch(keys, x); ok {
-					buf = append(buf, uint32(i))
-				}
-			}
-			return buf
-		}
-	}
-	workers := min(max(threads, 1), 64, max(1, m>>10))
 	d.Lengths = make([]uint32, m)
-	d.counts = make([][]uint64, workers)
-	parallelDo(workers, func(w int) {
+	d.counts = make([][]uint64, d.workers)
+	var h *sets.Collection
+	if horiz {
+		h = &sets.Collection{Offsets: hugepage.Make[uint64](m+1, m+1), Elements: hugepage.Make[uint32](len(tx.Elements), len(tx.Elements))}
+	}
+	kept := make([]uint64, d.workers) // the ranks each worker wrote
+	parallelDo(d.workers, func(w int) {
 		c := make([]uint64, f)
+		lo, hi := d.rangeOf(w)
 		var buf []uint32
-		for t := w * m / workers; t < (w+1)*m/workers; t++ {
-			buf = d.ranksOf(t, buf[:0])
-			for _, r := range buf {
-				c[r]++
+		if h != nil {
+			at := tx.Offsets[lo]
+			for t := lo; t < hi; t++ {
+				s := tx.Set(t)
+				n := d.ranks(s, h.Elements[at:at+uint64(len(s))])
+				for _, r := range h.Elements[at : at+uint64(n)] {
+					c[r]++
+				}
+				d.Lengths[t] = uint32(n)
+				at += uint64(n)
 			}
-			d.Lengths[t] = uint32(len(buf))
+			kept[w] = at - tx.Offsets[lo]
+		} else {
+			for t := lo; t < hi; t++ {
+				s := tx.Set(t)
+				buf = slices.Grow(buf[:0], len(s))
+				n := d.ranks(s, buf[:len(s)])
+				for _, r := range buf[:n] {
+					c[r]++
+				}
+				d.Lengths[t] = uint32(n)
+			}
 		}
 		d.counts[w] = c
 	})
+	if h == nil {
+		return
+	}
+	// Move the ranges together, in order (each moves down, or stays).
+	at := uint64(0)
+	for w := range d.workers {
+		lo, _ := d.rangeOf(w)
+		from := tx.Offsets[lo]
+		copy(h.Elements[at:at+kept[w]], h.Elements[from:from+kept[w]])
+		at += kept[w]
+	}
+	h.Elements = h.Elements[:at]
+	for t, n := range d.Lengths {
+		h.Offsets[t+1] = h.Offsets[t] + uint64(n)
+	}
+	d.horiz, d.prepared = h, true
 }
 
 // parallelDo runs fn(0..n-1) on n goroutines and waits.

@@ -15,17 +15,12 @@ type eclat struct{ cpu }
 
 func (eclat) Name() string { return "eclat" }
 
-// Calibrated: seconds per tidlist element merged, per intersection.
-const (
-	eclatElement = 0.2e-9
-	eclatPair    = 100e-9
-)
-
 func (eclat) Estimate(d *Data) (Estimate, error) {
 	f := d.Frequent()
 	// Each tidlist takes part in f-1 intersections.
 	steps := float64(d.Occurrences) * float64(max(f-1, 0))
-	sec := (steps*eclatElement + float64(triangle(f))*eclatPair) / float64(d.Threads)
+	c := d.unitCosts()
+	sec := (steps*c.eclatElement + float64(triangle(f))*c.eclatPair) / float64(d.Threads)
 	return Estimate{Seconds: sec, Memory: d.VerticalBytes(), Detail: fmt.Sprintf("%d intersections, %.3g tidlist elements", triangle(f), steps)}, nil
 }
 

@@ -26,20 +26,13 @@ type fpgrowth struct{ cpu }
 
 func (fpgrowth) Name() string { return "fpgrowth" }
 
-// Calibrated: seconds per step up a path, per transaction sorted (times
-// log2 of their number), per node built.
-const (
-	fpStep = 12e-9
-	fpSort = 30e-9
-	fpNode = 20e-9
-)
-
 func (fpgrowth) Estimate(d *Data) (Estimate, error) {
 	// Without knowing the tree, the walk is bounded by the pair
 	// occurrences (a tree that shares no prefix).
 	m := float64(d.Transactions)
-	sec := (float64(d.PairSteps)*fpStep + m*log2(m)*fpSort + float64(d.Occurrences)*fpNode) / float64(d.Threads)
-	mem := 2*d.HorizontalBytes() + 16*d.Occurrences + 4*int64(d.Transactions) + 8*int64(d.Frequent())*int64(d.Threads)
+	c := d.unitCosts()
+	sec := (float64(d.PairSteps)*c.fpStep + m*log2(m)*c.fpSort + float64(d.Occurrences)*c.fpNode) / float64(d.Threads)
+	mem := d.HorizontalBytes() + 4*d.Occurrences + 16*d.Occurrences + 4*int64(d.Transactions) + 8*int64(d.Frequent())*int64(d.Threads)
 	return Estimate{Seconds: sec, Memory: mem, Detail: fmt.Sprintf("%d trees of at most %d nodes", d.Threads, d.Occurrences)}, nil
 }
 

@@ -56,6 +56,10 @@ type Options struct {
 	// the current stage ("tidlists", "batmaps", "pairs", ...), the work
 	// done in it and its total.
 	Progress func(stage string, done, total int64)
+	// CountOnly says that the caller wants only the number of pairs:
+	// engines that can count without naming them may then give Run's fn
+	// no pairs (Output.CountOnly).
+	CountOnly bool
 }
 
 // ErrCannotRun is wrapped by the errors of engines or devices that cannot
@@ -113,7 +117,8 @@ type Plan struct {
 	// Reason says why Engine was chosen.
 	Reason string
 
-	opt Options
+	opt       Options
+	probeNote string // why the CPU costs were not measured
 }
 
 // Candidate is one engine's estimate for a plan.
@@ -122,6 +127,55 @@ type Candidate struct {
 	Estimate Estimate
 	Err      error
 }
+
+// estimate asks c's engine for its estimate on d, and checks a CPU
+// engine's memory against the budget (spent is the preparation's).
+func (c *Candidate) estimate(d *Data, spent, budget int64) {
+	c.Estimate, c.Err = c.Engine.Estimate(d)
+	if c.Err == nil && c.Engine.Device() == "cpu" && c.Estimate.Memory+spent > budget {
+		c.Err = fmt.Errorf("%w: needs %d MiB, over the %d MiB budget", ErrCannotRun, (c.Estimate.Memory+spent)>>20, budget>>20)
+	}
+}
+
+// calibrate re-estimates the CPU candidates with per-unit costs measured
+// on this machine (a probe of a millisecond or two, once per process and
+// number of threads), when that could change the choice and is lost in the
+// run's time: two candidates, one on the CPU, within probeSpread of the
+// fastest, which takes probeWorth or more.
+func (p *Plan) calibrate(spent, budget int64) {
+	fastest := 0.0
+	for _, c := range p.Candidates {
+		if c.Err == nil && (fastest == 0 || c.Estimate.Seconds < fastest) {
+			fastest = c.Estimate.Seconds
+		}
+	}
+	near, cpu := 0, false
+	for _, c := range p.Candidates {
+		if c.Err == nil && c.Estimate.Seconds <= probeSpread*fastest {
+			near++
+			cpu = cpu || c.Engine.Device() == "cpu"
+		}
+	}
+	switch {
+	case forceProbe:
+	case !cpu || near < 2:
+		p.probeNote = fmt.Sprintf("no probe: no other engine within %gx", probeSpread)
+		return
+	case fastest < probeWorth:
+		p.probeNote = fmt.Sprintf("no probe: the fastest estimate is below %g s", probeWorth)
+		return
+	}
+	costs := measure(p.Data.Threads).costs()
+	p.Data.costs = &costs
+	for i := range p.Candidates {
+		if c := &p.Candidates[i]; c.Err == nil && c.Engine.Device() == "cpu" {
+			c.estimate(p.Data, spent, budget)
+		}
+	}
+}
+
+// forceProbe makes every auto plan probe; tests set it.
+var forceProbe bool
 
 // NewPlan prepares tx (each set a transaction, its elements the items) for
 // mining with opt: it counts supports, drops infrequent items, builds the
@@ -162,7 +216,6 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	}
 	p := &Plan{Data: d, opt: opt}
 	spent := d.preparedBytes()
-	var best *Candidate
 	for _, e := range Engines() {
 		if name != "auto" && e.Name() != name {
 			continue
@@ -172,17 +225,20 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 			continue
 		}
 		c := Candidate{Engine: e}
-		if err := e.Available(); err != nil {
-			c.Err = err
-		} else {
-			c.Estimate, c.Err = e.Estimate(d)
-			if c.Err == nil && dev == "cpu" && c.Estimate.Memory+spent > budget {
-				c.Err = fmt.Errorf("%w: needs %d MiB, over the %d MiB budget", ErrCannotRun, (c.Estimate.Memory+spent)>>20, budget>>20)
-			}
+		if c.Err = e.Available(); c.Err == nil {
+			c.estimate(d, spent, budget)
 		}
 		p.Candidates = append(p.Candidates, c)
+	}
+	if name == "auto" {
+		p.calibrate(spent, budget)
+	} else {
+		p.probeNote = "no probe: the engine was named"
+	}
+	var best *Candidate
+	for i, c := range p.Candidates {
 		if c.Err == nil && (best == nil || c.Estimate.Seconds < best.Estimate.Seconds) {
-			best = &p.Candidates[len(p.Candidates)-1]
+			best = &p.Candidates[i]
 		}
 	}
 	if best == nil {
@@ -209,7 +265,7 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 // during the call. An error from fn stops the run and is returned. Pairs
 // come in no particular order.
 func (p *Plan) Run(ctx context.Context, fn func([]Pair) error) (int64, error) {
-	out := &Output{d: p.Data, fn: fn, progress: p.opt.Progress}
+	out := &Output{d: p.Data, fn: fn, progress: p.opt.Progress, countOnly: p.opt.CountOnly}
 	err := p.Engine.Run(ctx, p.Data, out)
 	if err == nil {
 		err = out.Err()
@@ -264,6 +320,11 @@ func (p *Plan) Explain() string {
 	fmt.Fprintf(&b, "frequent items: %d, %d occurrences, density %.3g%%, %d pairs of items, %d pair occurrences\n",
 		d.Frequent(), d.Occurrences, 100*d.Density(), int64(d.Frequent())*int64(max(d.Frequent()-1, 0))/2, d.PairSteps)
 	fmt.Fprintf(&b, "threads: %d\n", d.Threads)
+	costs := d.unitCosts().source
+	if p.probeNote != "" {
+		costs += " (" + p.probeNote + ")"
+	}
+	fmt.Fprintf(&b, "CPU estimates: %s\n", costs)
 	fmt.Fprintf(&b, "engines:\n")
 	for _, c := range p.Candidates {
 		mark := " "
@@ -284,13 +345,14 @@ func (p *Plan) Explain() string {
 // Output receives an engine's pairs; its methods are safe for concurrent
 // use, except those of each Writer.
 type Output struct {
-	d        *Data
-	fn       func([]Pair) error
-	progress func(stage string, done, total int64)
-	count    atomic.Int64
-	failed   atomic.Bool
-	errMu    sync.Mutex
-	err      error
+	d         *Data
+	fn        func([]Pair) error
+	progress  func(stage string, done, total int64)
+	count     atomic.Int64
+	countOnly bool
+	failed    atomic.Bool
+	errMu     sync.Mutex
+	err       error
 }
 
 // Err returns the first error of the caller's callback; engines check it
@@ -310,6 +372,11 @@ func (o *Output) Progress(stage string, done, total int64) {
 		o.progress(stage, done, total)
 	}
 }
+
+// CountOnly reports whether the caller wants only the number of pairs
+// (Options.CountOnly): an engine may then report them with
+// Writer.AddCount instead of Writer.Add.
+func (o *Output) CountOnly() bool { return o.countOnly }
 
 // Writer returns a buffer for one goroutine's pairs; Close it at the end.
 func (o *Output) Writer() *Writer {
@@ -351,6 +418,10 @@ func (w *Writer) flush() {
 	}
 	w.buf = w.buf[:0]
 }
+
+// AddCount reports n pairs without naming them; only when the Output is
+// CountOnly.
+func (w *Writer) AddCount(n int64) { w.n += n }
 
 // Close flushes the writer.
 func (w *Writer) Close() {

@@ -7,7 +7,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/xsect/xsect/batmap"
@@ -143,6 +145,10 @@ func TestEnginesExact(t *testing.T) {
 					for _, threads := range []int{1, 3} {
 						comparePairs(t, run(t, ds.tx, ec.engine, ec.cfg, s, threads), want)
 					}
+					// The horizontal database built on first use.
+					prepareHorizontal = false
+					defer func() { prepareHorizontal = true }()
+					comparePairs(t, run(t, ds.tx, ec.engine, ec.cfg, s, 3), want)
 				})
 			}
 		}
@@ -327,6 +333,81 @@ func TestFIMIAgree(t *testing.T) {
 			t.Run(tc.file+"/"+e, func(t *testing.T) {
 				comparePairs(t, run(t, tx, e, batmap.Config{}, s, 0), want)
 			})
+		}
+	}
+}
+
+// TestProbe checks the probe's figures, that the reference machine's
+// figures give the reference costs, that a probe is run once per number
+// of threads, and that plans with measured costs mine the same pairs.
+func TestProbe(t *testing.T) {
+	p := measure(3)
+	for name, v := range map[string]float64{"increment": p.increment, "word": p.word, "element": p.element} {
+		if !(v > 0 && v < 1e-6) {
+			t.Errorf("probe: %s costs %v s, implausible", name, v)
+		}
+	}
+	if p.threads != min(3, runtime.GOMAXPROCS(0)) || p.elapsed <= 0 || measure(3) != p {
+		t.Errorf("probe for 3 threads: %+v, not cached", p)
+	}
+	ref := probeReference
+	c := ref.costs()
+	r := referenceCosts
+	if math.Abs(c.aprioriIncrement/r.aprioriIncrement-1) > 1e-9 || math.Abs(c.batmapWord/r.batmapWord-1) > 1e-9 ||
+		math.Abs(c.eclatElement/r.eclatElement-1) > 1e-9 || math.Abs(c.fpStep/r.fpStep-1) > 1e-9 {
+		t.Errorf("the reference probe gives %+v, want the reference costs %+v", c, r)
+	}
+	slow := ref
+	slow.word *= 3
+	if c := slow.costs(); math.Abs(c.batmapWord/r.batmapWord-3) > 1e-9 || c.aprioriIncrement != r.aprioriIncrement {
+		t.Errorf("a kernel 3 times slower gives %+v", c)
+	}
+	forceProbe = true
+	defer func() { forceProbe = false }()
+	for _, ds := range datasets(t) {
+		s := ds.support[len(ds.support)/2]
+		p, err := NewPlan(ds.tx, Options{MinSupport: s, Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(p.Explain(), "measured by a") {
+			t.Fatalf("%s: the plan does not say it probed:\n%s", ds.name, p.Explain())
+		}
+		got, err := Collect(context.Background(), ds.tx, Options{MinSupport: s, Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comparePairs(t, got, reference(ds.tx, s))
+	}
+}
+
+// TestProbeWhen checks that small or clear-cut auto plans do not probe.
+func TestProbeWhen(t *testing.T) {
+	tx, err := GenerateBernoulli(100, 0.05, 1e4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(tx, Options{MinSupport: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := p.Explain(); !strings.Contains(e, "no probe") || !strings.Contains(e, "Zen 5 reference") {
+		t.Errorf("a small plan probed:\n%s", e)
+	}
+}
+
+// TestAprioriWide checks aprioriSmall with shares of more than 65535
+// transactions, whose 16-bit counters are added into 32-bit ones.
+func TestAprioriWide(t *testing.T) {
+	// About 139,000 transactions; pairs in 81% of them, past 2^16.
+	tx, err := GenerateBernoulli(8, 0.9, 1000000, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []int{1, 1 << 16, 112000} {
+		want := reference(tx, s)
+		for _, threads := range []int{1, 2} {
+			comparePairs(t, run(t, tx, "apriori", batmap.Config{}, s, threads), want)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 var benchFiles = []string{
 	"fimi/kosarak_head36682.dat",
 	"fimi/retail.dat",
+	"fimi/T10I4D100K.dat",
 	"roaring/census-income.sets.gz",
 }
 
@@ -62,7 +63,7 @@ func BenchmarkReadText(b *testing.B) {
 		inputs[filepath.Base(f)] = readData(b, f)
 	}
 	inputs["zipf-1e8-5000x2000"] = nil // made on first use
-	for _, name := range []string{"kosarak_head36682.dat", "retail.dat", "census-income.sets.gz", "zipf-1e8-5000x2000"} {
+	for _, name := range []string{"kosarak_head36682.dat", "retail.dat", "T10I4D100K.dat", "census-income.sets.gz", "zipf-1e8-5000x2000"} {
 		b.Run(name, func(b *testing.B) {
 			data := inputs[name]
 			if data == nil {

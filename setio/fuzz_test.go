@@ -61,6 +61,7 @@ func FuzzReadText(f *testing.F) {
 		"1\u00a02", "1\x85 2", "007 008", "1\v2\f3", "a\nb", "1 2\n3 x\n",
 	} {
 		f.Add([]byte(s), uint8(0))
+		f.Add([]byte(s), uint8(2*len(bufSizes))) // 3 workers, 1-byte blocks
 	}
 	f.Fuzz(func(t *testing.T, data []byte, bufSel uint8) {
 		text := data
@@ -80,7 +81,12 @@ func FuzzReadText(f *testing.F) {
 			}
 		}
 		want, line, col := refParse(string(text))
-		got, err := readText(bytes.NewReader(data), "fuzz", false, bufSizes[int(bufSel)%len(bufSizes)], 0)
+		var got *sets.Collection
+		var err error
+		workers := workerCounts[int(bufSel)/len(bufSizes)%len(workerCounts)]
+		withWorkers(workers, func() {
+			got, err = readText(bytes.NewReader(data), "fuzz", false, bufSizes[int(bufSel)%len(bufSizes)], 0)
+		})
 		if want != nil {
 			if err != nil {
 				t.Fatalf("%q: %v, reference parsed %s", text, err, describe(want))

@@ -10,16 +10,28 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strconv"
 
+	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/radix"
 	"github.com/xsect/xsect/sets"
 )
 
-// defaultBufSize is the text parser's read buffer: large enough that the
-// per-read cost vanishes, small enough to stay in L2.
-const defaultBufSize = 256 << 10
+// defaultBufSize is the text parser's read buffer, and the size of the
+// blocks parsed in parallel: large enough that the per-read and per-block
+// costs vanish, small enough to stay in L2 and to spread a few megabytes
+// over many cores.
+const defaultBufSize = 128 << 10
+
+// parallelMin is the smallest known size of text parsed in parallel; below
+// it, starting goroutines costs more than it saves.
+const parallelMin = 512 << 10
+
+// textWorkers is the number of goroutines that parse blocks of text; tests
+// change it.
+var textWorkers = func() int { return runtime.GOMAXPROCS(0) }
 
 // ReadText parses the text format from r: one set per line, elements as
 // decimal integers in [0, 2^32-1] separated by spaces or tabs (carriage
@@ -29,7 +41,8 @@ const defaultBufSize = 256 << 10
 // last line may lack its '\n', and a final '\n' does not start another set.
 //
 // If the data starts with the gzip magic bytes it is decompressed on the
-// fly. The text is parsed as it is read, through a fixed-size buffer.
+// fly. The text is parsed as it is read: in blocks that end at line ends,
+// on all cores (GOMAXPROCS), unless it is known to be small.
 //
 // A bad token, a value out of range or a truncated or corrupt gzip stream is
 // a *ParseError at the token's line and byte column (name is its file name),
@@ -44,16 +57,16 @@ func ReadText(r io.Reader, name string) (*sets.Collection, error) {
 }
 
 // ReadTextSize is ReadText for data whose size in bytes is known, such as a
-// file's size on disk (compressed or not): it sizes the element array once
-// instead of growing it by copies.
+// file's size on disk (compressed or not): it sizes the arrays once instead
+// of growing them by copies.
 func ReadTextSize(r io.Reader, name string, size int64) (*sets.Collection, error) {
 	return readText(r, name, false, defaultBufSize, size)
 }
 
-// readText is ReadText with the buffer size exposed to tests; all makes it
-// read every integer into one set, ignoring line structure (LoadAll). If
-// hint > 0 it is the size of the data, which lets the element array be
-// sized after the first buffer instead of growing by copies.
+// readText is ReadText with the buffer (and block) size exposed to tests;
+// all makes it read every integer into one set, ignoring line structure
+// (LoadAll). If hint > 0 it is the size of the data, which lets the arrays
+// be sized after the first buffer instead of growing by copies.
 func readText(r io.Reader, name string, all bool, bufSize int, hint int64) (*sets.Collection, error) {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
@@ -83,6 +96,9 @@ func readText(r io.Reader, name string, all bool, bufSize int, hint int64) (*set
 		src = zr
 		hint = 0 // the compressed size says little
 	}
+	if workers := textWorkers(); !all && workers > 1 && (hint == 0 || hint >= parallelMin) {
+		return readBlocks(src, rec, name, workers, bufSize, hint)
+	}
 
 	p := &textParser{src: src, name: name, all: all, line: 1, c: sets.New()}
 	buf := make([]byte, bufSize)
@@ -94,37 +110,187 @@ func readText(r io.Reader, name string, all bool, bufSize int, hint int64) (*set
 				return nil, perr
 			}
 			if first && hint > p.base {
-				p.reserve(hint)
+				p.c.Elements = reserve(p.c.Elements, int64(len(p.c.Elements)), p.base, hint)
+				p.c.Offsets = reserve(p.c.Offsets, int64(len(p.c.Offsets)), p.base, hint)
 			}
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			if rec == nil || (rec.err != nil && errors.Is(err, rec.err)) {
-				// The reader failed, not the data.
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-			msg := "corrupt gzip stream: " + err.Error()
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				msg = "truncated gzip stream"
-			}
-			return nil, &ParseError{File: name, Line: p.line, Col: int(p.base-p.lineStart) + 1, Msg: msg, Err: err}
+			return nil, readError(name, rec, err, p.line, int(p.base-p.lineStart)+1)
 		}
 	}
 	p.finish()
 	return p.c, nil
 }
 
-// reserve sizes the element array for size bytes of text, extrapolating
-// from what the first buffer held, with 5% to spare.
-func (p *textParser) reserve(size int64) {
-	est := float64(len(p.c.Elements)) / float64(p.base) * float64(size) * 1.05
-	if est > float64(cap(p.c.Elements)) && est < 1<<40 {
-		e := make([]uint32, len(p.c.Elements), int(est)+64)
-		copy(e, p.c.Elements)
-		p.c.Elements = e
+// readError is the error for err, which ended the data early at line and
+// col: the reader's own, or if it came from a gzip stream over a reader that
+// did not fail, corrupt data.
+func readError(name string, rec *recordReader, err error, line, col int) error {
+	if rec == nil || (rec.err != nil && errors.Is(err, rec.err)) {
+		// The reader failed, not the data.
+		return fmt.Errorf("%s: %w", name, err)
 	}
+	msg := "corrupt gzip stream: " + err.Error()
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "truncated gzip stream"
+	}
+	return &ParseError{File: name, Line: line, Col: col, Msg: msg, Err: err}
+}
+
+// reserve returns s with room for what size bytes of text hold, if the
+// first read bytes held n entries, with 5% to spare. Large arrays are
+// backed by huge pages: filling them costs fewer page faults.
+func reserve[T any](s []T, n, read, size int64) []T {
+	est := float64(n)/float64(read)*float64(size)*1.05 + 64
+	if est <= float64(cap(s)) || est >= 1<<40 {
+		return s
+	}
+	e := hugepage.Make[T](len(s), int(est))
+	copy(e, s)
+	return e
+}
+
+// textBlock is a piece of the text that ends at a line end, or at the end of
+// the data, parsed on its own: its lines are numbered from 1.
+type textBlock struct {
+	data    []byte
+	last    bool  // the data end after this block
+	readErr error // what ended the data, if not io.EOF
+
+	c     sets.Collection // the block's sets, Offsets from 0
+	tmp   []uint32        // the parser's scratch, kept between blocks
+	err   error           // a *ParseError, its line counted in the block
+	lines int             // the line ends in data
+	col   int             // the column after data, in its last line
+	done  chan struct{}
+}
+
+func (b *textBlock) parse(name string) {
+	// Room for every element (each takes 2 bytes or more, its separator
+	// included) and for lines of 8 bytes on average: the arrays are
+	// reused from block to block and hardly ever grow.
+	b.c.Offsets = append(slices.Grow(b.c.Offsets[:0], len(b.data)/8+2), 0)
+	b.c.Elements = slices.Grow(b.c.Elements[:0], len(b.data)/2+1)
+	// A block holds whole lines, so a bad token never needs more text.
+	p := textParser{src: eofReader{}, name: name, line: 1, c: &b.c, tmp: b.tmp}
+	b.err = p.chunk(b.data)
+	if b.err == nil && b.last && b.readErr == nil {
+		p.finish()
+	}
+	b.lines, b.col, b.tmp = p.line-1, int(p.base-p.lineStart)+1, p.tmp
+	close(b.done)
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// readBlocks parses src in parallel: a reader goroutine cuts the text into
+// blocks of bufSize at line ends (a block grows to hold a longer line),
+// workers parse them, and this goroutine appends their sets in order. A
+// fixed set of blocks circulates, so memory stays bounded whatever the size
+// of the text. Errors are those of the serial parse: the first bad token of
+// the text, its line counted across blocks, or the failure of the data
+// after the last good token.
+func readBlocks(src io.Reader, rec *recordReader, name string, workers, bufSize int, hint int64) (*sets.Collection, error) {
+	nblocks := workers + 2
+	free := make(chan *textBlock, nblocks)
+	work := make(chan *textBlock, nblocks)
+	order := make(chan *textBlock, nblocks)
+	stop := make(chan struct{})
+	for range nblocks {
+		free <- &textBlock{data: make([]byte, 0, bufSize)}
+	}
+	for range workers {
+		go func() {
+			for b := range work {
+				b.parse(name)
+			}
+		}()
+	}
+	go func() {
+		defer close(order)
+		defer close(work)
+		var carry []byte // the start of a line cut at the previous block's end
+		for {
+			var b *textBlock
+			select {
+			case b = <-free:
+			case <-stop:
+				return
+			}
+			b.data = append(b.data[:0], carry...)
+			b.last, b.readErr, b.done = false, nil, make(chan struct{})
+			for {
+				if len(b.data) == cap(b.data) {
+					b.data = slices.Grow(b.data, cap(b.data))
+				}
+				n, err := src.Read(b.data[len(b.data):cap(b.data)])
+				b.data = b.data[:len(b.data)+n]
+				if err != nil {
+					b.last = true
+					if err != io.EOF {
+						b.readErr = err
+					}
+					break
+				}
+				if len(b.data) == cap(b.data) {
+					if i := bytes.LastIndexByte(b.data, '\n'); i >= 0 {
+						carry = append(carry[:0], b.data[i+1:]...)
+						b.data = b.data[:i+1]
+						break
+					}
+				}
+			}
+			// Neither send blocks: at most nblocks are in flight.
+			work <- b
+			order <- b
+			if b.last {
+				return
+			}
+		}
+	}()
+
+	c := sets.New()
+	var read int64 // bytes of text whose sets are in c
+	line := 0      // lines before the current block
+	var fail error
+	for b := range order {
+		<-b.done
+		if fail != nil {
+			continue // drain: nothing may read src after the return
+		}
+		if b.err != nil {
+			pe := b.err.(*ParseError)
+			pe.Line += line
+			fail = pe
+		} else if b.readErr != nil {
+			fail = readError(name, rec, b.readErr, line+b.lines+1, b.col)
+		}
+		if fail != nil {
+			close(stop)
+			continue
+		}
+		if read == 0 && hint > int64(len(b.data)) && len(b.data) > 0 {
+			c.Elements = reserve(c.Elements, int64(len(b.c.Elements)), int64(len(b.data)), hint)
+			c.Offsets = reserve(c.Offsets, int64(len(b.c.Offsets)), int64(len(b.data)), hint)
+		}
+		base := uint64(len(c.Elements))
+		c.Elements = append(c.Elements, b.c.Elements...)
+		for _, o := range b.c.Offsets[1:] {
+			c.Offsets = append(c.Offsets, base+o)
+		}
+		read += int64(len(b.data))
+		line += b.lines
+		free <- b
+	}
+	if fail != nil {
+		return nil, fail
+	}
+	return c, nil
 }
 
 // recordReader remembers the first error of the reader under a gzip stream,
@@ -307,7 +473,8 @@ func (p *textParser) endSet(elems []uint32) []uint32 {
 // of files whose lines are not sorted (kosarak: 8 elements a line on
 // average, a few hundred at most), so it avoids data-dependent branches,
 // which an insertion sort mispredicts about once per element. Sets that
-// are sorted already are left alone (retail's lines are); the others go,
+// are sorted already are left alone (retail's and T10I4D100K's lines are:
+// checking costs less than a network); the others go,
 // up to 16 elements, through straight-line sorting networks, up to 32
 // through two of them and a branchless merge, and beyond through a radix
 // sort with *tmp as scratch, whose narrow digits suit a few dozen keys.
@@ -315,10 +482,10 @@ func (p *textParser) endSet(elems []uint32) []uint32 {
 //go:generate go run sortnet_gen.go
 func normalize(s []uint32, tmp *[]uint32) []uint32 {
 	switch {
-	case len(s) <= maxNetwork:
-		return sortUniqueSmall(s)
 	case sets.IsStrict(s):
 		return s
+	case len(s) <= maxNetwork:
+		return sortUniqueSmall(s)
 	case len(s) <= 2*maxNetwork:
 		return sortUnique32(s)
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -24,6 +25,18 @@ import (
 // bufSizes are the parser buffer sizes every text test runs with: tiny ones
 // put tokens, "\r\n" pairs and line ends across buffer boundaries.
 var bufSizes = []int{1, 2, 3, 5, 7, 16, 100, defaultBufSize}
+
+// workerCounts are the numbers of parsing goroutines every text test runs
+// with: 1 is the serial parser, more the parallel one (at any size).
+var workerCounts = []int{1, 2, 3}
+
+// withWorkers runs f with n parsing goroutines.
+func withWorkers(n int, f func()) {
+	old := textWorkers
+	textWorkers = func() int { return n }
+	defer func() { textWorkers = old }()
+	f()
+}
 
 func gz(t testing.TB, data []byte) []byte {
 	t.Helper()
@@ -69,19 +82,23 @@ func readAllWays(t *testing.T, text string) (*sets.Collection, error) {
 			t.Errorf("%q %s: %s, default buffer gave %s", text, how, describe(got), describe(want))
 		}
 	}
-	for _, n := range bufSizes {
-		got, err := readText(strings.NewReader(text), "in", false, n, 0)
-		check(fmt.Sprintf("buffer %d", n), got, err)
-		// A size hint, right or wrong, changes nothing.
-		for _, hint := range []int64{int64(len(text)), 1, 1 << 20} {
-			got, err := readText(strings.NewReader(text), "in", false, n, hint)
-			check(fmt.Sprintf("buffer %d, hint %d", n, hint), got, err)
-		}
+	for _, w := range workerCounts {
+		withWorkers(w, func() {
+			for _, n := range bufSizes {
+				got, err := readText(strings.NewReader(text), "in", false, n, 0)
+				check(fmt.Sprintf("%d workers, buffer %d", w, n), got, err)
+				// A size hint, right or wrong, changes nothing.
+				for _, hint := range []int64{int64(len(text)), 1, 1 << 20} {
+					got, err := readText(strings.NewReader(text), "in", false, n, hint)
+					check(fmt.Sprintf("%d workers, buffer %d, hint %d", w, n, hint), got, err)
+				}
+			}
+			got, err := ReadText(iotest.OneByteReader(strings.NewReader(text)), "in")
+			check(fmt.Sprintf("%d workers, one byte at a time", w), got, err)
+			got, err = ReadText(bytes.NewReader(gz(t, []byte(text))), "in")
+			check(fmt.Sprintf("%d workers, gzipped", w), got, err)
+		})
 	}
-	got, err := ReadText(iotest.OneByteReader(strings.NewReader(text)), "in")
-	check("one byte at a time", got, err)
-	got, err = ReadText(bytes.NewReader(gz(t, []byte(text))), "in")
-	check("gzipped", got, err)
 	return want, wantErr
 }
 
@@ -147,13 +164,17 @@ func TestReadTextErrors(t *testing.T) {
 		{"1 " + strings.Repeat("0", 100) + "x", 1, 3, `invalid element "0000000000000000000000000000000000000000..."`},
 	}
 	for _, tc := range cases {
-		for _, n := range bufSizes {
+		for _, tw := range []struct{ workers, buf int }{{1, 1}, {1, 2}, {1, 3}, {1, 5}, {1, 7}, {1, 16}, {1, 100}, {1, defaultBufSize},
+			{2, 1}, {2, 3}, {2, 16}, {2, defaultBufSize}, {3, 1}, {3, 2}, {3, 5}, {3, 100}} {
 			for _, zipped := range []bool{false, true} {
+				n := tw.buf
 				data := []byte(tc.in)
 				if zipped {
 					data = gz(t, data)
 				}
-				c, err := readText(bytes.NewReader(data), "f.dat", false, n, 0)
+				var c *sets.Collection
+				var err error
+				withWorkers(tw.workers, func() { c, err = readText(bytes.NewReader(data), "f.dat", false, n, 0) })
 				if err == nil {
 					t.Errorf("%q (buffer %d, gzip %v): no error, got %s", tc.in, n, zipped, describe(c))
 					continue
@@ -181,6 +202,12 @@ func TestReadTextErrors(t *testing.T) {
 }
 
 func TestReadTextGzipErrors(t *testing.T) {
+	for _, w := range workerCounts {
+		t.Run(fmt.Sprint(w, " workers"), func(t *testing.T) { withWorkers(w, func() { testGzipErrors(t) }) })
+	}
+}
+
+func testGzipErrors(t *testing.T) {
 	var text strings.Builder
 	for i := range 20000 {
 		fmt.Fprintf(&text, "%d %d %d\n", i, i*7, i*13)
@@ -238,11 +265,14 @@ func TestReadTextGzipErrors(t *testing.T) {
 // An error of the reader is passed on and is not bad input.
 func TestReadTextIOError(t *testing.T) {
 	boom := errors.New("boom")
-	for _, data := range [][]byte{[]byte("1 2 3\n4 5 6\n"), gz(t, []byte("1 2 3\n4 5 6\n"))} {
-		r := io.MultiReader(bytes.NewReader(data[:7]), iotest.ErrReader(boom))
-		_, err := ReadText(r, "x")
-		if !errors.Is(err, boom) || errors.Is(err, ErrBadInput) {
-			t.Errorf("got %v, want boom and not bad input", err)
+	for _, w := range workerCounts {
+		for _, data := range [][]byte{[]byte("1 2 3\n4 5 6\n"), gz(t, []byte("1 2 3\n4 5 6\n"))} {
+			r := io.MultiReader(bytes.NewReader(data[:7]), iotest.ErrReader(boom))
+			var err error
+			withWorkers(w, func() { _, err = ReadText(r, "x") })
+			if !errors.Is(err, boom) || errors.Is(err, ErrBadInput) {
+				t.Errorf("%d workers: got %v, want boom and not bad input", w, err)
+			}
 		}
 	}
 }
@@ -281,7 +311,11 @@ func TestRoundTrip(t *testing.T) {
 		if err := WriteText(&text, c); err != nil {
 			t.Fatal(err)
 		}
-		fromText, err := readText(bytes.NewReader(text.Bytes()), "t", false, bufSizes[i%len(bufSizes)], int64(text.Len()))
+		var fromText *sets.Collection
+		var err error
+		withWorkers(workerCounts[i%len(workerCounts)], func() {
+			fromText, err = readText(bytes.NewReader(text.Bytes()), "t", false, bufSizes[i%len(bufSizes)], int64(text.Len()))
+		})
 		if err != nil || !equalCollections(fromText, c) {
 			t.Fatalf("text round trip: %v\n%s\n%s", err, describe(c), describe(fromText))
 		}
@@ -477,6 +511,74 @@ func TestSwarDigits(t *testing.T) {
 		gn, gv, ok := swarDigits(binary.LittleEndian.Uint64(b[:]))
 		if ok != (n < 8) || ok && (gn != n || gv != v) {
 			t.Fatalf("%q: got %d, %d, %v; want %d, %d", b, gn, gv, ok, n, v)
+		}
+	}
+}
+
+// TestReadTextBlocks checks the parallel parser against the serial one on
+// text of many blocks, lines longer than a block among them, with and
+// without a bad token or a cut gzip stream somewhere: the same sets, or the
+// same error at the same line and column.
+func TestReadTextBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var text []byte
+	for i := range 30000 {
+		n := r.IntN(12)
+		if i%5000 == 17 {
+			n = 3000 // longer than a 4 KiB block
+		}
+		for j := range n {
+			if j > 0 {
+				text = append(text, " \t"[r.IntN(2)])
+			}
+			text = strconv.AppendUint(text, uint64(r.Uint32()>>r.IntN(32)), 10)
+		}
+		if r.IntN(50) == 0 {
+			text = append(text, '\r')
+		}
+		text = append(text, '\n')
+	}
+	serial := func(data []byte) (*sets.Collection, error) {
+		var c *sets.Collection
+		var err error
+		withWorkers(1, func() { c, err = readText(bytes.NewReader(data), "b.dat", false, defaultBufSize, 0) })
+		return c, err
+	}
+	inputs := [][]byte{text, text[:len(text)-1], text[:len(text)/2]}
+	for _, at := range []int{0, 5, len(text) / 3, len(text)/2 + 1, len(text) - 2} {
+		bad := slices.Clone(text)
+		bad[at] = 'x'
+		inputs = append(inputs, bad)
+	}
+	for k, data := range inputs {
+		want, wantErr := serial(data)
+		for _, w := range []int{2, 4} {
+			for _, n := range []int{4096, 64 << 10, defaultBufSize} {
+				var got *sets.Collection
+				var err error
+				withWorkers(w, func() {
+					got, err = readText(bytes.NewReader(data), "b.dat", false, n, int64(len(data)))
+				})
+				if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+					t.Fatalf("input %d, %d workers, blocks of %d: error %v, serial %v", k, w, n, err, wantErr)
+				}
+				if err == nil && !equalCollections(got, want) {
+					t.Fatalf("input %d, %d workers, blocks of %d: %d sets, serial %d", k, w, n, got.Len(), want.Len())
+				}
+			}
+		}
+	}
+	// A gzip stream cut short: the error comes at the end of the last data,
+	// after the last good line.
+	z := gz(t, text)
+	for _, cut := range []int{len(z) / 4, len(z) - 20} {
+		_, wantErr := serial(z[:cut])
+		for _, w := range []int{2, 4} {
+			var err error
+			withWorkers(w, func() { _, err = readText(bytes.NewReader(z[:cut]), "b.dat", false, 4096, 0) })
+			if err == nil || wantErr == nil || err.Error() != wantErr.Error() {
+				t.Fatalf("gzip cut at %d, %d workers: %v, serial %v", cut, w, err, wantErr)
+			}
 		}
 	}
 }

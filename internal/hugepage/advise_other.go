@@ -1,0 +1,7 @@
+//go:build !linux
+
+package hugepage
+
+const enabled = false
+
+func advise(p, n uintptr) {}
