@@ -33,6 +33,7 @@ import (
 	_ "embed"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/gpu"
@@ -47,6 +48,7 @@ func init() {
 	for _, t := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
 		allpairs.Register(&engine{t: t})
 	}
+	allpairs.Register(mmjoinEngine{})
 }
 
 // engine adapts a technique to allpairs.Engine.
@@ -56,8 +58,11 @@ func (e *engine) Name() string { return e.t.name() }
 
 func (e *engine) Kind() allpairs.DeviceKind { return allpairs.GPU }
 
-// Device opens the first GPU at first use and keeps it open.
-func (e *engine) Device() (allpairs.Device, error) {
+func (e *engine) Device() (allpairs.Device, error) { return gpuDevice() }
+
+// gpuDevice opens the first GPU at first use (keeping it open) and
+// describes it, with its free memory.
+func gpuDevice() (allpairs.Device, error) {
 	d := allpairs.Device{Kind: allpairs.GPU, Name: "no GPU"}
 	st, err := device()
 	if err != nil {
@@ -69,7 +74,7 @@ func (e *engine) Device() (allpairs.Device, error) {
 	if err != nil {
 		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
-	d.Memory = int64(free)
+	d.Memory = int64(free) + st.devPooled.Load()
 	return d, nil
 }
 
@@ -82,7 +87,7 @@ func (e *engine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	if err != nil {
 		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
-	pl, err := plan(p, e.t, st.dev.Info(), budget(int64(free)))
+	pl, err := plan(p, e.t, st.dev.Info(), budget(int64(free)+st.devPooled.Load()))
 	if err != nil {
 		return allpairs.Estimate{}, err
 	}
@@ -123,10 +128,22 @@ type state struct {
 	mu  sync.Mutex // one run at a time
 
 	// Owned by the device's goroutine.
-	mod    *gpu.Module
-	int8OK int // 0 unknown, 1 cuBLAS multiplies int8, -1 it does not
-	pinned []*gpu.HostBuffer
-	stage  []stageSlot
+	mod       *gpu.Module
+	int8OK    int // 0 unknown, 1 cuBLAS multiplies int8, -1 it does not
+	pinned    []*gpu.HostBuffer
+	stage     []stageSlot
+	stageNext int
+
+	// Pinned buffers of MMJoin's bands, free for the taking; released from
+	// the CPU's workers.
+	poolMu   sync.Mutex
+	hostPool []*gpu.HostBuffer
+
+	// Device buffers of earlier runs, kept for the next (owned by the
+	// device's goroutine); devPooled is their size, which planning counts
+	// as free.
+	devPool   []gpu.Buffer
+	devPooled atomic.Int64
 }
 
 var device = sync.OnceValues(func() (*state, error) {

@@ -2,6 +2,7 @@ package gpuallpairs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -299,4 +300,182 @@ func TestLargest(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("%d pairs, want %d", len(got), len(want))
 	}
+}
+
+// TestMMJoinMatchCPU checks MMJoin across devices against the CPU's
+// scan-count: a split that makes many elements heavy, bands of a few rows
+// with a host budget of a few bands (so that workers wait for bands nobody
+// prefetched), int8 and float16 products, self-joins and joins, pair,
+// threshold and containment queries.
+func TestMMJoinMatchCPU(t *testing.T) {
+	needGPU(t)
+	st := mustDevice(t)
+	rng := rand.New(rand.NewPCG(25, 26))
+	r := collection(t, skewedSets(rng, 300, 2000, 400))
+	s := collection(t, skewedSets(rng, 200, 2500, 300))
+	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 0}, {MinOverlap: 3}, {Containment: allpairs.Ratio{Num: 1, Den: 1}}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
+	for _, other := range []*sets.Collection{nil, s} {
+		for qi, q := range queries {
+			want, err := allpairs.Collect(context.Background(), r, other, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cfg := range []struct {
+				wordNS float64
+				counts int64
+				host   int64
+				half   bool
+			}{{1e-6, 16 << 20, 1 << 30, false}, {1e-6, 1000, 8000, false}, {1e-4, 3000, 1 << 30, true}, {0, 4 << 20, 1 << 30, false}} {
+				name := fmt.Sprintf("self=%v/q%d/word=%g/counts=%d/host=%d/half=%v", other == nil, qi, cfg.wordNS, cfg.counts, cfg.host, cfg.half)
+				t.Run(name, func(t *testing.T) {
+					oc, oh, oi := bandCounts, bandHostBytes, st.int8OK
+					bandCounts, bandHostBytes = cfg.counts, cfg.host
+					if cfg.half {
+						st.int8OK = -1
+					}
+					t.Cleanup(func() { bandCounts, bandHostBytes, st.int8OK = oc, oh, oi })
+					withMMJoinKnobs(t, cfg.wordNS)
+					pl, err := allpairs.NewPlan(r, other, q, allpairs.Options{Device: "gpu", Technique: "mmjoin"})
+					if cfg.wordNS == 0 && err != nil && errors.Is(err, allpairs.ErrCannotRun) {
+						t.Skipf("the default costs make nothing heavy here: %v", err)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if pl.Chosen.Device.Kind != allpairs.GPU {
+						t.Fatalf("ran on %v", pl.Chosen.Device.Kind)
+					}
+					t.Log(pl.Chosen.Estimate.Detail)
+					got, err := pl.Collect(context.Background())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(got, want) {
+						t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMMJoinTiles checks that MMJoin refuses tile plans with a clear error.
+func TestMMJoinTiles(t *testing.T) {
+	needGPU(t)
+	c := collection(t, adversarial())
+	_, err := allpairs.NewTilePlan(c, nil, 8, 8, allpairs.Options{Device: "gpu", Technique: "mmjoin"})
+	if !errors.Is(err, allpairs.ErrCannotRun) {
+		t.Fatalf("tile plan: %v", err)
+	}
+}
+
+// TestPiecesMatchCPU forces plans in pieces with a tiny memoryLimit (a few
+// budgets per technique between the smallest that runs and the whole
+// problem's) and checks their tiles and pairs against the CPU: pieces of S
+// and of R, R's uploaded while the previous one is counted.
+func TestPiecesMatchCPU(t *testing.T) {
+	needGPU(t)
+	info := mustDevice(t).dev.Info()
+	rng := rand.New(rand.NewPCG(27, 28))
+	cases := []testCase{
+		{"self", randomSets(rng, 300, 3000, 200), nil},
+		{"rxs", randomSets(rng, 260, 3000, 150), randomSets(rng, 200, 3000, 250)},
+		{"adversarial", append(adversarial(), randomSets(rng, 100, 1000, 60)...), nil},
+	}
+	pieced := map[string]int{}
+	for _, tc := range cases {
+		r := collection(t, tc.r)
+		var s *sets.Collection
+		if tc.s != nil {
+			s = collection(t, tc.s)
+		}
+		const rows, cols = 24, 40
+		want, _, err := tilesOf(r, s, rows, cols, allpairs.Options{Device: "cpu", Technique: "scancount"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := allpairs.Query{MinOverlap: 2}
+		wantPairs, err := allpairs.Collect(context.Background(), r, s, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
+			withKnobs(t, 2000, 0)
+			tp, err := allpairs.NewTilePlan(r, s, rows, cols, allpairs.Options{Device: "cpu"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pp, err := allpairs.NewPlan(r, s, q, allpairs.Options{Device: "cpu"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pr := range []*allpairs.Problem{tp.Problem, pp.Problem} {
+				_, _, tiled := pr.Tiled()
+				for _, limit := range pieceLimits(t, pr, tech, info) {
+					pieced[tech.name()]++
+					t.Run(fmt.Sprintf("%s/%s/tiles=%v/limit=%d", tc.name, tech.name(), tiled, limit), func(t *testing.T) {
+						withKnobs(t, 2000, limit)
+						pl, err := plan(pr, tech, info, budget(1<<40))
+						if err != nil {
+							t.Fatal(err)
+						}
+						t.Logf("%d x %d pieces, super-tiles %dx%d, %d R buffers, %s", len(pl.rPieces), len(pl.sPieces), pl.g.sr, pl.g.sc, pl.rBufs, pl.detail)
+						opt := allpairs.Options{Device: "gpu", Technique: tech.name()}
+						if !tiled {
+							got, err := allpairs.Collect(context.Background(), r, s, q, opt)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if !slices.Equal(got, wantPairs) {
+								t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(wantPairs), firstDiff(got, wantPairs))
+							}
+							return
+						}
+						got, ap, err := tilesOf(r, s, rows, cols, opt)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if ap.Chosen.Device.Kind != allpairs.GPU {
+							t.Fatalf("ran on %v", ap.Chosen.Device.Kind)
+						}
+						compare(t, want, got, r.Len())
+					})
+				}
+			}
+		}
+	}
+	for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
+		if pieced[tech.name()] == 0 {
+			t.Errorf("%s never ran in pieces", tech.name())
+		}
+	}
+}
+
+// pieceLimits returns up to four budgets under which t runs p in pieces,
+// each giving a different plan (none when every budget that runs p at all
+// holds every set: mm's sliced matrices need little beside the sets).
+func pieceLimits(t *testing.T, p *allpairs.Problem, tech technique, info gpu.Info) []int64 {
+	t.Helper()
+	whole, err := plan(p, tech, info, 1<<40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var limits []int64
+	seen := map[string]bool{}
+	for k := 39; k >= 1; k-- {
+		b := whole.memory * int64(k) / 40
+		pl, err := plan(p, tech, info, b)
+		if err != nil || len(pl.rPieces)+len(pl.sPieces) == 2 {
+			continue
+		}
+		key := fmt.Sprint(len(pl.rPieces), len(pl.sPieces), pl.g.sr, pl.g.sc)
+		if !seen[key] {
+			seen[key] = true
+			limits = append(limits, b)
+		}
+	}
+	if len(limits) > 4 {
+		limits = []int64{limits[0], limits[len(limits)/3], limits[2*len(limits)/3], limits[len(limits)-1]}
+	}
+	return limits
 }

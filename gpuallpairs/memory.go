@@ -1,7 +1,7 @@
 package gpuallpairs
 
 import (
-	"sync"
+	"slices"
 	"unsafe"
 
 	"github.com/xsect/xsect/gpu"
@@ -40,81 +40,6 @@ func asUint32s(b []byte) []uint32 {
 		return nil
 	}
 	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
-}
-
-// Uploads from Go memory go through pinned buffers in two banks: goroutines
-// fill one bank while the device copies the other.
-const (
-	stageBytes = 4 << 20
-	stageBank  = 8
-)
-
-type stageSlot struct {
-	buf  *gpu.HostBuffer
-	ev   *gpu.Event
-	used bool
-}
-
-// upload queues the copy of src to dst on s; src may change once it
-// returns.
-func (st *state) upload(c *gpu.Ctx, s *gpu.Stream, dst gpu.Buffer, src []byte) error {
-	if len(src) == 0 {
-		return nil
-	}
-	if len(src) <= stageBytes {
-		// One copy through the driver's own staging: from pageable
-		// memory it returns once src has been read.
-		return c.CopyToDeviceAsync(dst, src, s)
-	}
-	if st.stage == nil {
-		for range 2 * stageBank {
-			h, err := c.AllocHost(stageBytes)
-			if err != nil {
-				return err
-			}
-			ev, err := c.NewEvent()
-			if err != nil {
-				c.FreeHost(h)
-				return err
-			}
-			st.stage = append(st.stage, stageSlot{buf: h, ev: ev})
-		}
-	}
-	n := ceilDiv(len(src), stageBytes)
-	for base := 0; base < n; base += stageBank {
-		bank := (base / stageBank) % 2
-		batch := min(stageBank, n-base)
-		for k := range batch {
-			if sl := &st.stage[bank*stageBank+k]; sl.used {
-				if err := c.Wait(sl.ev); err != nil {
-					return err
-				}
-			}
-		}
-		var wg sync.WaitGroup
-		for k := range batch {
-			wg.Add(1)
-			go func(k int) {
-				defer wg.Done()
-				i := base + k
-				copy(st.stage[bank*stageBank+k].buf.Bytes(), src[i*stageBytes:min(len(src), (i+1)*stageBytes)])
-			}(k)
-		}
-		wg.Wait()
-		for k := range batch {
-			i := base + k
-			sl := &st.stage[bank*stageBank+k]
-			m := min(len(src), (i+1)*stageBytes) - i*stageBytes
-			if err := c.CopyToDeviceAsync(dst.Slice(i*stageBytes, m), sl.buf.Bytes()[:m], s); err != nil {
-				return err
-			}
-			if err := c.Record(sl.ev, s); err != nil {
-				return err
-			}
-			sl.used = true
-		}
-	}
-	return nil
 }
 
 // int8Works reports whether cuBLAS multiplies int8 matrices with int32
@@ -160,4 +85,51 @@ func (st *state) int8Works(c *gpu.Ctx) bool {
 	}
 	st.int8OK = 1
 	return true
+}
+
+// devKeep is how much device memory runs leave allocated for the next:
+// allocating and freeing a run's buffers costs about a millisecond.
+const devKeep = 1 << 30
+
+// takeDev returns the smallest pooled device buffer of n to 2n bytes.
+// Called on the device's goroutine.
+func (st *state) takeDev(n int64) (gpu.Buffer, bool) {
+	best := -1
+	for i, b := range st.devPool {
+		if l := int64(b.Len()); l >= n && l <= 2*n && (best < 0 || l < int64(st.devPool[best].Len())) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return gpu.Buffer{}, false
+	}
+	b := st.devPool[best]
+	st.devPool = slices.Delete(st.devPool, best, best+1)
+	st.devPooled.Add(-int64(b.Len()))
+	return b, true
+}
+
+// dropDev frees the pooled device buffers.
+func (st *state) dropDev(c *gpu.Ctx) {
+	for _, b := range st.devPool {
+		c.Free(b)
+	}
+	st.devPool = nil
+	st.devPooled.Store(0)
+}
+
+// keepDev puts a run's buffers in the pool, once the device is done with
+// them, and frees the largest beyond devKeep bytes.
+func (st *state) keepDev(c *gpu.Ctx, bufs []gpu.Buffer) {
+	for _, b := range bufs {
+		st.devPool = append(st.devPool, b)
+		st.devPooled.Add(int64(b.Len()))
+	}
+	slices.SortFunc(st.devPool, func(a, b gpu.Buffer) int { return a.Len() - b.Len() })
+	for st.devPooled.Load() > devKeep {
+		b := st.devPool[len(st.devPool)-1]
+		st.devPool = st.devPool[:len(st.devPool)-1]
+		st.devPooled.Add(-int64(b.Len()))
+		c.Free(b)
+	}
 }

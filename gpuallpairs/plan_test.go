@@ -3,6 +3,7 @@ package gpuallpairs
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/xsect/xsect/allpairs"
@@ -197,5 +198,126 @@ func TestPlanTiled(t *testing.T) {
 	}
 	if pl.g.sr != 30 || pl.g.sc != 70 {
 		t.Fatalf("grid %+v", pl.g)
+	}
+}
+
+// TestPlanPieces checks plans under budgets below what the whole problem
+// needs: they fit, their pieces cover the sets in runs aligned with the
+// super-tiles, and the items cover every super-tile once, inside the
+// pieces they name. Every technique must get a plan in pieces at some
+// budget.
+func TestPlanPieces(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	r := randomSets(rng, 400, 6000, 300)
+	s := randomSets(rng, 300, 6000, 200)
+	for _, tc := range []struct {
+		s          [][]uint32
+		rows, cols int
+	}{{nil, 0, 0}, {s, 0, 0}, {nil, 30, 70}, {s, 64, 16}} {
+		p := problem(t, r, tc.s, tc.rows, tc.cols)
+		withKnobs(t, 3000, 0)
+		for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
+			whole, err := plan(p, tech, h100, 1<<40)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(whole.rPieces) != 1 || len(whole.sPieces) != 1 || whole.shared != p.Self {
+				t.Fatalf("%s: plan with 1 TiB in pieces: %v x %v", tech.name(), whole.rPieces, whole.sPieces)
+			}
+			pieced := 0
+			for k := 1; k < 40; k++ {
+				b := whole.memory * int64(k) / 40
+				pl, err := plan(p, tech, h100, b)
+				if err != nil {
+					if !errors.Is(err, allpairs.ErrCannotRun) {
+						t.Fatalf("%s, budget %d: %v", tech.name(), b, err)
+					}
+					continue
+				}
+				if pl.memory > b {
+					t.Fatalf("%s: plan of %d bytes for a budget of %d", tech.name(), pl.memory, b)
+				}
+				if len(pl.rPieces) > 1 || len(pl.sPieces) > 1 {
+					pieced++
+				}
+				checkPieces(t, tech.name(), pl.rPieces, p.R.Len(), pl.g.sr)
+				checkPieces(t, tech.name(), pl.sPieces, p.S.Len(), pl.g.sc)
+				seen := map[super]int{}
+				for _, it := range pl.items() {
+					seen[it.s]++
+					rp, sp := pl.rPieces[it.a], pl.sPieces[it.b]
+					if it.s.r0 < rp.lo || it.s.r0+it.s.rows > rp.hi || it.s.c0 < sp.lo || it.s.c0+it.s.cols > sp.hi {
+						t.Fatalf("%s: super-tile %+v outside pieces %v x %v", tech.name(), it.s, rp, sp)
+					}
+				}
+				for _, su := range pl.g.supers() {
+					if seen[su] != 1 {
+						t.Fatalf("%s: super-tile %+v in %d items", tech.name(), su, seen[su])
+					}
+				}
+				if len(seen) != len(pl.g.supers()) {
+					t.Fatalf("%s: %d items for %d super-tiles", tech.name(), len(seen), len(pl.g.supers()))
+				}
+			}
+			if pieced == 0 {
+				t.Errorf("%s (self %v, tiles %dx%d): no budget gave a plan in pieces", tech.name(), p.Self, tc.rows, tc.cols)
+			}
+		}
+	}
+}
+
+func checkPieces(t *testing.T, name string, ps []span, k, step int) {
+	t.Helper()
+	at := 0
+	for _, x := range ps {
+		if x.lo != at || x.hi <= x.lo && k > 0 || x.lo%step != 0 {
+			t.Fatalf("%s: pieces %v of %d sets, step %d", name, ps, k, step)
+		}
+		at = x.hi
+	}
+	if at != k {
+		t.Fatalf("%s: pieces %v end at %d of %d", name, ps, at, k)
+	}
+}
+
+// TestCutPieces checks the greedy cut against a linear scan.
+func TestCutPieces(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for range 500 {
+		k, step := rng.IntN(100), 1+rng.IntN(9)
+		w := make([]int64, k)
+		for i := range w {
+			w[i] = 1 + rng.Int64N(20)
+		}
+		bytes := func(sp span) int64 {
+			var n int64
+			for _, x := range w[sp.lo:sp.hi] {
+				n += x
+			}
+			return n
+		}
+		limit := 1 + rng.Int64N(200)
+		got, ok := cutPieces(k, step, limit, bytes)
+		// The same greedy cut, one group at a time.
+		var want []span
+		wok := true
+		for lo := 0; lo < k; {
+			hi := min(k, lo+step)
+			if bytes(span{lo, hi}) > limit {
+				wok = false
+				break
+			}
+			for hi < k && bytes(span{lo, min(k, hi+step)}) <= limit {
+				hi = min(k, hi+step)
+			}
+			want = append(want, span{lo, hi})
+			lo = hi
+		}
+		if k == 0 {
+			want = []span{{0, 0}}
+		}
+		if ok != wok || ok && !slices.Equal(got, want) {
+			t.Fatalf("k %d step %d limit %d: %v %v, want %v %v", k, step, limit, got, ok, want, wok)
+		}
 	}
 }

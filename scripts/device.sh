@@ -14,7 +14,11 @@
 #                                        # seed-001 benchmark (BENCH=0: tests only)
 #
 # Environment: TESTRUN (a -test.run pattern), NOBENCH=1 (tests only),
-# IPITEMS (ip block shapes to compare, e.g. 512x23f,256x15).
+# IPITEMS (ip block shapes to compare, e.g. 512x23f,256x15). For allpairs:
+# BENCH=0 (no seed-001 benchmark), ONLY (its shapes or groups: table1,
+# table1-10k, ...), TECHS, REPS, MAX (skip techniques estimated over MAX s);
+# MMJOIN=default|SHAPES (the MMJoin benchmark),
+# MMJOIN_TECHS (device:technique pairs), CONTAINMENT (its query's degree).
 #
 # From the session, one device call does everything:
 #   scripts/device.sh build && run(command="bash scripts/device.sh run", carry=[".device-bin"])
@@ -116,10 +120,21 @@ allpairs)
 		echo "=== seed-001 benchmark (ms, collection in host memory to counts in host memory)"
 		"$t" -test.run '^$' -test.bench '^BenchmarkSeed001$' -test.benchtime 1x -test.timeout 400s \
 			-seed001.data .device-data -seed001.table "$out/seed001.txt" ${ONLY:+-seed001.only "$ONLY"} \
-			${TECHS:+-seed001.techs "$TECHS"} ${REPS:+-seed001.reps "$REPS"} >"$out/seed001.log" 2>&1
+			${TECHS:+-seed001.techs "$TECHS"} ${REPS:+-seed001.reps "$REPS"} ${MAX:+-seed001.max "$MAX"} >"$out/seed001.log" 2>&1
 		echo "benchmark exit $?"
 		grep -E 'FAIL|panic|Error|error' "$out/seed001.log" | head -10
 		cat "$out/seed001.txt" 2>/dev/null
+	fi
+	if [ -n "${MMJOIN:-}" ]; then
+		# MMJOIN=default (or shape names): MMJoin across devices against the CPU's.
+		echo "=== MMJoin benchmark (ms, counting qualifying pairs)"
+		only=""
+		[ "$MMJOIN" != default ] && only="$MMJOIN"
+		"$t" -test.run '^$' -test.bench '^BenchmarkMMJoin$' -test.benchtime 1x -test.timeout 400s \
+			-seed001.data .device-data ${only:+-mmjoin.only "$only"} ${MMJOIN_TECHS:+-mmjoin.techs "$MMJOIN_TECHS"} \
+			${CONTAINMENT:+-mmjoin.containment "$CONTAINMENT"} ${REPS:+-seed001.reps "$REPS"} >"$out/mmjoin.log" 2>&1
+		echo "benchmark exit $?"
+		grep -E -v '^(goos|goarch|pkg|cpu|PASS|ok|Benchmark)' "$out/mmjoin.log" | head -60
 	fi
 	;;
 profile)

@@ -10,6 +10,11 @@
 // to its column of the compacted universe (elements no pair can share are
 // left out) or to -1.
 //
+// Collections too large for the device come in pieces of consecutive sets:
+// set indices in the kernels are the piece's (from 0), and rbase and sbase
+// are the positions of the pieces' first sets in the whole collections, for
+// the self-join's test j > i, which is on whole positions.
+//
 // Compiled by NVRTC: self-contained, no standard headers.
 
 typedef unsigned int u32;
@@ -48,6 +53,23 @@ extern "C" __global__ void build_matrix(const u32* elems, const u64* offs, u32 s
 	}
 }
 
+// set_ones sets entry (r, cols[q]) of the 0/1 matrix m (rows ld elements
+// apart, zeroed by the caller) for every q in [offs[r], offs[r+1]), r <
+// nrows: MMJoin's heavy sets over its heavy elements, as column lists made
+// on the host. 1 as int8, or 1.0 as float16 (0x3C00) if half.
+extern "C" __global__ void set_ones(const u64* offs, const u32* cols, u32 nrows, u64 ld, unsigned char* m, u32 half) {
+	for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
+		for (u64 q = offs[r] + threadIdx.x; q < offs[r + 1]; q += blockDim.x) {
+			const u64 at = (u64)r * ld + cols[q];
+			if (half) {
+				((unsigned short*)m)[at] = 0x3C00;
+			} else {
+				m[at] = 1;
+			}
+		}
+	}
+}
+
 // build_bitmaps sets bit c of row r of bm (rows words apart, zeroed by the
 // caller) for every element of set r with column c >= 0.
 extern "C" __global__ void build_bitmaps(const u32* elems, const u64* offs, u32 nsets, const int* colOf,
@@ -77,6 +99,78 @@ extern "C" __global__ void index_fill(const u32* elems, const u64* offs, u32 nse
 	}
 }
 
+// count_df adds one to df[e] for each of the n elements e of elems: the
+// document frequencies of a piece of a collection (df zeroed by the
+// caller).
+extern "C" __global__ void count_df(const u32* elems, u64 n, u32* df) {
+	for (u64 q = (u64)blockIdx.x * blockDim.x + threadIdx.x; q < n; q += (u64)gridDim.x * blockDim.x) {
+		atomicAdd(&df[elems[q]], 1u);
+	}
+}
+
+// blockScan returns the exclusive prefix sum of v over the block's threads
+// (blockDim.x a multiple of 32, at most 1024) and sets *total to the sum.
+__device__ u64 blockScan(u64 v, u64* total) {
+	__shared__ u64 warpSums[32];
+	const u32 lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+	u64 x = v;
+#pragma unroll
+	for (int o = 1; o < 32; o <<= 1) {
+		const u64 y = __shfl_up_sync(0xffffffffu, x, o);
+		if (lane >= o) x += y;
+	}
+	if (lane == 31) warpSums[w] = x;
+	__syncthreads();
+	if (w == 0) {
+		u64 t = lane < nw ? warpSums[lane] : 0;
+#pragma unroll
+		for (int o = 1; o < 32; o <<= 1) {
+			const u64 y = __shfl_up_sync(0xffffffffu, t, o);
+			if (lane >= o) t += y;
+		}
+		warpSums[lane] = t;
+	}
+	__syncthreads();
+	const u64 before = w > 0 ? warpSums[w - 1] : 0;
+	*total = warpSums[nw - 1];
+	__syncthreads(); // warpSums is reused by the next call
+	return before + x - v;
+}
+
+// df_sums writes into sums[b] the sum of df over block b's run of chunk
+// entries: the first pass of the lists' starts.
+extern "C" __global__ void df_sums(const u32* df, u64 n, u64 chunk, u64* sums) {
+	const u64 lo = (u64)blockIdx.x * chunk, hi = lo + chunk < n ? lo + chunk : n;
+	u64 s = 0;
+	for (u64 e = lo + threadIdx.x; e < hi; e += blockDim.x) s += df[e];
+	u64 total;
+	blockScan(s, &total);
+	if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+
+// df_scan writes start[e] = df[0] + ... + df[e-1] for e <= n, the inverted
+// lists' starts, each block over its run of chunk entries after the sums
+// of the runs before it; it zeroes df, which index_fill then uses to fill
+// the lists.
+extern "C" __global__ void df_scan(u32* df, u64 n, u64 chunk, const u64* sums, u64* start) {
+	u64 off = 0, total;
+	for (u32 b = threadIdx.x; b < blockIdx.x; b += blockDim.x) off += sums[b];
+	blockScan(off, &total);
+	off = total;
+	const u64 lo = (u64)blockIdx.x * chunk, hi = lo + chunk < n ? lo + chunk : n;
+	for (u64 base = lo; base < hi; base += blockDim.x) {
+		const u64 e = base + threadIdx.x;
+		const u64 v = e < hi ? df[e] : 0;
+		const u64 ex = blockScan(v, &total);
+		if (e < hi) {
+			start[e] = off + ex;
+			df[e] = 0;
+		}
+		off += total;
+	}
+	if (threadIdx.x == 0 && hi == n) start[n] = off;
+}
+
 // ------------------------------------------------------------ counting
 
 // scancount is sf-gssjoin's per-probe accumulation: one block per probe set
@@ -85,7 +179,8 @@ extern "C" __global__ void index_fill(const u32* elems, const u64* offs, u32 nse
 // c0 + ncols) (j > i in a self-join) in shared memory. Then the row of
 // counts goes to d[x*ldd + dcol0 ...].
 extern "C" __global__ void scancount(const u32* relems, const u64* roffs, u32 r0, u32 nrows,
-	const u64* start, const u32* post, u32 c0, u32 ncols, u32 self, u32* d, u64 ldd, u32 dcol0) {
+	const u64* start, const u32* post, u32 c0, u32 ncols, u32 self, u32* d, u64 ldd, u32 dcol0,
+	u32 rbase, u32 sbase) {
 	extern __shared__ u32 cnt[];
 	const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
 	for (u32 x = blockIdx.x; x < nrows; x += gridDim.x) {
@@ -99,7 +194,7 @@ extern "C" __global__ void scancount(const u32* relems, const u64* roffs, u32 r0
 			for (u64 z = s + lane; z < t; z += 32) {
 				const u32 j = post[z];
 				const u32 y = j - c0; // wraps for j < c0
-				if (y < ncols && (!self || j > i)) atomicAdd(&cnt[y], 1u);
+				if (y < ncols && (!self || (u64)sbase + j > (u64)rbase + i)) atomicAdd(&cnt[y], 1u);
 			}
 		}
 		__syncthreads();
@@ -115,11 +210,11 @@ extern "C" __global__ void scancount(const u32* relems, const u64* roffs, u32 r0
 // counts, AND and popcount over all words, staging 32 words of 32 rows of
 // each side in shared memory; 256 threads, each 4 counts of one column.
 extern "C" __global__ void bitmap_tile(const u32* a, const u32* b, u64 words, u32 r0, u32 nrows,
-	u32 c0, u32 ncols, u32 self, u32* d, u64 ldd) {
+	u32 c0, u32 ncols, u32 self, u32* d, u64 ldd, u32 rbase, u32 sbase) {
 	__shared__ u32 As[BT][BK + 1], Bs[BT][BK + 1];
 	const u32 tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
 	const u32 bx = blockIdx.x * BT, by = blockIdx.y * BT;
-	if (self && r0 + by >= c0 + bx + BT - 1) return; // nothing above the diagonal
+	if (self && (u64)rbase + r0 + by >= (u64)sbase + c0 + bx + BT - 1) return; // nothing above the diagonal
 	u32 acc[4] = {0, 0, 0, 0};
 	for (u64 w0 = 0; w0 < words; w0 += BK) {
 		const u64 w = w0 + tx;
@@ -151,7 +246,7 @@ extern "C" __global__ void bitmap_tile(const u32* a, const u32* b, u64 words, u3
 // candidate j and tests its elements' bits, 32 at a time.
 extern "C" __global__ void bitmap_dynamic(const u32* relems, const u64* roffs, u32 r0, u32 nrows,
 	const u32* selems, const u64* soffs, u32 c0, u32 ncols, const int* colOf, u32 words, u32 self,
-	u32* d, u64 ldd) {
+	u32* d, u64 ldd, u32 rbase, u32 sbase) {
 	extern __shared__ u32 bm[];
 	const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
 	for (u32 x = blockIdx.x; x < nrows; x += gridDim.x) {
@@ -166,7 +261,7 @@ extern "C" __global__ void bitmap_dynamic(const u32* relems, const u64* roffs, u
 		for (u32 y = warp; y < ncols; y += nw) {
 			const u32 j = c0 + y;
 			u32 n = 0;
-			if (!self || j > i) {
+			if (!self || (u64)sbase + j > (u64)rbase + i) {
 				const u64 hi = soffs[j + 1];
 				for (u64 z = soffs[j] + lane; z < hi; z += 32) {
 					const int c = colOf[selems[z]];
@@ -185,7 +280,8 @@ extern "C" __global__ void bitmap_dynamic(const u32* relems, const u64* roffs, u
 // them in the larger set (OBS; neighbouring searches share their paths in
 // the cache).
 extern "C" __global__ void merge_obs(const u32* relems, const u64* roffs, u32 r0, u32 nrows,
-	const u32* selems, const u64* soffs, u32 c0, u32 ncols, u32 self, u32* d, u64 ldd) {
+	const u32* selems, const u64* soffs, u32 c0, u32 ncols, u32 self, u32* d, u64 ldd,
+	u32 rbase, u32 sbase) {
 	const u32 lane = threadIdx.x & 31;
 	const u64 nwg = ((u64)gridDim.x * blockDim.x) >> 5;
 	const u64 pairs = (u64)nrows * ncols;
@@ -193,7 +289,7 @@ extern "C" __global__ void merge_obs(const u32* relems, const u64* roffs, u32 r0
 		const u32 x = (u32)(pi / ncols), y = (u32)(pi % ncols);
 		const u32 i = r0 + x, j = c0 + y;
 		u32 n = 0;
-		if (!self || j > i) {
+		if (!self || (u64)sbase + j > (u64)rbase + i) {
 			const u32* A = relems + roffs[i];
 			u64 na = roffs[i + 1] - roffs[i];
 			const u32* B = selems + soffs[j];

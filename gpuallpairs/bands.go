@@ -1,0 +1,326 @@
+package gpuallpairs
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+)
+
+// MMJoin's heavy product is computed ahead in bands of rows, while the CPU
+// runs the index part: a producer goroutine queues bands on the device in
+// the order the CPU's workers will ask for them (a self-join asks for its
+// last, widest rows first; a join in order), keeping at most a budget of
+// them in host memory; a worker that asks for a band nobody has started
+// gets it queued first, beyond the budget. A band's host memory is given
+// back once every one of its rows has been read, so a product larger than
+// host memory streams through. The device side is an interface, so that
+// the scheduling is tested without a GPU.
+
+// band is rows r0.. of the heavy product, columns [0, cols), in a host
+// buffer with rows ld entries apart.
+type band struct {
+	r0, rows, cols, ld int
+
+	// Guarded by the cache's mutex.
+	state   int
+	left    int // rows not read yet
+	readers int // workers copying from buf
+
+	ready chan struct{} // closed when buf holds the band (or it failed)
+	err   error         // set before ready is closed
+	buf   []uint32      // counts, or float32 bits for a float16 product
+	host  any           // the device's handle of buf, for release
+}
+
+// Band states.
+const (
+	bandIdle     = iota // not asked for
+	bandDemanded        // a worker waits for it; not queued yet
+	bandQueued          // on the device or done
+	bandFreed           // every row read; buf given back
+)
+
+// bandDevice computes bands. queue and finish are called from the
+// producer goroutine only, slot in [0, slots()); release and direct from
+// any goroutine.
+type bandDevice interface {
+	// slots is how many bands may be on the device at once.
+	slots() int
+	// queue starts computing b on slot, into a host buffer it sets as
+	// b.buf (of at least b.rows*b.ld entries) and b.host.
+	queue(b *band, slot int) error
+	// finish waits until the band queued on slot is in b.buf.
+	finish(b *band, slot int) error
+	// release gives b's host buffer back.
+	release(b *band)
+	// direct computes rows × cols entries from (row0, col0) into dst,
+	// rows stride apart, at once: for requests that no band covers.
+	direct(ctx context.Context, row0, rows, col0, cols int, dst []uint32, stride int) error
+	// float reports whether the counts are float32 bits.
+	float() bool
+}
+
+// bandCache schedules the bands of an nr × ns product.
+type bandCache struct {
+	dev    bandDevice
+	bands  []*band
+	order  []int // the predicted order of the workers' requests
+	budget int   // bands held at once for prefetching
+	hold   int   // rows of a band
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	demand  []*band
+	next    int // position in order
+	held    int // bands with a host buffer
+	pending int // bands not queued yet
+	stopped bool
+	err     error
+	failed  chan struct{} // closed with err
+	done    chan struct{} // closed when the producer has returned
+}
+
+// newBandCache plans bands of at most bandRows rows of an nr × ns product,
+// each ns columns wide, or in a self-join (nr == ns) as wide as its last
+// row (the workers read only the entries left of the diagonal, and ask
+// for the last rows first). At most budget bands are prefetched.
+func newBandCache(dev bandDevice, nr, ns int, self bool, bandRows, budget int) *bandCache {
+	c := &bandCache{dev: dev, budget: max(budget, 1), hold: max(bandRows, 1), failed: make(chan struct{}), done: make(chan struct{})}
+	c.cond = sync.NewCond(&c.mu)
+	for r0 := 0; r0 < nr; r0 += c.hold {
+		b := &band{r0: r0, rows: min(c.hold, nr-r0), cols: ns, ready: make(chan struct{})}
+		if self {
+			b.cols = r0 + b.rows
+		}
+		b.ld = roundUp(b.cols, 16)
+		b.left = b.rows
+		c.bands = append(c.bands, b)
+	}
+	c.pending = len(c.bands)
+	for i := range c.bands {
+		if self {
+			c.order = append(c.order, len(c.bands)-1-i)
+		} else {
+			c.order = append(c.order, i)
+		}
+	}
+	return c
+}
+
+// start runs the producer.
+func (c *bandCache) start() { go c.produce() }
+
+// stop makes the producer return once the bands on the device are done,
+// and waits for it.
+func (c *bandCache) stop() {
+	c.mu.Lock()
+	c.stopped = true
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	<-c.done
+}
+
+// pick returns the next band to queue: one a worker waits for, else the
+// next predicted one while the budget allows, else nil.
+func (c *bandCache) pick() *band {
+	for len(c.demand) > 0 {
+		b := c.demand[0]
+		c.demand = c.demand[1:]
+		if b.state == bandDemanded {
+			return b
+		}
+	}
+	for c.next < len(c.order) {
+		b := c.bands[c.order[c.next]]
+		if b.state != bandIdle {
+			c.next++
+			continue
+		}
+		if c.held >= c.budget {
+			return nil
+		}
+		c.next++
+		return b
+	}
+	return nil
+}
+
+func (c *bandCache) fail(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+		close(c.failed)
+	}
+	c.mu.Unlock()
+}
+
+func (c *bandCache) produce() {
+	defer close(c.done)
+	slots := max(c.dev.slots(), 1)
+	type flight struct {
+		b    *band
+		slot int
+	}
+	var inflight []flight
+	free := make([]int, slots)
+	for i := range free {
+		free[i] = slots - 1 - i
+	}
+	finish := func() bool {
+		f := inflight[0]
+		inflight = inflight[1:]
+		err := c.dev.finish(f.b, f.slot)
+		free = append(free, f.slot)
+		if err != nil {
+			f.b.err = err
+			close(f.b.ready)
+			c.fail(err)
+			return false
+		}
+		close(f.b.ready)
+		return true
+	}
+	defer func() {
+		// Whatever is on the device finishes before the device state goes.
+		for len(inflight) > 0 {
+			finish()
+		}
+	}()
+	for {
+		c.mu.Lock()
+		b := c.pick()
+		for b == nil && len(inflight) == 0 && !c.stopped && c.err == nil && c.pending > 0 {
+			c.cond.Wait()
+			b = c.pick()
+		}
+		quit := c.stopped || c.err != nil
+		if b != nil && !quit {
+			b.state = bandQueued
+			c.pending--
+			c.held++
+		}
+		c.mu.Unlock()
+		if quit {
+			return
+		}
+		if b == nil {
+			if len(inflight) == 0 {
+				return // every band is queued and done
+			}
+			if !finish() {
+				return
+			}
+			continue
+		}
+		if len(inflight) == slots && !finish() {
+			return
+		}
+		slot := free[len(free)-1]
+		free = free[:len(free)-1]
+		if err := c.dev.queue(b, slot); err != nil {
+			b.err = err
+			close(b.ready)
+			c.fail(err)
+			return
+		}
+		inflight = append(inflight, flight{b, slot})
+	}
+}
+
+// product is MMJoin's HeavyProduct: dst[x*cols+y] is entry (row0+x,
+// col0+y) of the heavy product.
+func (c *bandCache) product(ctx context.Context, row0, rows, col0, cols int, dst []uint32) error {
+	if rows <= 0 || cols <= 0 {
+		return nil
+	}
+	if len(dst) < rows*cols {
+		return errors.New("gpuallpairs: product block larger than its buffer")
+	}
+	for r := row0; r < row0+rows; {
+		b := c.bands[r/c.hold]
+		hi := min(row0+rows, b.r0+b.rows)
+		if err := c.read(ctx, b, r, hi, col0, cols, dst[(r-row0)*cols:], cols); err != nil {
+			return err
+		}
+		r = hi
+	}
+	return nil
+}
+
+// read copies rows [lo, hi) of b, columns [col0, col0+cols), to dst.
+func (c *bandCache) read(ctx context.Context, b *band, lo, hi, col0, cols int, dst []uint32, stride int) error {
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return err
+	}
+	if b.state == bandFreed || b.left <= 0 {
+		// Read twice: the contract allows it, MMJoin never does it.
+		c.mu.Unlock()
+		return c.dev.direct(ctx, lo, hi-lo, col0, cols, dst, stride)
+	}
+	if b.state == bandIdle {
+		b.state = bandDemanded
+		c.demand = append(c.demand, b)
+		c.cond.Signal()
+	}
+	b.readers++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		b.readers--
+		b.left -= hi - lo
+		if b.left <= 0 && b.readers == 0 && b.state == bandQueued {
+			b.state = bandFreed
+			c.held--
+			c.dev.release(b)
+			b.buf, b.host = nil, nil
+			c.cond.Signal()
+		}
+		c.mu.Unlock()
+	}()
+	select {
+	case <-b.ready:
+	case <-c.failed:
+		return c.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if b.err != nil {
+		return b.err
+	}
+	inBand := max(0, min(cols, b.cols-col0))
+	float := c.dev.float()
+	for x := lo; x < hi && inBand > 0; x++ {
+		src := b.buf[(x-b.r0)*b.ld+col0:]
+		row := dst[(x-lo)*stride : (x-lo)*stride+inBand]
+		if float {
+			for y := range row {
+				row[y] = uint32(math.Float32frombits(src[y]))
+			}
+		} else {
+			copy(row, src[:inBand])
+		}
+	}
+	if inBand < cols {
+		// Columns right of a self-join band's diagonal: never read by
+		// MMJoin, computed for the contract's sake.
+		return c.dev.direct(ctx, lo, hi-lo, col0+inBand, cols-inBand, dst[inBand:], stride)
+	}
+	return nil
+}
+
+// releaseAll gives back the host buffers of the bands nobody read in full
+// (after an error or a cancellation); the producer must have returned.
+func (c *bandCache) releaseAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range c.bands {
+		if b.host != nil {
+			c.dev.release(b)
+			b.buf, b.host = nil, nil
+		}
+	}
+}

@@ -1,0 +1,324 @@
+package gpuallpairs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/xsect/xsect/allpairs"
+	"github.com/xsect/xsect/sets"
+)
+
+// fakeBands is a bandDevice on the CPU: each band is computed by a
+// goroutine after a random delay, from the product computed naively, so
+// that the scheduling runs as it does with a GPU.
+type fakeBands struct {
+	hr, hs  int
+	prod    []uint32 // hr × hs
+	nslots  int
+	inSlot  []chan error
+	rng     *rand.Rand
+	rngMu   sync.Mutex
+	held    atomic.Int64
+	maxHeld atomic.Int64
+	queued  atomic.Int64
+	directs atomic.Int64
+	failAt  int64 // queue fails at this band (counted from 1), if positive
+}
+
+func newFakeBands(p *allpairs.Problem, sp *allpairs.MMJoinSplit, slots int) *fakeBands {
+	f := &fakeBands{hr: len(sp.HeavyR), hs: len(sp.HeavyS), nslots: slots, rng: rand.New(rand.NewPCG(1, uint64(slots)))}
+	f.prod = naiveHeavyProduct(p, sp)
+	f.inSlot = make([]chan error, slots)
+	return f
+}
+
+// naiveHeavyProduct is |HeavyR[x] ∩ HeavyS[y] ∩ Columns| for every x, y.
+func naiveHeavyProduct(p *allpairs.Problem, sp *allpairs.MMJoinSplit) []uint32 {
+	heavy := map[uint32]bool{}
+	for _, e := range sp.Columns {
+		heavy[e] = true
+	}
+	hr, hs := len(sp.HeavyR), len(sp.HeavyS)
+	prod := make([]uint32, hr*hs)
+	for x, i := range sp.HeavyR {
+		in := map[uint32]bool{}
+		for _, e := range p.R.Set(int(i)) {
+			if heavy[e] {
+				in[e] = true
+			}
+		}
+		for y, j := range sp.HeavyS {
+			var n uint32
+			for _, e := range p.S.Set(int(j)) {
+				if in[e] {
+					n++
+				}
+			}
+			prod[x*hs+y] = n
+		}
+	}
+	return prod
+}
+
+func (f *fakeBands) slots() int   { return f.nslots }
+func (f *fakeBands) float() bool  { return false }
+func (f *fakeBands) delay() int64 { f.rngMu.Lock(); defer f.rngMu.Unlock(); return f.rng.Int64N(200) }
+
+func (f *fakeBands) queue(b *band, slot int) error {
+	if f.inSlot[slot] != nil {
+		return fmt.Errorf("slot %d queued twice", slot)
+	}
+	if n := f.queued.Add(1); f.failAt > 0 && n == f.failAt {
+		return errors.New("fake device failure")
+	}
+	b.buf = make([]uint32, b.rows*b.ld)
+	b.host = b.buf
+	if h := f.held.Add(1); h > f.maxHeld.Load() {
+		f.maxHeld.Store(h)
+	}
+	done := make(chan error, 1)
+	f.inSlot[slot] = done
+	d := time.Duration(f.delay()) * time.Microsecond
+	go func() {
+		time.Sleep(d)
+		for x := range b.rows {
+			for y := range b.ld {
+				v := uint32(0xDEAD) // padding columns: never read
+				if y < b.cols {
+					v = f.prod[(b.r0+x)*f.hs+y]
+				}
+				b.buf[x*b.ld+y] = v
+			}
+		}
+		done <- nil
+	}()
+	return nil
+}
+
+func (f *fakeBands) finish(b *band, slot int) error {
+	err := <-f.inSlot[slot]
+	f.inSlot[slot] = nil
+	return err
+}
+
+func (f *fakeBands) release(b *band) { f.held.Add(-1) }
+
+func (f *fakeBands) direct(ctx context.Context, row0, rows, col0, cols int, dst []uint32, stride int) error {
+	f.directs.Add(1)
+	for x := range rows {
+		for y := range cols {
+			dst[x*stride+y] = f.prod[(row0+x)*f.hs+col0+y]
+		}
+	}
+	return nil
+}
+
+// fakeMMJoin is MMJoin with the product from fakeBands, registered for the
+// tests as a CPU engine (never chosen unless forced).
+type fakeMMJoin struct{}
+
+var fakeConfig struct {
+	sync.Mutex
+	slots, bandRows, budget int
+	failAt                  int64
+	last                    *fakeBands
+}
+
+func init() { allpairs.Register(fakeMMJoin{}) }
+
+func (fakeMMJoin) Name() string              { return "gpuallpairs-test-mmjoin" }
+func (fakeMMJoin) Kind() allpairs.DeviceKind { return allpairs.CPU }
+func (fakeMMJoin) Device() (allpairs.Device, error) {
+	return allpairs.Device{Kind: allpairs.CPU, Name: "test"}, nil
+}
+func (fakeMMJoin) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
+	return allpairs.Estimate{Seconds: 1e9}, nil
+}
+
+func (fakeMMJoin) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
+	sp := mmjoinSplit(p)
+	fakeConfig.Lock()
+	f := newFakeBands(p, sp, fakeConfig.slots)
+	f.failAt = fakeConfig.failAt
+	fakeConfig.last = f
+	rows, budget := fakeConfig.bandRows, fakeConfig.budget
+	fakeConfig.Unlock()
+	c := newBandCache(f, len(sp.HeavyR), len(sp.HeavyS), p.Self, rows, budget)
+	c.start()
+	err := allpairs.RunMMJoin(ctx, p, out, sp, c.product)
+	c.stop()
+	c.releaseAll()
+	return err
+}
+
+// skewedSets draws k sets whose sizes vary 1 to maxSize, with Zipf
+// elements over universe: the shape MMJoin splits.
+func skewedSets(rng *rand.Rand, k, universe, maxSize int) [][]uint32 {
+	z := rand.NewZipf(rng, 1.3, 2, uint64(universe-1))
+	out := make([][]uint32, k)
+	for i := range out {
+		n := 1 + rng.IntN(maxSize)
+		if rng.IntN(3) == 0 {
+			n = 1 + rng.IntN(4)
+		}
+		m := map[uint32]bool{}
+		for tries := 0; len(m) < n && tries < 4*n; tries++ {
+			m[uint32(z.Uint64())] = true
+		}
+		s := make([]uint32, 0, len(m))
+		for v := range m {
+			s = append(s, v)
+		}
+		slices.Sort(s)
+		out[i] = s
+	}
+	return out
+}
+
+// withMMJoinKnobs makes the product nearly free, so that many elements
+// are heavy.
+func withMMJoinKnobs(t *testing.T, wordNS float64) {
+	old := mmjoinWordNS
+	mmjoinWordNS = wordNS
+	t.Cleanup(func() { mmjoinWordNS = old })
+}
+
+// TestBandCacheMMJoin runs MMJoin with the band scheduler over a fake
+// device against the CPU's scan-count: bands of every size, budgets down
+// to one band (workers then wait for bands nobody prefetched), self-joins
+// and joins, pair and containment queries.
+func TestBandCacheMMJoin(t *testing.T) {
+	withMMJoinKnobs(t, 1e-6)
+	rng := rand.New(rand.NewPCG(21, 22))
+	r := collection(t, skewedSets(rng, 160, 400, 90))
+	s := collection(t, skewedSets(rng, 130, 500, 70))
+	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 0}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
+	for _, other := range []*sets.Collection{nil, s} {
+		for qi, q := range queries {
+			want, err := allpairs.Collect(context.Background(), r, other, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cfg := range [][3]int{{1, 1, 1}, {2, 3, 1}, {2, 7, 2}, {3, 16, 4}, {2, 1000, 100}} {
+				for _, threads := range []int{1, 4} {
+					name := fmt.Sprintf("self=%v/q%d/slots=%d/rows=%d/budget=%d/threads=%d", other == nil, qi, cfg[0], cfg[1], cfg[2], threads)
+					t.Run(name, func(t *testing.T) {
+						fakeConfig.Lock()
+						fakeConfig.slots, fakeConfig.bandRows, fakeConfig.budget, fakeConfig.failAt = cfg[0], cfg[1], cfg[2], 0
+						fakeConfig.Unlock()
+						got, err := allpairs.Collect(context.Background(), r, other, q, allpairs.Options{Device: "cpu", Technique: "gpuallpairs-test-mmjoin", Threads: threads})
+						if err != nil {
+							t.Fatal(err)
+						}
+						f := fakeConfig.last
+						if f.hr == 0 || f.queued.Load() == 0 {
+							t.Fatalf("no heavy product (%d heavy sets, %d bands queued)", f.hr, f.queued.Load())
+						}
+						if f.held.Load() != 0 {
+							t.Fatalf("%d band buffers not given back", f.held.Load())
+						}
+						if !slices.Equal(got, want) {
+							t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestBandCacheRequests reads a product through the cache in random blocks
+// from many goroutines (rows once each, as MMJoin does, plus rereads and
+// blocks wider than a self-join's bands), with small budgets.
+func TestBandCacheRequests(t *testing.T) {
+	for iter := range 40 {
+		rng := rand.New(rand.NewPCG(uint64(iter), 99))
+		hr := 1 + rng.IntN(90)
+		self := rng.IntN(2) == 0
+		hs := 1 + rng.IntN(90)
+		if self {
+			hs = hr
+		}
+		f := &fakeBands{hr: hr, hs: hs, nslots: 1 + rng.IntN(3), rng: rand.New(rand.NewPCG(uint64(iter), 7))}
+		f.inSlot = make([]chan error, f.nslots)
+		f.prod = make([]uint32, hr*hs)
+		for i := range f.prod {
+			f.prod[i] = rng.Uint32()
+		}
+		c := newBandCache(f, hr, hs, self, 1+rng.IntN(20), 1+rng.IntN(4))
+		c.start()
+		// Row blocks in a random order, each read by one of 4 workers.
+		var blocks [][2]int
+		for r := 0; r < hr; {
+			n := 1 + rng.IntN(12)
+			blocks = append(blocks, [2]int{r, min(n, hr-r)})
+			r += n
+		}
+		rng.Shuffle(len(blocks), func(i, j int) { blocks[i], blocks[j] = blocks[j], blocks[i] })
+		reread := blocks[rng.IntN(len(blocks))]
+		blocks = append(blocks, reread)
+		work := make(chan [2]int)
+		errs := make(chan error, 4)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for bl := range work {
+					col0 := rng2(iter, bl[0]) % hs
+					cols := hs - col0
+					dst := make([]uint32, bl[1]*cols)
+					if err := c.product(context.Background(), bl[0], bl[1], col0, cols, dst); err != nil {
+						errs <- err
+						return
+					}
+					for x := range bl[1] {
+						for y := range cols {
+							if w := f.prod[(bl[0]+x)*hs+col0+y]; dst[x*cols+y] != w {
+								errs <- fmt.Errorf("entry (%d, %d) = %d, want %d", bl[0]+x, col0+y, dst[x*cols+y], w)
+								return
+							}
+						}
+					}
+				}
+			})
+		}
+		for _, bl := range blocks {
+			work <- bl
+		}
+		close(work)
+		wg.Wait()
+		c.stop()
+		c.releaseAll()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("iteration %d (hr %d, hs %d, self %v): %v", iter, hr, hs, self, err)
+		}
+		if f.held.Load() != 0 {
+			t.Fatalf("iteration %d: %d buffers not given back", iter, f.held.Load())
+		}
+	}
+}
+
+func rng2(a, b int) int { return (a*7919 + b*104729) & 0xffff }
+
+// TestBandCacheFailure checks that a device error reaches the workers and
+// the caller, and that nothing hangs.
+func TestBandCacheFailure(t *testing.T) {
+	withMMJoinKnobs(t, 1e-6)
+	rng := rand.New(rand.NewPCG(23, 24))
+	r := collection(t, skewedSets(rng, 150, 300, 80))
+	fakeConfig.Lock()
+	fakeConfig.slots, fakeConfig.bandRows, fakeConfig.budget, fakeConfig.failAt = 2, 3, 2, 3
+	fakeConfig.Unlock()
+	defer func() { fakeConfig.failAt = 0 }()
+	_, err := allpairs.Collect(context.Background(), r, nil, allpairs.Query{MinOverlap: 1}, allpairs.Options{Device: "cpu", Technique: "gpuallpairs-test-mmjoin", Threads: 3})
+	if err == nil || err.Error() != "fake device failure" {
+		t.Fatalf("error %v, want the device's", err)
+	}
+}
