@@ -129,6 +129,18 @@ func (b *Batmaps) countPos(p, q int) int {
 	return n
 }
 
+// Correction returns what comparing the batmaps at positions p and q
+// (CountWords) misses of |S_p ∩ S_q|: the failed elements of each that the
+// other's batmap holds, and those failed in both. It is 0 unless p or q
+// has failed elements (FailedAt), and at most their number. GPU kernels
+// compare batmaps and leave this to the host.
+func (b *Batmaps) Correction(p, q int) int {
+	if b.FailOffsets[p] == b.FailOffsets[p+1] && b.FailOffsets[q] == b.FailOffsets[q+1] {
+		return 0
+	}
+	return b.correction(p, q)
+}
+
 // correction returns what the batmap comparison of positions p and q
 // misses: the failed elements of each that the other's batmap holds, and
 // those failed in both.

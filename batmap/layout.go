@@ -261,6 +261,12 @@ func (l *Layout) String() string {
 		l.EntryBits, kind, l.Shift, l.R0, l.Base, l.Base*l.MinR, l.Load, l.MaxLoop, l.Universe)
 }
 
+// Hash returns π_t(x) for table t in {0, 1, 2} (tables 1 to 3 of the
+// paper): in a batmap of range r, x's position in table t is
+// index(t, π_t(x) mod r) and its code π_t(x)>>Shift + 1 (see Layout). GPU
+// kernels that probe batmaps for failed elements get it from here.
+func (l *Layout) Hash(t int, x uint32) uint32 { return l.perms.pi(t, x) }
+
 // code returns the entry of π value p without its indicator bit.
 func (l *Layout) code(p uint32) uint32 { return p>>l.Shift + 1 }
 

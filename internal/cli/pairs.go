@@ -1,17 +1,24 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/xsect/xsect/gpubatmap"
 	"github.com/xsect/xsect/internal/progress"
 	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/setio"
@@ -55,7 +62,17 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 			genSeed := fs.Uint64("gen-seed", 1, "generated instance: random seed")
 			genOut := fs.String("gen-out", "", "write the generated instance to `FILE` and stop")
 			cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (for go tool pprof)")
+			timings := fs.Bool("timings", false, "print the time of each stage of the run on standard error")
 			return func(env *Env, args []string) error {
+				start := time.Now()
+				if *genOut == "" && *device == "gpu" && (*engine == "auto" || *engine == "batmap") {
+					// Open the GPU (driver, context, kernels) while the
+					// input is read. With --device auto the GPU engine's
+					// estimate does it once the problem is known to be
+					// large: opening it costs every process that does a
+					// few tenths of a second, at its exit if not before.
+					gpubatmap.Prewarm()
+				}
 				if *cpuProfile != "" {
 					f, err := os.Create(*cpuProfile)
 					if err != nil {
@@ -93,8 +110,18 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					return usageError{err.Error()}
 				}
 				prog := &stageBars{}
+				if *timings {
+					prog.times = []stageTime{{"read", start}, {"plan", time.Now()}}
+					defer func() {
+						fmt.Fprintln(env.Stderr, prog.timings())
+						if st := gpubatmap.LastStats(); st != nil {
+							fmt.Fprintln(env.Stderr, "gpu:", st)
+						}
+					}()
+				}
 				defer prog.done()
-				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Engine: *engine, Device: *device, Threads: *threads, Progress: prog.update})
+				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Engine: *engine, Device: *device, Threads: *threads,
+					Progress: prog.update, CountOnly: *count})
 				if err != nil {
 					if errors.Is(err, pairs.ErrCannotRun) {
 						return err
@@ -145,12 +172,23 @@ func pairsInput(args []string, n int, p, occ float64, seed uint64) (*sets.Collec
 }
 
 // runPairs mines the pairs and writes them. Workers format their own
-// batches into chunks; nothing is written before the run has succeeded.
+// batches. A file is written while the pairs come, under a temporary name
+// renamed at the end, so a failed run leaves no file; standard output gets
+// nothing before the run has succeeded.
 func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog *stageBars) error {
 	ctx := context.Background()
-	var mu sync.Mutex
-	var chunks [][]byte
-	var all []pairs.Pair
+	var out *streamOut
+	if !sorted && !count && path != "-" && path != "" {
+		var err error
+		if out, err = newStreamOut(path); err != nil {
+			return err
+		}
+	}
+	var (
+		mu     sync.Mutex
+		chunks [][]byte
+		all    []pairs.Pair
+	)
 	n, err := plan.Run(ctx, func(ps []pairs.Pair) error {
 		switch {
 		case count:
@@ -158,6 +196,8 @@ func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog 
 			mu.Lock()
 			all = append(all, ps...)
 			mu.Unlock()
+		case out != nil:
+			return out.add(ps)
 		default:
 			b := formatPairs(make([]byte, 0, 20*len(ps)), ps)
 			mu.Lock()
@@ -167,6 +207,14 @@ func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog 
 		return nil
 	})
 	prog.done()
+	prog.mark("write")
+	if out != nil {
+		if werr := out.finish(err == nil); err == nil && werr != nil {
+			err = fmt.Errorf("writing %s: %w", path, werr)
+		}
+		prog.mark("end")
+		return err
+	}
 	if err != nil {
 		return err
 	}
@@ -191,19 +239,169 @@ func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog 
 		abort()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return commit()
+	err = commit()
+	prog.mark("end")
+	return err
 }
 
-func formatPairs(b []byte, ps []pairs.Pair) []byte {
-	for _, p := range ps {
-		b = strconv.AppendUint(b, uint64(p.A), 10)
-		b = append(b, '\t')
-		b = strconv.AppendUint(b, uint64(p.B), 10)
-		b = append(b, '\t')
-		b = strconv.AppendUint(b, uint64(p.Support), 10)
-		b = append(b, '\n')
+// streamOut writes formatted pairs to a file while they come: one
+// goroutine writes the chunker's chunks in order (write(2) to one file
+// does not go faster from several threads, and writing through a shared
+// mapping from all of them was measured no faster; docs/BATMAP.md). The
+// file has a temporary name until finish renames it.
+type streamOut struct {
+	f      *os.File
+	path   string
+	ch     *chunker
+	bw     *bufio.Writer
+	wg     sync.WaitGroup
+	werr   error // the writing goroutine's
+	failed atomic.Bool
+}
+
+func newStreamOut(path string) (*streamOut, error) {
+	dir, base := splitPath(path)
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return nil, err
 	}
-	return b
+	o := &streamOut{f: f, path: path, bw: bufio.NewWriterSize(f, 1<<20), ch: &chunker{out: make(chan []byte, 64)}}
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		for b := range o.ch.out {
+			if o.werr == nil {
+				_, o.werr = o.bw.Write(b)
+				o.failed.Store(o.werr != nil)
+			}
+			chunkPool.Put(b[:0])
+		}
+	}()
+	return o, nil
+}
+
+// add formats and writes a batch of pairs; safe for concurrent use.
+func (o *streamOut) add(ps []pairs.Pair) error {
+	if o.failed.Load() {
+		return errors.New("writing failed")
+	}
+	o.ch.add(ps)
+	return nil
+}
+
+// finish completes the file and renames it, if ok, or removes it.
+func (o *streamOut) finish(ok bool) error {
+	o.ch.close()
+	o.wg.Wait()
+	err := o.werr
+	if err == nil {
+		err = o.bw.Flush()
+	}
+	if e := o.f.Close(); err == nil {
+		err = e
+	}
+	if ok && err == nil {
+		err = os.Rename(o.f.Name(), o.path)
+	}
+	if !ok || err != nil {
+		os.Remove(o.f.Name())
+	}
+	return err
+}
+
+// chunker formats pairs from many goroutines into chunks of at least
+// chunkBytes, which it sends to out: few large writes, no copies.
+type chunker struct {
+	mu   sync.Mutex
+	part [][]byte // chunks being filled, not in use
+	out  chan []byte
+}
+
+const chunkBytes = 1 << 20
+
+// chunkPool recycles the chunks of streamed output.
+var chunkPool = sync.Pool{New: func() any { return make([]byte, 0, chunkBytes+chunkBytes/4) }}
+
+func (c *chunker) add(ps []pairs.Pair) {
+	var b []byte
+	c.mu.Lock()
+	if n := len(c.part); n > 0 {
+		b = c.part[n-1]
+		c.part = c.part[:n-1]
+	}
+	c.mu.Unlock()
+	if b == nil {
+		b = chunkPool.Get().([]byte)
+	}
+	if b = formatPairs(b, ps); len(b) >= chunkBytes {
+		c.out <- b
+		return
+	}
+	c.mu.Lock()
+	c.part = append(c.part, b)
+	c.mu.Unlock()
+}
+
+// close sends the chunks being filled and closes out; no add may follow.
+func (c *chunker) close() {
+	for _, b := range c.part {
+		c.out <- b
+	}
+	c.part = nil
+	close(c.out)
+}
+
+// formatPairs appends a line "a<TAB>b<TAB>support" for each pair. The
+// digits are written in place, two at a time: strconv's copies cost more
+// than the conversion when millions of pairs are printed.
+func formatPairs(b []byte, ps []pairs.Pair) []byte {
+	n := len(b)
+	b = slices.Grow(b, 33*len(ps)) // 3 × 10 digits, 3 separators
+	b = b[:cap(b)]
+	for _, p := range ps {
+		n = putDecimal(b, n, p.A)
+		b[n] = '\t'
+		n = putDecimal(b, n+1, p.B)
+		b[n] = '\t'
+		n = putDecimal(b, n+1, p.Support)
+		b[n] = '\n'
+		n++
+	}
+	return b[:n]
+}
+
+// pow10 holds the powers of ten that fit in 32 bits.
+var pow10 = [...]uint32{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
+
+// decimalLen returns the number of decimal digits of v.
+func decimalLen(v uint32) int {
+	x := v | 1 // the same digits; never 0
+	t := bits.Len32(x) * 1233 >> 12
+	if x < pow10[t] {
+		return t
+	}
+	return t + 1
+}
+
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+// putDecimal writes v's digits at b[n:] and returns where they end.
+func putDecimal(b []byte, n int, v uint32) int {
+	end := n + decimalLen(v)
+	i := end
+	for v >= 100 {
+		q := v / 100
+		r := 2 * (v - 100*q)
+		i -= 2
+		b[i], b[i+1] = digitPairs[r], digitPairs[r+1]
+		v = q
+	}
+	if v >= 10 {
+		b[i-2], b[i-1] = digitPairs[2*v], digitPairs[2*v+1]
+	} else {
+		b[i-1] = byte('0' + v)
+	}
+	return end
 }
 
 // formatParallel formats sorted pairs in order, in pieces on all cores.
@@ -234,11 +432,43 @@ type stageBars struct {
 	stage string
 	shown int64
 	bar   *progress.Bar
+	times []stageTime // with --timings: when each stage began
+}
+
+// stageTime is the moment a stage of the run began.
+type stageTime struct {
+	stage string
+	at    time.Time
+}
+
+// mark notes that a stage begins (for --timings).
+func (s *stageBars) mark(stage string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.times != nil {
+		s.times = append(s.times, stageTime{stage, time.Now()})
+	}
+}
+
+// timings describes the stages' durations in one line.
+func (s *stageBars) timings() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("timings:")
+	for i := 1; i < len(s.times); i++ {
+		fmt.Fprintf(&b, " %s %.3f s,", s.times[i-1].stage, s.times[i].at.Sub(s.times[i-1].at).Seconds())
+	}
+	fmt.Fprintf(&b, " total %.3f s", time.Since(s.times[0].at).Seconds())
+	return b.String()
 }
 
 func (s *stageBars) update(stage string, done, total int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if stage != s.stage && s.times != nil {
+		s.times = append(s.times, stageTime{stage, time.Now()})
+	}
 	if stage != s.stage {
 		s.bar.Done()
 		s.stage, s.shown = stage, 0

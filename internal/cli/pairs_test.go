@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/xsect/xsect/gpu"
 	"github.com/xsect/xsect/pairs"
 )
 
@@ -57,9 +60,67 @@ func TestPairs(t *testing.T) {
 			t.Errorf("%q: code %d, stdout %q; want %d and no output", args, code, stdout, ExitUsage)
 		}
 	}
-	// No GPU engine: a failure, not bad usage.
-	if code, stdout, _ := run(t, "pairs", "--min-support", "2", "--device", "gpu", tx); code != ExitFailure || stdout != "" {
-		t.Errorf("--device gpu: code %d, stdout %q", code, stdout)
+	// The GPU engine where there is a GPU; elsewhere a failure, not bad
+	// usage.
+	code, stdout, stderr = run(t, "pairs", "--min-support", "2", "--device", "gpu", "--sort", tx)
+	if gpu.Available() == nil {
+		if code != ExitOK || stdout != want {
+			t.Errorf("--device gpu: code %d, stdout %q, stderr %q", code, stdout, stderr)
+		}
+	} else if code != ExitFailure || stdout != "" {
+		t.Errorf("--device gpu without a GPU: code %d, stdout %q", code, stdout)
+	}
+}
+
+// TestPairsFileOutput checks the output streamed to a file, the count,
+// and --timings, on every device.
+func TestPairsFileOutput(t *testing.T) {
+	dir := t.TempDir()
+	gen := filepath.Join(dir, "gen.dat")
+	if code, _, stderr := run(t, "pairs", "--gen-items", "300", "--gen-p", "0.1", "--gen-occurrences", "30000", "--gen-out", gen); code != ExitOK {
+		t.Fatalf("--gen-out: code %d, stderr %q", code, stderr)
+	}
+	code, want, stderr := run(t, "pairs", "--min-support", "15", "--device", "cpu", "--engine", "apriori", gen)
+	if code != ExitOK || want == "" {
+		t.Fatalf("apriori: code %d, stderr %q", code, stderr)
+	}
+	wantLines := strings.SplitAfter(want, "\n")
+	slices.Sort(wantLines)
+	want = strings.Join(wantLines, "")
+	devices := []string{"cpu", "auto"}
+	if gpu.Available() == nil {
+		devices = append(devices, "gpu")
+	}
+	for _, dev := range devices {
+		for _, e := range []string{"batmap", "auto"} {
+			out := filepath.Join(dir, "pairs.txt")
+			code, stdout, stderr := run(t, "pairs", "--min-support", "15", "--device", dev, "--engine", e, "--timings", "-o", out, gen)
+			if code != ExitOK || stdout != "" || !strings.Contains(stderr, "timings: read") {
+				t.Fatalf("%s/%s: code %d, stdout %q, stderr %q", dev, e, code, stdout, stderr)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(string(data), "\n")
+			slices.Sort(lines)
+			got := strings.Join(lines, "")
+			if got != want {
+				t.Fatalf("%s/%s: %d bytes written, want %d", dev, e, len(got), len(want))
+			}
+			code, stdout, _ = run(t, "pairs", "--min-support", "15", "--device", dev, "--engine", e, "--count", gen)
+			if wantN := strings.Count(want, "\n"); code != ExitOK || stdout != fmt.Sprintf("%d\n", wantN) {
+				t.Fatalf("%s/%s --count: %q, want %d", dev, e, stdout, wantN)
+			}
+		}
+	}
+	// A run that fails leaves no file behind.
+	out := filepath.Join(dir, "none.txt")
+	if code, _, _ := run(t, "pairs", "--min-support", "15", "--engine", "nope", "-o", out, gen); code == ExitOK {
+		t.Fatal("unknown engine accepted")
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("failed run left %s: %v", out, err)
 	}
 }
 
@@ -80,5 +141,27 @@ func TestPairsGenerated(t *testing.T) {
 	code, direct, stderr := run(t, "pairs", "--min-support", "12", "--sort", "--gen-items", "50", "--gen-p", "0.2", "--gen-occurrences", "2000")
 	if code != ExitOK || direct != fromFile || direct == "" {
 		t.Fatalf("generated instance: code %d, stderr %q; %d bytes direct, %d from the file", code, stderr, len(direct), len(fromFile))
+	}
+}
+
+// TestFormatPairs checks the digit writer against strconv.
+func TestFormatPairs(t *testing.T) {
+	vals := []uint32{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 65535, 99999, 100000, 999999999, 1000000000, 4294967295}
+	for p := uint32(10); p < 1e9; p *= 10 {
+		vals = append(vals, p-1, p, p+1)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		vals = append(vals, r.Uint32()>>r.IntN(32))
+	}
+	var ps []pairs.Pair
+	var want []byte
+	for i, v := range vals {
+		p := pairs.Pair{A: v, B: vals[(i*7+3)%len(vals)], Support: vals[(i*13+5)%len(vals)]}
+		ps = append(ps, p)
+		want = fmt.Appendf(want, "%d\t%d\t%d\n", p.A, p.B, p.Support)
+	}
+	if got := formatPairs([]byte("x"), ps); string(got) != "x"+string(want) {
+		t.Fatalf("formatPairs differs from fmt")
 	}
 }
