@@ -17,9 +17,9 @@
 // Three outputs: every count of the upper triangle as dense tiles (Tiles),
 // the pairs whose count reaches a threshold, filtered and compacted on the
 // device (Pairs), or only their number (Count). Insertions that failed
-// (Batmaps.Failed) are corrected on the host, exactly: a pair whose
-// batmaps miss f elements can gain at most f, so the device keeps the
-// pairs within f of their threshold and the host adds the corrections.
+// (Batmaps.Failed) are corrected on the device, exactly, in the kernel's
+// epilogue (as Batmaps.Correction does on the CPU), before any threshold
+// is applied.
 //
 // Work goes in batches of row groups, each one kernel launch whose output
 // (at most a planned number of entries) is copied back through pinned
