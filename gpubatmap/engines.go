@@ -20,22 +20,23 @@ func init() {
 
 // The cost model, measured on the H100 host (docs/BATMAP.md): seconds to
 // open the GPU (driver, context, cached module, pinned buffers) and what a
-// process that opened it spends more in its exit (the context's teardown),
-// 32-bit word pairs the kernel compares per second (tile padding
-// included), the fixed costs of a run and a batch, the upload rate, and
-// the CPU's cost of inserting one element into a batmap (package pairs'
-// figure).
+// process that opened it spends more in its exit (the context's teardown:
+// 0.11 to 0.13 s in whole runs of xsect pairs), 32-bit word pairs the
+// kernel compares per second (tile padding included), the fixed costs of a
+// run and a batch, the upload rate, and the CPU's cost of inserting one
+// element into a batmap (per thread, with the tidlists built on the way:
+// 70 to 100 ns on the H100 host's 16 cores).
 const (
 	openSeconds  = 0.22
-	closeSeconds = 0.1
+	closeSeconds = 0.12
 	wordPairRate = 3.5e12
 	runSetup     = 3e-3
 	batchSetup   = 50e-6
 	uploadRate   = 15e9
-	insertNS     = 40
+	insertNS     = 80
 	// cpuWordPairNS is about what the CPU's AVX-512 kernel takes per word
-	// pair and thread (package pairs' calibration): past openSeconds of
-	// such work, estimates start opening the GPU.
+	// pair and thread: past openSeconds of such work, the allpairs
+	// engine's estimates start opening the GPU.
 	cpuWordPairNS = 0.035
 )
 
@@ -44,14 +45,14 @@ const (
 var layoutConfig batmap.Config
 
 // estimate predicts a run over sets of the given sizes with layout l:
-// device seconds (plus the CPU's building on threads, what is left of
-// opening the GPU and the cost of closing it), the device memory, and a
-// description. elements is the
-// sum of the sizes. When the comparisons alone would keep the CPU busy
-// longer than opening the GPU takes, it starts opening it (Prewarm), so
-// that the GPU is ready by the time the planner has chosen and the
-// batmaps are built.
-func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, m mode) (float64, int64, string, error) {
+// seconds (the CPU's building on threads while the GPU opens, whichever
+// takes longer, then the device's work, and the cost of closing the GPU
+// unless it is open already), the device memory, and a description.
+// elements is the sum of the sizes. With warm, when the comparisons alone
+// would keep the CPU busy longer than opening the GPU takes, it starts
+// opening it (Prewarm), so that the GPU is ready by the time the planner
+// has chosen and the batmaps are built.
+func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, m mode, warm bool) (float64, int64, string, error) {
 	if err := present(); err != nil {
 		return 0, 0, "", err
 	}
@@ -71,17 +72,17 @@ func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, m mode
 	if err != nil {
 		return 0, 0, "", err
 	}
-	// Opening and closing the GPU count until it is being opened; then
-	// they are paid whatever runs.
-	sec := openWait()
+	if warm && pl.wordPairs*cpuWordPairNS*1e-9/float64(max(threads, 1)) > openSeconds {
+		Prewarm()
+	}
+	// The batmaps are built while the GPU opens. Closing it counts until
+	// it is being opened; then it is paid whatever runs.
+	build := float64(elements) * insertNS * 1e-9 / float64(max(threads, 1))
+	sec := max(openWait(), build)
 	if warmStart.Load() == 0 {
 		sec += closeSeconds
 	}
-	if pl.wordPairs*cpuWordPairNS*1e-9/float64(max(threads, 1)) > openSeconds {
-		Prewarm()
-	}
-	sec += runSetup + float64(elements)*insertNS*1e-9/float64(max(threads, 1)) +
-		float64(4*pl.words)/uploadRate + pl.wordPairs/wordPairRate + batchSetup*float64(len(pl.batches))
+	sec += runSetup + float64(4*pl.words)/uploadRate + pl.wordPairs/wordPairRate + batchSetup*float64(len(pl.batches))
 	detail := fmt.Sprintf("%s; %d batmaps in %d groups, %d tiles in %d batches, %.3g word pairs on %s",
 		l, len(sizes), len(pl.groups), len(pl.tiles), len(pl.batches), pl.wordPairs, info.Name)
 	return sec, pl.memory(), detail, nil
@@ -132,7 +133,11 @@ func (pairsEngine) Estimate(d *pairs.Data) (pairs.Estimate, error) {
 	if err != nil {
 		return pairs.Estimate{}, fmt.Errorf("%w: %v", pairs.ErrCannotRun, err)
 	}
-	sec, dmem, detail, err := estimate(l, sizes, d.Occurrences, d.Threads, modePairs)
+	// No speculative opening here: the planner may well choose a CPU
+	// engine (the padded tiles of sparse data overstate the comparisons),
+	// and a process that opened the GPU pays its teardown at exit. Run
+	// starts opening it before it builds the batmaps.
+	sec, dmem, detail, err := estimate(l, sizes, d.Occurrences, d.Threads, modePairs, false)
 	if err != nil {
 		return pairs.Estimate{}, fmt.Errorf("%w: %v", pairs.ErrCannotRun, err)
 	}
@@ -141,11 +146,12 @@ func (pairsEngine) Estimate(d *pairs.Data) (pairs.Estimate, error) {
 }
 
 func (pairsEngine) Run(ctx context.Context, d *pairs.Data, out *pairs.Output) error {
+	// Open the GPU while the tidlists and batmaps are built on the CPU.
+	Prewarm()
 	l, _, err := pairsLayout(d)
 	if err != nil {
 		return err
 	}
-	// Build on the CPU while the GPU may still be opening (Prewarm).
 	b, err := l.Build(d.Vertical(), d.Threads, func(done, total int64) { out.Progress("batmaps", done, total) })
 	if err != nil {
 		return err
@@ -230,7 +236,7 @@ func (allpairsEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	if err != nil {
 		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
-	sec, dmem, detail, err := estimate(l, sizes, p.Stats.R.Elements, p.Threads, modePairs)
+	sec, dmem, detail, err := estimate(l, sizes, p.Stats.R.Elements, p.Threads, modePairs, true)
 	if err != nil {
 		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
@@ -238,6 +244,8 @@ func (allpairsEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 }
 
 func (allpairsEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
+	// Open the GPU while the batmaps are built on the CPU.
+	Prewarm()
 	l, _, err := allpairsLayout(p)
 	if err != nil {
 		return err

@@ -53,8 +53,9 @@ type Options struct {
 	// run.
 	Memory int64
 	// Progress, if set, is called now and then, from any goroutine, with
-	// the current stage ("tidlists", "batmaps", "pairs", ...), the work
-	// done in it and its total.
+	// the current stage ("supports", "estimates", "run" - the engine's
+	// set-up -, "batmaps", "pairs", ...), the work done in it and its
+	// total.
 	Progress func(stage string, done, total int64)
 	// CountOnly says that the caller wants only the number of pairs:
 	// engines that can count without naming them may then give Run's fn
@@ -167,11 +168,26 @@ func (p *Plan) calibrate(spent, budget int64) {
 	}
 	costs := measure(p.Data.Threads).costs()
 	p.Data.costs = &costs
-	for i := range p.Candidates {
-		if c := &p.Candidates[i]; c.Err == nil && c.Engine.Device() == "cpu" {
-			c.estimate(p.Data, spent, budget)
+	estimateAll(p.Candidates, p.Data, spent, budget, func(e Engine) bool { return e.Device() == "cpu" })
+}
+
+// estimateAll estimates, at once, the candidates that can run and that
+// which selects: the batmap engines' layouts take milliseconds each on
+// large problems, and an engine chosen to run on a GPU opens it only once
+// the plan is made.
+func estimateAll(cands []Candidate, d *Data, spent, budget int64, which func(Engine) bool) {
+	d.unitCosts() // set before the engines read it concurrently
+	var wg sync.WaitGroup
+	for i := range cands {
+		if c := &cands[i]; c.Err == nil && which(c.Engine) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.estimate(d, spent, budget)
+			}()
 		}
 	}
+	wg.Wait()
 }
 
 // forceProbe makes every auto plan probe; tests set it.
@@ -213,6 +229,9 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	}
 	if opt.Progress != nil {
 		opt.Progress("supports", int64(len(tx.Elements)), int64(len(tx.Elements)))
+		// Estimating (and probing, for auto) is a stage of its own, so
+		// that its time shows (xsect pairs --timings).
+		opt.Progress("estimates", 0, 1)
 	}
 	p := &Plan{Data: d, opt: opt}
 	spent := d.preparedBytes()
@@ -225,11 +244,10 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 			continue
 		}
 		c := Candidate{Engine: e}
-		if c.Err = e.Available(); c.Err == nil {
-			c.estimate(d, spent, budget)
-		}
+		c.Err = e.Available()
 		p.Candidates = append(p.Candidates, c)
 	}
+	estimateAll(p.Candidates, d, spent, budget, func(Engine) bool { return true })
 	if name == "auto" {
 		p.calibrate(spent, budget)
 	} else {
@@ -266,6 +284,9 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 // come in no particular order.
 func (p *Plan) Run(ctx context.Context, fn func([]Pair) error) (int64, error) {
 	out := &Output{d: p.Data, fn: fn, progress: p.opt.Progress, countOnly: p.opt.CountOnly}
+	// The engine's set-up (tidlists, spans, memory), until it reports a
+	// stage of its own.
+	out.Progress("run", 0, 1)
 	err := p.Engine.Run(ctx, p.Data, out)
 	if err == nil {
 		err = out.Err()
