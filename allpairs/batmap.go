@@ -34,6 +34,15 @@ func batmapLayout(p *Problem) (*batmap.Layout, []int, error) {
 	return l, sizes, err
 }
 
+// lowerBound is the estimate without the words compared (0 where it cannot
+// run, which Estimate says).
+func (batmapEngine) lowerBound(p *Problem) float64 {
+	if _, _, ok := p.Tiled(); ok || !p.Self {
+		return 0
+	}
+	return cpuSeconds(p, batmapInsertNS*float64(p.Stats.R.Elements)+batmapPairNS*float64(p.Stats.Pairs))
+}
+
 func (batmapEngine) Estimate(p *Problem) (Estimate, error) {
 	if _, _, ok := p.Tiled(); ok {
 		return Estimate{}, cannot("its tiles follow the batmaps' order, not the caller's grid")

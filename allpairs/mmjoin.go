@@ -1,12 +1,12 @@
 package allpairs
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"math/bits"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/xsect/xsect/sets"
@@ -60,26 +60,30 @@ func (mmJoin) Estimate(p *Problem) (Estimate, error) {
 	if st.R.Elements+st.S.Elements >= math.MaxUint32 {
 		return Estimate{}, cannot("over 2^32 elements")
 	}
-	sp := PlanMMJoin(p, costs.wordMM, costs.pairMM)
-	words := int64(len(sp.Columns)+63) / 64
+	sp := planSplit(p, costs.wordMM, costs.pairMM)
+	words := int64(math.Ceil(sp.cols / 64))
 	n := st.R.Elements
 	if !p.Self {
 		n += st.S.Elements
 	}
-	heavy := len(sp.HeavyR)
+	heavy := sp.heavyR
 	if !p.Self {
-		heavy += len(sp.HeavyS)
+		heavy += sp.heavyS
 	}
 	mem := 4*int64(p.Universe)*2 + 12*n + 8*words*int64(heavy) + int64(p.Threads)*(4*int64(st.S.Sets)+1<<20)
-	detail := fmt.Sprintf("heavy: sets >= %d elements (%d", sp.Delta1, len(sp.HeavyR))
+	if sp.delta1 == math.MaxInt {
+		return Estimate{Seconds: cpuSeconds(p, sp.ns), Memory: mem, Detail: "nothing heavy: scan-count"}, nil
+	}
+	detail := fmt.Sprintf("heavy: sets >= %d elements (%d", sp.delta1, sp.heavyR)
 	if !p.Self {
-		detail += fmt.Sprintf(" x %d", len(sp.HeavyS))
+		detail += fmt.Sprintf(" x %d", sp.heavyS)
 	}
-	detail += fmt.Sprintf("), %d elements", len(sp.Columns))
-	if len(sp.Columns) == 0 {
-		detail = "nothing heavy: scan-count"
+	about := ""
+	if sp.sampled {
+		about = "about "
 	}
-	return Estimate{Seconds: sp.Seconds, Memory: mem, Detail: detail}, nil
+	detail += fmt.Sprintf("), %s%.0f elements", about, sp.cols)
+	return Estimate{Seconds: cpuSeconds(p, sp.ns), Memory: mem, Detail: detail}, nil
 }
 
 // PlanMMJoin returns the split that minimises the estimated time when the
@@ -89,201 +93,14 @@ func (mmJoin) Estimate(p *Problem) (Estimate, error) {
 // makes more elements heavy. Splits are memoised per problem and costs.
 func PlanMMJoin(p *Problem, wordNS, pairNS float64) *MMJoinSplit {
 	key := fmt.Sprintf("allpairs.mmjoin/%g/%g", wordNS, pairNS)
-	return p.Memo(key, func() any { return optimiseSplit(p, wordNS, pairNS) }).(*MMJoinSplit)
+	return p.Memo(key, func() any {
+		return materialise(p, planSplit(p, wordNS, pairNS), splitCostsOf(p, wordNS, pairNS))
+	}).(*MMJoinSplit)
 }
 
-// optimiseSplit tries Δ1 at the sizes that make 1/2, 1/4, ... of the sets
-// heavy, and for each the best number of heavy elements (in whole words of
-// 64), and returns the cheapest.
+// optimiseSplit is PlanMMJoin without the memo.
 func optimiseSplit(p *Problem, wordNS, pairNS float64) *MMJoinSplit {
-	st := &p.Stats
-	kr, ks := p.R.Len(), p.S.Len()
-	sizes := make([]int, 0, kr+ks)
-	for i := 0; i < kr; i++ {
-		sizes = append(sizes, p.R.SetLen(i))
-	}
-	if !p.Self {
-		for j := 0; j < ks; j++ {
-			sizes = append(sizes, p.S.SetLen(j))
-		}
-	}
-	slices.SortFunc(sizes, func(a, b int) int { return cmp.Compare(b, a) })
-	var deltas []int
-	for n := len(sizes); n >= 16; n /= 2 {
-		d := max(sizes[n-1], 1)
-		if !slices.Contains(deltas, d) {
-			deltas = append(deltas, d)
-		}
-	}
-	inc := costs.inc(counterBytes(ks))
-	n := st.R.Elements
-	if !p.Self {
-		n += st.S.Elements
-	}
-	copyNS := costs.stream * float64(n) // the reordered copy of the sets
-	// The index part runs probe-major or element-major (see scanPlan),
-	// with the increments costing what they cost there.
-	sc := planScan(p)
-	layouts := []struct {
-		base, inc float64
-		em        bool
-	}{{sc.probeNS, inc, false}}
-	if !math.IsInf(sc.privateNS, 1) {
-		layouts = append(layouts, struct {
-			base, inc float64
-			em        bool
-		}{sc.privateNS, costs.incAt(4 * int64(kr) * int64(ks)), true})
-	}
-	best := &MMJoinSplit{Delta1: math.MaxInt}
-	bestNS := math.Inf(1)
-	for _, l := range layouts {
-		if l.base+copyNS < bestNS {
-			bestNS = l.base + copyNS
-			best.elementMajor = l.em
-		}
-	}
-	bestHR, bestHS := 0, 0
-	var dfHR, dfHS []uint32 // frequencies among the heavy sets, made when needed
-	// From the fewest heavy sets to the most, adding each set's elements to
-	// the heavy frequencies once, and only for splits that might pay: the
-	// increments among the heavy sets are about the scan-count work times
-	// their share of Σ |Si|·|Sj|, and the product can at best save those.
-	orderR := bySizeDesc(p.R)
-	orderS := orderR
-	if !p.Self {
-		orderS = bySizeDesc(p.S)
-	}
-	prefR, prefS := sizePrefix(p.R, orderR), sizePrefix(p.S, orderS)
-	sizeProduct := func(hr, hs int) float64 {
-		if p.Self {
-			a := float64(prefR[hr].sum)
-			return (a*a - float64(prefR[hr].sq)) / 2
-		}
-		return float64(prefR[hr].sum) * float64(prefS[hs].sum)
-	}
-	allProduct := max(sizeProduct(kr, ks), 1)
-	maxInc := 0.0
-	for _, l := range layouts {
-		maxInc = max(maxInc, l.inc)
-	}
-	addedR, addedS := 0, 0
-	var cols []uint32
-	for x := len(deltas) - 1; x >= 0; x-- {
-		d := deltas[x]
-		heavyR := countHeavy(p.R, d)
-		heavyS := heavyR
-		if !p.Self {
-			heavyS = countHeavy(p.S, d)
-		}
-		pairsHH := int64(heavyR) * int64(heavyS)
-		if p.Self {
-			pairsHH = int64(heavyR) * int64(heavyR-1) / 2
-		}
-		if pairsHH == 0 {
-			continue
-		}
-		bound := 2 * float64(st.ScanWork) * sizeProduct(heavyR, heavyS) / allProduct
-		if maxInc*bound <= (costs.dense+pairNS)*float64(pairsHH) {
-			continue
-		}
-		dr, ds := p.DFR, p.DFS // every set heavy: the frequencies are known
-		if (heavyR < kr || heavyS < ks) && !mightPay(p, wordNS*float64(pairsHH), maxInc, prefR[heavyR].sum, prefS[heavyS].sum) {
-			continue
-		}
-		if heavyR < kr || heavyS < ks {
-			if dfHR == nil {
-				dfHR = make([]uint32, p.Universe)
-				dfHS = dfHR
-				if !p.Self {
-					dfHS = make([]uint32, p.Universe)
-				}
-			}
-			addDF(p.Threads, dfHR, heavyR-addedR, func(x int) []uint32 { return p.R.Set(int(orderR[addedR+x])) })
-			addedR = heavyR
-			if !p.Self {
-				addDF(p.Threads, dfHS, heavyS-addedS, func(x int) []uint32 { return p.S.Set(int(orderS[addedS+x])) })
-				addedS = heavyS
-			}
-			dr, ds = dfHR, dfHS
-		}
-		perWord := wordNS * float64(pairsHH)
-		for _, l := range layouts {
-			// An element pays for its column when its increments cost more
-			// than its 64th of a word per heavy pair.
-			theta := int64(perWord / 64 / l.inc)
-			var saved int64
-			cols, saved = heavyColumns(p.Threads, dr, ds, p.Self, theta, cols[:0])
-			if len(cols) == 0 {
-				continue
-			}
-			gain := l.inc*float64(saved) - perWord*float64((len(cols)+63)/64)
-			ns := l.base + copyNS - gain + (costs.dense+pairNS)*float64(pairsHH)
-			if gain > 0 && ns < bestNS {
-				best = &MMJoinSplit{Delta1: d, Columns: slices.Clone(cols), pairsHH: pairsHH, saved: saved, elementMajor: l.em}
-				bestNS, bestHR, bestHS = ns, heavyR, heavyS
-			}
-		}
-	}
-	if forceMMJoin != nil {
-		forceMMJoin(best)
-	}
-	best.Seconds = cpuSeconds(p, bestNS)
-	if len(best.Columns) == 0 {
-		best.Delta1 = math.MaxInt // nothing is heavy
-	}
-	best.HeavyR = heavyIDs(p.R, best.Delta1, bestHR)
-	best.HeavyS = best.HeavyR
-	if !p.Self {
-		best.HeavyS = heavyIDs(p.S, best.Delta1, bestHS)
-	}
-	return best
-}
-
-// heavyColumns appends to cols the elements e, in increasing order, whose
-// increments w(e) = dr[e]·ds[e] (C(dr[e], 2) in a self-join) exceed theta,
-// and returns it with the sum of their w(e). Workers scan parts of the
-// universe, and their parts are joined in order.
-func heavyColumns(threads int, dr, ds []uint32, self bool, theta int64, cols []uint32) ([]uint32, int64) {
-	scan := func(lo, hi int, cols []uint32) ([]uint32, int64) {
-		var saved int64
-		for e := lo; e < hi; e++ {
-			a, b := int64(dr[e]), int64(ds[e])
-			w := a * b
-			if self {
-				w = a * (a - 1) / 2
-			}
-			if w > theta {
-				cols = append(cols, uint32(e))
-				saved += w
-			}
-		}
-		return cols, saved
-	}
-	u := len(dr)
-	workers := threads
-	if u < 1<<20 || workers <= 1 {
-		return scan(0, u, cols)
-	}
-	parts := make([][]uint32, workers)
-	sums := make([]int64, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		// The first part goes straight into cols; the others start with
-		// about their share of its capacity, which earlier calls grew.
-		dst := cols
-		if w > 0 {
-			dst = make([]uint32, 0, cap(cols)/workers)
-		}
-		wg.Go(func() { parts[w], sums[w] = scan(w*u/workers, (w+1)*u/workers, dst) })
-	}
-	wg.Wait()
-	cols = parts[0]
-	saved := sums[0]
-	for w := 1; w < workers; w++ {
-		cols = append(cols, parts[w]...)
-		saved += sums[w]
-	}
-	return cols, saved
+	return materialise(p, optimise(p, wordNS, pairNS), splitCostsOf(p, wordNS, pairNS))
 }
 
 // forceMMJoin, set by tests, changes the optimiser's choice.
@@ -301,57 +118,10 @@ func heavyIDs(c *sets.Collection, delta1, n int) []uint32 {
 	return ids
 }
 
-func countHeavy(c *sets.Collection, delta1 int) int {
-	n := 0
-	for i := 0; i < c.Len(); i++ {
-		if c.SetLen(i) >= delta1 {
-			n++
-		}
-	}
-	return n
-}
-
-// mightPay reports whether some element could pay for a matrix column
-// when the heavy sets hold nr elements of R (ns of S), supposing that an
-// element's occurrences fall in the heavy sets twice as often as their
-// share of the elements: an O(universe) test that spares the exact
-// frequencies of splits that cannot win.
-func mightPay(p *Problem, perWord, inc float64, nr, ns int64) bool {
-	fr := min(1, 2*float64(nr)/max(float64(p.Stats.R.Elements), 1))
-	fs := min(1, 2*float64(ns)/max(float64(p.Stats.S.Elements), 1))
-	theta := perWord / 64 / inc
-	var saved float64
-	n := 0
-	if p.Self {
-		// From the histogram of frequencies, built once per problem.
-		hist := p.Memo("allpairs.dfhist", func() any {
-			h := make([]int64, p.Stats.MaxDF+1)
-			for _, d := range p.DFR {
-				h[d]++
-			}
-			return h
-		}).([]int64)
-		for d, cnt := range hist {
-			a := float64(d) * fr
-			if w := a * (a - 1) / 2; cnt > 0 && w > theta {
-				saved += w * float64(cnt)
-				n += int(cnt)
-			}
-		}
-		return n > 0 && inc*saved > perWord*float64((n+63)/64)
-	}
-	for e, d := range p.DFR {
-		a := float64(d) * fr
-		w := a * (a - 1) / 2
-		if !p.Self {
-			w = a * float64(p.DFS[e]) * fs
-		}
-		if w > theta {
-			saved += w
-			n++
-		}
-	}
-	return n > 0 && inc*saved > perWord*float64((n+63)/64)
+// countHeavy returns the number of sets of c with at least delta1
+// elements, from the positions of c's sets largest first.
+func countHeavy(c *sets.Collection, order []uint32, delta1 int) int {
+	return sort.Search(len(order), func(x int) bool { return c.SetLen(int(order[x])) < delta1 })
 }
 
 // sizeSums are prefix sums of set sizes and of their squares.
@@ -368,13 +138,43 @@ func sizePrefix(c *sets.Collection, order []uint32) []sizeSums {
 }
 
 // bySizeDesc returns the positions of c's sets, largest first (ties by
-// position).
+// position): a counting sort on the sizes when they are small next to the
+// number of sets, otherwise a sort of (size, position) keys.
 func bySizeDesc(c *sets.Collection) []uint32 {
-	order := make([]uint32, c.Len())
-	for i := range order {
-		order[i] = uint32(i)
+	k := c.Len()
+	order := make([]uint32, k)
+	if k == 0 {
+		return order
 	}
-	slices.SortStableFunc(order, func(a, b uint32) int { return cmp.Compare(c.SetLen(int(b)), c.SetLen(int(a))) })
+	off := c.Offsets[:k+1]
+	maxSize := uint64(0)
+	for i := 0; i < k; i++ {
+		maxSize = max(maxSize, off[i+1]-off[i])
+	}
+	if maxSize <= 4*uint64(k)+1024 {
+		// Counting sort, larger sizes first.
+		start := make([]int, maxSize+2)
+		for i := 0; i < k; i++ {
+			start[maxSize-(off[i+1]-off[i])+1]++
+		}
+		for x := 1; x < len(start); x++ {
+			start[x] += start[x-1]
+		}
+		for i := 0; i < k; i++ {
+			b := maxSize - (off[i+1] - off[i])
+			order[start[b]] = uint32(i)
+			start[b]++
+		}
+		return order
+	}
+	keys := make([]uint64, k)
+	for i := 0; i < k; i++ {
+		keys[i] = (maxSize-(off[i+1]-off[i]))<<32 | uint64(i)
+	}
+	slices.Sort(keys)
+	for x, key := range keys {
+		order[x] = uint32(key)
+	}
 	return order
 }
 

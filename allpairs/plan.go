@@ -39,6 +39,19 @@ type Candidate struct {
 	Estimate Estimate
 	// Err says why the engine cannot run the problem (nil if it can).
 	Err error
+	// Bounded says that the planner did not ask for the estimate, as a
+	// cheap lower bound, now in Estimate.Seconds, was no better than
+	// another engine's estimate.
+	Bounded bool
+}
+
+// bounder is implemented by engines whose Estimate costs more than a look
+// at the statistics (a measurement, a sample, a layout): lowerBound
+// returns, in O(1), seconds that Estimate cannot go below, and 0 if it
+// knows none. The planner asks for such estimates last, and not at all
+// when an estimate already made is no higher than the bound.
+type bounder interface {
+	lowerBound(p *Problem) float64
 }
 
 // gpuStartup is what opening a GPU costs before any work: loading the
@@ -88,10 +101,35 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 	plan := &Plan{Problem: p, opt: opt}
 	engines := Engines()
 	// CPU engines first: their estimates decide whether a GPU is worth
-	// opening at all.
-	slices.SortStableFunc(engines, func(a, b Engine) int { return cmp.Compare(a.Kind(), b.Kind()) })
-	bestCPU := math.Inf(1)
-	for _, e := range engines {
+	// opening at all. Engines with a lower bound come after the others
+	// of their kind, lowest bound first.
+	type entry struct {
+		e       Engine
+		bound   float64
+		bounded bool
+	}
+	order := make([]entry, len(engines))
+	for i, e := range engines {
+		order[i].e = e
+		if b, ok := e.(bounder); ok {
+			order[i].bound, order[i].bounded = b.lowerBound(p), true
+		}
+	}
+	slices.SortStableFunc(order, func(a, b entry) int {
+		if c := cmp.Compare(a.e.Kind(), b.e.Kind()); c != 0 {
+			return c
+		}
+		if a.bounded != b.bounded {
+			if b.bounded {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.bound, b.bound)
+	})
+	bestCPU, best := math.Inf(1), math.Inf(1)
+	for _, en := range order {
+		e := en.e
 		// Filter before Device, which may open a GPU.
 		if dev != "auto" && e.Kind().String() != dev {
 			continue
@@ -107,6 +145,12 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 		}
 		d, derr := e.Device()
 		c := Candidate{Engine: e, Device: d, Err: derr}
+		if b := en.bound; c.Err == nil && b > 0 && b >= best {
+			c.Bounded = true
+			c.Estimate = Estimate{Seconds: b, Detail: "not estimated: at least this, and another estimate is lower"}
+			plan.Candidates = append(plan.Candidates, c)
+			continue
+		}
 		if c.Err == nil {
 			c.Estimate, c.Err = e.Estimate(p)
 		}
@@ -116,8 +160,11 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 		if c.Err == nil && d.Kind == CPU && c.Estimate.Memory > p.Memory {
 			c.Err = cannot("needs %s of memory, over the budget of %s", bytesString(c.Estimate.Memory), bytesString(p.Memory))
 		}
-		if c.Err == nil && d.Kind == CPU {
-			bestCPU = min(bestCPU, c.Estimate.Seconds)
+		if c.Err == nil {
+			best = min(best, c.Estimate.Seconds)
+			if d.Kind == CPU {
+				bestCPU = min(bestCPU, c.Estimate.Seconds)
+			}
 		}
 		plan.Candidates = append(plan.Candidates, c)
 	}
@@ -129,7 +176,16 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 			}
 			return 1
 		}
-		return cmp.Compare(a.Estimate.Seconds, b.Estimate.Seconds)
+		if c := cmp.Compare(a.Estimate.Seconds, b.Estimate.Seconds); c != 0 {
+			return c
+		}
+		if a.Bounded != b.Bounded { // an estimate before an equal bound
+			if a.Bounded {
+				return 1
+			}
+			return -1
+		}
+		return 0
 	})
 	if len(plan.Candidates) == 0 {
 		what := "no engine"
@@ -298,6 +354,10 @@ func (pl *Plan) Explain(w io.Writer) error {
 			msg := c.Err.Error()
 			msg = strings.TrimPrefix(msg, ErrCannotRun.Error()+": ")
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\tcannot run: %s\n", c.Engine.Name(), c.Device.Kind, msg)
+			continue
+		}
+		if c.Bounded {
+			fmt.Fprintf(tw, "%s\t%s\t>= %s\t-\t%s\n", c.Engine.Name(), c.Device.Kind, secondsString(c.Estimate.Seconds), c.Estimate.Detail)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Engine.Name(), c.Device.Kind, secondsString(c.Estimate.Seconds), bytesString(c.Estimate.Memory), c.Estimate.Detail)

@@ -37,16 +37,45 @@ func (prefixFilter) Estimate(p *Problem) (Estimate, error) {
 		return Estimate{}, cannot("over 2^32 elements")
 	}
 	cand, starts, verify := prefixWork(p)
-	n := float64(st.R.Elements + st.S.Elements)
-	idx := 4*int64(n) + 4*int64(p.Universe)
-	if p.Self {
-		n = float64(st.R.Elements)
-		idx = 8*int64(n) + 4*int64(p.Universe)
-	}
-	avg := max(st.R.AvgSize, st.S.AvgSize, 1)
-	ns := costs.build(n, p.Universe) + n*costs.sortElem*math.Log2(avg+1) + costs.elemAt(idx)*starts + verify
+	n, idx := prefixSize(p)
+	ns := prefixBase(p) + costs.elemAt(idx)*starts + verify
 	mem := int64(4*n*4) + 4*int64(p.Universe)*2 + int64(p.Threads)*4*int64(st.R.Sets+st.S.Sets)
 	return Estimate{Seconds: cpuSeconds(p, ns), Memory: mem, Detail: fmt.Sprintf("%.3g candidate visits", cand)}, nil
+}
+
+// prefixSize returns the occurrences that prefix filtering indexes and the
+// bytes of its index.
+func prefixSize(p *Problem) (n float64, idx int64) {
+	st := &p.Stats
+	if p.Self {
+		n = float64(st.R.Elements)
+		return n, 8*int64(n) + 4*int64(p.Universe)
+	}
+	n = float64(st.R.Elements + st.S.Elements)
+	return n, 4*int64(n) + 4*int64(p.Universe)
+}
+
+// prefixBase is the part of the estimate that needs no sample: building the
+// index and sorting the sets by rarity.
+func prefixBase(p *Problem) float64 {
+	n, _ := prefixSize(p)
+	avg := max(p.Stats.R.AvgSize, p.Stats.S.AvgSize, 1)
+	return costs.build(n, p.Universe) + n*costs.sortElem*math.Log2(avg+1)
+}
+
+// lowerBound is prefixBase, plus, when every pair needs one common element
+// only (prefixes are whole sets, and their lists are walked whole), half a
+// visit per scan-count increment: the estimate, from a sample, counts at
+// least one (0 where it cannot run, which Estimate says).
+func (prefixFilter) lowerBound(p *Problem) float64 {
+	if _, _, ok := p.Tiled(); ok || p.ZeroQualifies() || p.Stats.R.Elements+p.Stats.S.Elements >= math.MaxUint32 {
+		return 0
+	}
+	ns := prefixBase(p)
+	if need, ok := p.ConstNeed(); ok && need == 1 {
+		ns += costs.visit / 2 * float64(p.Stats.ScanWork)
+	}
+	return cpuSeconds(p, ns)
 }
 
 // prefixWork estimates, on a sample of at most 4096 probes, the list

@@ -194,18 +194,19 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 	} else {
 		p.SIDs = selectSets(s, dropEmpty, opt.Largest)
 	}
-	var distinct int
+	var cp compacted
 	if p.Self {
-		p.R, p.DFR, p.Universe, distinct, _, _ = compactPair(p.Threads, r, p.RIDs, nil, nil)
-		p.S, p.DFS = p.R, p.DFR
+		cp = compactPair(p.Threads, r, p.RIDs, nil, nil)
+		cp.s, cp.dfs = cp.r, cp.dfr
 	} else {
-		p.R, p.DFR, p.Universe, distinct, p.S, p.DFS = compactPair(p.Threads, r, p.RIDs, s, p.SIDs)
+		cp = compactPair(p.Threads, r, p.RIDs, s, p.SIDs)
 	}
+	p.R, p.S, p.DFR, p.DFS, p.Universe = cp.r, cp.s, cp.dfr, cp.dfs, cp.universe
 	if p.DFR == nil { // no elements at all
 		p.DFR, p.DFS = []uint32{}, []uint32{}
 	}
 	p.setNeeds()
-	p.measure(r, s, distinct)
+	p.measure(r, s, cp.dfSummary)
 	return p, nil
 }
 
@@ -216,19 +217,20 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 // over t and the first sets of size t.
 func selectSets(c *sets.Collection, dropEmpty bool, largest int) []uint32 {
 	k := c.Len()
+	off := c.Offsets[:k+1]
 	kept := k
+	// The histogram of the sizes' bit lengths, counting empty sets too.
+	var hist [65]int
+	for i := 0; i < k; i++ {
+		hist[bits.Len64(off[i+1]-off[i])]++
+	}
 	if dropEmpty {
-		kept = 0
-		for i := 0; i < k; i++ {
-			if c.SetLen(i) != 0 {
-				kept++
-			}
-		}
+		kept -= hist[0]
 	}
 	if largest <= 0 || largest >= kept {
 		ids := make([]uint32, 0, kept)
 		for i := 0; i < k; i++ {
-			if !dropEmpty || c.SetLen(i) != 0 {
+			if !dropEmpty || off[i+1] != off[i] {
 				ids = append(ids, uint32(i))
 			}
 		}
@@ -237,10 +239,6 @@ func selectSets(c *sets.Collection, dropEmpty bool, largest int) []uint32 {
 	// The bit length of t: the bucket where the count of sets at least
 	// that large reaches largest. Empty sets, when dropped, are never
 	// needed: kept > largest non-empty sets exist.
-	var hist [65]int
-	for i := 0; i < k; i++ {
-		hist[bits.Len(uint(c.SetLen(i)))]++
-	}
 	b, above := 64, 0
 	for above+hist[b] < largest {
 		above += hist[b]
@@ -248,21 +246,22 @@ func selectSets(c *sets.Collection, dropEmpty bool, largest int) []uint32 {
 	}
 	in := make([]int, 0, hist[b])
 	for i := 0; i < k; i++ {
-		if n := c.SetLen(i); bits.Len(uint(n)) == b {
-			in = append(in, n)
+		if n := off[i+1] - off[i]; bits.Len64(n) == b {
+			in = append(in, int(n))
 		}
 	}
-	// t is the (largest-above)-th largest size of the bucket.
+	// t is the (largest-above)-th largest size of the bucket; the sets
+	// over t are kept, and the first ties of size t fill up to largest.
 	t := nthLargest(in, largest-above)
-	ties := largest
-	for i := 0; i < k; i++ {
-		if c.SetLen(i) > t {
+	ties := largest - above
+	for _, n := range in {
+		if n > t {
 			ties--
 		}
 	}
 	ids := make([]uint32, 0, largest)
 	for i := 0; i < k; i++ {
-		n := c.SetLen(i)
+		n := int(off[i+1] - off[i])
 		if n > t || n == t && ties > 0 {
 			if n == t {
 				ties--
@@ -362,7 +361,7 @@ func sideStats(c *sets.Collection, original int) SideStats {
 	return st
 }
 
-func (p *Problem) measure(r, s *sets.Collection, distinct int) {
+func (p *Problem) measure(r, s *sets.Collection, sum dfSummary) {
 	st := &p.Stats
 	st.R = sideStats(p.R, r.Len())
 	if p.Self {
@@ -370,7 +369,7 @@ func (p *Problem) measure(r, s *sets.Collection, distinct int) {
 	} else {
 		st.S = sideStats(p.S, s.Len())
 	}
-	st.Universe = distinct
+	st.Universe = sum.distinct
 	avg := (float64(st.R.Elements) + float64(st.S.Elements)) / max(float64(st.R.Sets+st.S.Sets), 1)
 	if p.Self {
 		avg = st.R.AvgSize
@@ -387,17 +386,7 @@ func (p *Problem) measure(r, s *sets.Collection, distinct int) {
 	} else {
 		st.Pairs = kr * ks
 	}
-	for e := 0; e < p.Universe; e++ {
-		dr := int64(p.DFR[e])
-		if p.Self {
-			st.ScanWork += dr * (dr - 1) / 2
-			st.MaxDF = max(st.MaxDF, int(dr))
-		} else {
-			ds := int64(p.DFS[e])
-			st.ScanWork += dr * ds
-			st.MaxDF = max(st.MaxDF, int(dr), int(ds))
-		}
-	}
+	st.ScanWork, st.MaxDF = sum.scanWork, sum.maxDF
 	st.MergeWork, st.ProbeWork = pairWork(p)
 }
 
@@ -456,3 +445,70 @@ func pairWork(p *Problem) (merge, probe float64) {
 
 // gallopRatio mirrors package intersect's switch to galloping.
 const gallopRatio = 32
+
+// SharedColumns returns, memoised, a numbering of the elements that some
+// pair can share, those in at least two sets of a self-join or in both
+// collections of a join: colOf[e] is e's column, in increasing order of e,
+// or -1, and n the number of columns. Matrix and bitmap engines index
+// their columns by it; it is computed in parallel on p.Threads.
+func (p *Problem) SharedColumns() (colOf []int32, n int) {
+	c := p.Memo("allpairs.columns", func() any {
+		u := p.Universe
+		colOf := large[int32](u)
+		parts := max(1, min(4*p.Threads, u>>17))
+		counts := make([]int, parts+1)
+		// Count each part's columns, then number them from the count
+		// before the part.
+		forEach(p.Threads, parts, func(w int) {
+			lo, hi := w*u/parts, (w+1)*u/parts
+			n := 0
+			if p.Self {
+				for _, d := range p.DFR[lo:hi] {
+					if d >= 2 {
+						n++
+					}
+				}
+			} else {
+				ds := p.DFS[lo:hi]
+				for x, d := range p.DFR[lo:hi] {
+					if d > 0 && ds[x] > 0 {
+						n++
+					}
+				}
+			}
+			counts[w+1] = n
+		})
+		for w := 1; w <= parts; w++ {
+			counts[w] += counts[w-1]
+		}
+		forEach(p.Threads, parts, func(w int) {
+			lo, hi := w*u/parts, (w+1)*u/parts
+			c, col := int32(counts[w]), colOf[lo:hi]
+			if p.Self {
+				for x, d := range p.DFR[lo:hi] {
+					col[x] = -1
+					if d >= 2 {
+						col[x] = c
+						c++
+					}
+				}
+				return
+			}
+			ds := p.DFS[lo:hi]
+			for x, d := range p.DFR[lo:hi] {
+				col[x] = -1
+				if d > 0 && ds[x] > 0 {
+					col[x] = c
+					c++
+				}
+			}
+		})
+		return sharedColumns{colOf, counts[parts]}
+	}).(sharedColumns)
+	return c.colOf, c.n
+}
+
+type sharedColumns struct {
+	colOf []int32
+	n     int
+}
