@@ -165,21 +165,9 @@ type columns struct {
 	k     int
 }
 
+// columnsOf is the problem's shared column numbering (computed once, in
+// parallel, by allpairs).
 func columnsOf(p *allpairs.Problem) *columns {
-	return p.Memo("gpuallpairs/columns", func() any {
-		c := &columns{colOf: make([]int32, p.Universe)}
-		for e := range c.colOf {
-			keep := p.DFR[e] >= 2
-			if !p.Self {
-				keep = p.DFR[e] > 0 && p.DFS[e] > 0
-			}
-			if keep {
-				c.colOf[e] = int32(c.k)
-				c.k++
-			} else {
-				c.colOf[e] = -1
-			}
-		}
-		return c
-	}).(*columns)
+	colOf, k := p.SharedColumns()
+	return &columns{colOf: colOf, k: k}
 }

@@ -4,7 +4,7 @@
 #
 #   scripts/device.sh build              # here: static binaries into .device-bin/
 #   scripts/device.sh run [quick|large|full]
-#                                        # there: xsect devices, the GPU tests
+#                                        # there: xsect devices, every GPU package's tests
 #                                        # (-test.v), the pairwise benchmark;
 #                                        # a short table last
 #   scripts/device.sh profile            # there: Nsight Compute on the kernels
@@ -38,8 +38,8 @@ build)
 		echo "warning: the CLI does not build yet; see $bin/xsect.build.log" >&2
 		rm -f "$bin/xsect"
 	fi
-	for pkg in gpu gpuintersect; do
-		go test -c -o "$bin/$pkg.test" "./$pkg"
+	for pkg in gpu gpuintersect gpuallpairs gpubatmap; do
+		go test -c -ldflags=-s -o "$bin/$pkg.test" "./$pkg"
 		echo "built $bin/$pkg.test"
 	done
 	# The CLI's GPU tests (xsect devices, --device gpu), if the CLI builds.
@@ -60,7 +60,7 @@ run)
 		echo "=== xsect devices"
 		"$bin/xsect" devices
 	fi
-	for name in gpu gpuintersect cli; do
+	for name in gpu gpuintersect gpuallpairs gpubatmap cli; do
 		t="$bin/$name.test"
 		[ -x "$t" ] || continue
 		run=${TESTRUN:-.}
