@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
-	"sync"
 
+	"github.com/xsect/xsect/internal/registry"
 	"github.com/xsect/xsect/internal/sysinfo"
 )
 
@@ -79,43 +78,19 @@ type Estimate struct {
 	Detail string
 }
 
-var registry struct {
-	sync.Mutex
-	engines []Engine
-}
+var registered = registry.New("allpairs", func(e Engine) (string, string) { return e.Name(), e.Kind().String() })
 
 // Register adds an engine for the planner. Packages of GPU engines call it
 // from init. It panics if an engine with the same name and device kind is
 // already registered.
-func Register(e Engine) {
-	registry.Lock()
-	defer registry.Unlock()
-	for _, o := range registry.engines {
-		if o.Name() == e.Name() && o.Kind() == e.Kind() {
-			panic(fmt.Sprintf("allpairs: engine %s on %s registered twice", e.Name(), e.Kind()))
-		}
-	}
-	registry.engines = append(registry.engines, e)
-}
+func Register(e Engine) { registered.Register(e) }
 
-// Engines returns the registered engines, CPU ones first.
-func Engines() []Engine {
-	registry.Lock()
-	defer registry.Unlock()
-	return slices.Clone(registry.engines)
-}
+// Engines returns the registered engines, CPU ones first (the built-in
+// engines register before any package that imports allpairs).
+func Engines() []Engine { return registered.Engines() }
 
 // Techniques returns the names of the registered techniques, sorted.
-func Techniques() []string {
-	var names []string
-	for _, e := range Engines() {
-		if !slices.Contains(names, e.Name()) {
-			names = append(names, e.Name())
-		}
-	}
-	slices.Sort(names)
-	return names
-}
+func Techniques() []string { return registered.Names() }
 
 // cpuDevice describes this machine's CPU for the built-in engines.
 func cpuDevice(threads int) Device {

@@ -2,7 +2,6 @@ package allpairs
 
 import (
 	"context"
-	"slices"
 	"testing"
 )
 
@@ -72,17 +71,7 @@ func BenchmarkNewPlan(b *testing.B) {
 }
 
 // withEngine registers e until the returned function is called.
-func withEngine(e Engine) func() {
-	registry.Lock()
-	saved := slices.Clone(registry.engines)
-	registry.engines = append(registry.engines, e)
-	registry.Unlock()
-	return func() {
-		registry.Lock()
-		registry.engines = saved
-		registry.Unlock()
-	}
-}
+func withEngine(e Engine) func() { return registered.With(e) }
 
 // standinGPU is a GPU engine for benchmarks of the planner: it estimates
 // from what the GPU engines use (Stats, one memoised pass over the document

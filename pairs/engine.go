@@ -3,10 +3,11 @@ package pairs
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/xsect/xsect/internal/registry"
 )
 
 // Engine is one way of mining pairs on one device. The CPU engines are
@@ -40,43 +41,18 @@ type Estimate struct {
 	Detail string
 }
 
-var registry struct {
-	sync.Mutex
-	engines []Engine
-}
+var registered = registry.New("pairs", func(e Engine) (string, string) { return e.Name(), e.Device() })
 
 // Register adds an engine. It panics if one with the same name and device
 // is registered already.
-func Register(e Engine) {
-	registry.Lock()
-	defer registry.Unlock()
-	for _, o := range registry.engines {
-		if o.Name() == e.Name() && o.Device() == e.Device() {
-			panic(fmt.Sprintf("pairs: engine %s on %s registered twice", e.Name(), e.Device()))
-		}
-	}
-	registry.engines = append(registry.engines, e)
-}
+func Register(e Engine) { registered.Register(e) }
 
 // Engines returns the registered engines.
-func Engines() []Engine {
-	registry.Lock()
-	defer registry.Unlock()
-	return slices.Clone(registry.engines)
-}
+func Engines() []Engine { return registered.Engines() }
 
 // EngineNames returns the names of the registered engines, sorted, once
 // each.
-func EngineNames() []string {
-	var names []string
-	for _, e := range Engines() {
-		if !slices.Contains(names, e.Name()) {
-			names = append(names, e.Name())
-		}
-	}
-	slices.Sort(names)
-	return names
-}
+func EngineNames() []string { return registered.Names() }
 
 func init() {
 	Register(apriori{})
