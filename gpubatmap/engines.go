@@ -119,14 +119,7 @@ func (pairsEngine) Available() error {
 	return nil
 }
 
-func pairsLayout(d *pairs.Data) (*batmap.Layout, []int, error) {
-	sizes := make([]int, d.Frequent())
-	for r := range sizes {
-		sizes[r] = int(d.Support[r])
-	}
-	l, err := batmap.NewLayout(uint64(d.Transactions), sizes, layoutConfig)
-	return l, sizes, err
-}
+func pairsLayout(d *pairs.Data) (*batmap.Layout, []int, error) { return d.BatmapLayout(layoutConfig) }
 
 func (pairsEngine) Estimate(d *pairs.Data) (pairs.Estimate, error) {
 	l, sizes, err := pairsLayout(d)
@@ -152,11 +145,8 @@ func (pairsEngine) Run(ctx context.Context, d *pairs.Data, out *pairs.Output) er
 	if err != nil {
 		return err
 	}
-	b, err := l.Build(d.Vertical(), d.Threads, func(done, total int64) { out.Progress("batmaps", done, total) })
+	b, err := d.BuildBatmaps(ctx, l, out)
 	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
 		return err
 	}
 	dev, err := Default()

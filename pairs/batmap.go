@@ -15,14 +15,33 @@ type batmapEngine struct{ cpu }
 
 func (batmapEngine) Name() string { return "batmap" }
 
-func batmapLayout(d *Data) (*batmap.Layout, []int, error) {
+// BatmapLayout returns the layout of the batmaps of d's frequent items'
+// tidlists (the universe is the transactions) under cfg, and the tidlists'
+// sizes by rank.
+func (d *Data) BatmapLayout(cfg batmap.Config) (*batmap.Layout, []int, error) {
 	sizes := make([]int, d.Frequent())
 	for r := range sizes {
 		sizes[r] = int(d.Support[r])
 	}
-	l, err := batmap.NewLayout(uint64(d.Transactions), sizes, batmapConfig)
+	l, err := batmap.NewLayout(uint64(d.Transactions), sizes, cfg)
 	return l, sizes, err
 }
+
+// BuildBatmaps builds the batmaps of d's tidlists in layout l on d.Threads,
+// reporting progress to out as stage "batmaps"; it returns ctx's error if
+// ctx ends meanwhile.
+func (d *Data) BuildBatmaps(ctx context.Context, l *batmap.Layout, out *Output) (*batmap.Batmaps, error) {
+	b, err := l.Build(d.Vertical(), d.Threads, func(done, total int64) { out.Progress("batmaps", done, total) })
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func batmapLayout(d *Data) (*batmap.Layout, []int, error) { return d.BatmapLayout(batmapConfig) }
 
 func (batmapEngine) Estimate(d *Data) (Estimate, error) {
 	l, sizes, err := batmapLayout(d)
@@ -41,11 +60,8 @@ func (batmapEngine) Run(ctx context.Context, d *Data, out *Output) error {
 	if err != nil {
 		return err
 	}
-	b, err := l.Build(d.Vertical(), d.Threads, func(done, total int64) { out.Progress("batmaps", done, total) })
+	b, err := d.BuildBatmaps(ctx, l, out)
 	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
 		return err
 	}
 	writers := make([]*Writer, d.Threads)

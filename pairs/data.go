@@ -55,8 +55,6 @@ type Data struct {
 	horizOnce sync.Once
 	horiz     *sets.Collection
 	prepared  bool // horiz was built by the preparation
-	posOnce   sync.Once
-	positions []uint32
 }
 
 // unitCosts returns the per-unit costs the CPU engines' estimates use.
@@ -143,40 +141,6 @@ func (d *Data) ranks(s, dst []uint32) int {
 	}
 	return n
 }
-
-// Positions returns, for the k-th element of Vertical.Elements (rank a in
-// transaction t), the position of a in transaction t of Horizontal. It is
-// built on first use.
-func (d *Data) Positions() []uint32 {
-	d.posOnce.Do(func() {
-		h := d.Horizontal()
-		v := d.Vertical()
-		m, f := d.Transactions, d.Frequent()
-		pos := hugepage.Make[uint32](len(v.Elements), len(v.Elements))
-		workers := min(max(d.Threads, 1), max(1, m>>10))
-		// Each worker's cursor into every tidlist: where its transactions
-		// start, found by binary search.
-		parallelDo(workers, func(w int) {
-			lo, hi := w*m/workers, (w+1)*m/workers
-			cur := make([]uint64, f)
-			for r := range f {
-				i, _ := slices.BinarySearch(v.Set(r), uint32(lo))
-				cur[r] = v.Offsets[r] + uint64(i)
-			}
-			for t := lo; t < hi; t++ {
-				for k, r := range h.Set(t) {
-					pos[cur[r]] = uint32(k)
-					cur[r]++
-				}
-			}
-		})
-		d.positions = pos
-	})
-	return d.positions
-}
-
-// PositionsBytes is the memory Positions allocates.
-func (d *Data) PositionsBytes() int64 { return 4 * d.Occurrences }
 
 // Density is the average tidlist length over the number of transactions.
 func (d *Data) Density() float64 {
