@@ -22,6 +22,7 @@ type costs struct {
 	batmapInsert, batmapWord, batmapPair         float64 // per element inserted, 32-bit word compared, pair
 	eclatElement, eclatPair                      float64 // per tidlist element merged, intersection
 	fpStep, fpSort, fpNode                       float64 // per step up a path, transaction sorted (times log2), node built
+	bitmapWord, bitmapPair, bitmapBuild          float64 // per 64-bit word pair ANDed and counted, pair, occurrence (tidlists, allpairs' preparation, bitmaps)
 
 	// source says where the figures come from, for Explain.
 	source string
@@ -40,6 +41,7 @@ var referenceCosts = costs{
 	batmapInsert: 85e-9, batmapWord: 0.075e-9, batmapPair: 12e-9,
 	eclatElement: 0.36e-9, eclatPair: 150e-9,
 	fpStep: 12e-9, fpSort: 30e-9, fpNode: 20e-9,
+	bitmapWord: 0.055e-9, bitmapPair: 2e-9, bitmapBuild: 30e-9,
 }
 
 // defaultCosts are the reference costs, batmapWord scaled for the kernel
@@ -47,7 +49,10 @@ var referenceCosts = costs{
 func defaultCosts() costs {
 	c := referenceCosts
 	if batmap.Kernel() == "go-swar64" {
+		// Without AVX-512 (or with -tags purego) both SIMD kernels, the
+		// batmap comparison and allpairs' AND + popcount, are portable Go.
 		c.batmapWord *= 4
+		c.bitmapWord *= 7
 	}
 	c.source = "per-unit costs of the Zen 5 reference"
 	return c
@@ -92,6 +97,7 @@ func (p *probe) costs() costs {
 		batmapInsert: r.batmapInsert * scalar, batmapWord: r.batmapWord * word, batmapPair: r.batmapPair * scalar,
 		eclatElement: r.eclatElement * element, eclatPair: r.eclatPair * scalar,
 		fpStep: r.fpStep * scalar, fpSort: r.fpSort * scalar, fpNode: r.fpNode * scalar,
+		bitmapWord: r.bitmapWord * word, bitmapPair: r.bitmapPair * scalar, bitmapBuild: r.bitmapBuild * scalar,
 	}
 	c.source = fmt.Sprintf("per-unit costs measured by a %.2f ms probe on %d threads: counters ×%.2f, batmap words ×%.2f, tidlist merges ×%.2f the Zen 5 reference's (scalar work ×%.2f)",
 		p.elapsed.Seconds()*1e3, p.threads, p.increment/probeReference.increment, word, element, scalar)

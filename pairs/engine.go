@@ -59,6 +59,7 @@ func init() {
 	Register(eclat{})
 	Register(fpgrowth{})
 	Register(batmapEngine{})
+	Register(bitmapEngine{})
 }
 
 // cpu is the part the built-in engines share.
