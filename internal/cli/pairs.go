@@ -38,10 +38,11 @@ or a fraction of the transactions when below 1 ("0.001", or "0.1%"), rounded
 up. Lines come in no particular order unless --sort.
 
 --engine picks the miner: batmap (one BATMAP per frequent item, all pairs
-compared entry by entry), apriori (pair counters, row by row), eclat (tidlist
-intersections with SIMD kernels), fpgrowth (FP-tree, restricted to pairs), or
-auto, which predicts every engine's time from the data's shape and takes the
-fastest; --explain shows the prediction on standard error.
+compared entry by entry, on the CPU or the GPU), bitmap (tidlists as bitmaps,
+all pairs by AND and popcount), apriori (pair counters, row by row), eclat
+(tidlist intersections with SIMD kernels), fpgrowth (FP-tree, restricted to
+pairs), or auto, which predicts every engine's time from the data's shape and
+takes the fastest; --explain shows the prediction on standard error.
 
 Instead of FILE, --gen-items N generates the instance of the BATMAP paper: each
 of N items in each transaction with probability --gen-p, transactions added
