@@ -64,30 +64,36 @@ func (e *engine) Device() (allpairs.Device, error) { return gpuDevice() }
 // describes it, with its free memory.
 func gpuDevice() (allpairs.Device, error) {
 	d := allpairs.Device{Kind: allpairs.GPU, Name: "no GPU"}
-	st, err := device()
+	st, free, err := openFree()
 	if err != nil {
-		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+		return d, err
 	}
 	info := st.dev.Info()
-	d.Name, d.Parallelism = info.Name, info.SMs
-	free, _, err := st.dev.FreeMemory()
-	if err != nil {
-		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
-	}
-	d.Memory = int64(free) + st.devPooled.Load()
+	d.Name, d.Parallelism, d.Memory = info.Name, info.SMs, free
 	return d, nil
 }
 
-func (e *engine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
+// openFree opens the first GPU at first use and returns its state and the
+// memory a run may have: the device's free memory plus this package's
+// pooled buffers, which a plan may release.
+func openFree() (*state, int64, error) {
 	st, err := device()
 	if err != nil {
-		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+		return nil, 0, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
 	free, _, err := st.dev.FreeMemory()
 	if err != nil {
-		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+		return nil, 0, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
-	pl, err := plan(p, e.t, st.dev.Info(), budget(int64(free)+st.devPooled.Load()))
+	return st, int64(free) + st.devPooled.Load(), nil
+}
+
+func (e *engine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
+	st, free, err := openFree()
+	if err != nil {
+		return allpairs.Estimate{}, err
+	}
+	pl, err := plan(p, e.t, st.dev.Info(), budget(free))
 	if err != nil {
 		return allpairs.Estimate{}, err
 	}

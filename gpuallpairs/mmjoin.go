@@ -142,16 +142,12 @@ func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	if p.Stats.R.Elements+p.Stats.S.Elements >= math.MaxUint32 {
 		return allpairs.Estimate{}, cannot("over 2^32 elements")
 	}
-	st, err := device()
+	_, free, err := openFree()
 	if err != nil {
-		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
-	}
-	free, _, err := st.dev.FreeMemory()
-	if err != nil {
-		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+		return allpairs.Estimate{}, err
 	}
 	sp := mmjoinSplit(p)
-	m, err := planMMJoin(p, sp, budget(int64(free)+st.devPooled.Load()), false)
+	m, err := planMMJoin(p, sp, budget(free), false)
 	if err != nil {
 		return allpairs.Estimate{}, err
 	}
