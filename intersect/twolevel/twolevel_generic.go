@@ -1,10 +1,6 @@
 package twolevel
 
-import (
-	"slices"
-
-	"github.com/xsect/xsect/internal/sorted"
-)
+import "github.com/xsect/xsect/internal/sorted"
 
 // The portable method: a merge over the headers and, for each pair of groups
 // with the same upper half, a branch-free merge of the lower halves (or
@@ -97,27 +93,9 @@ func count16(a, b []uint16) int {
 		a, b = b, a
 	}
 	if len(a)*gallopRatio16 < len(b) {
-		n, j := 0, 0
-		for _, x := range a {
-			j = sorted.Gallop(b, j, x)
-			if j == len(b) {
-				break
-			}
-			if b[j] == x {
-				n++
-				j++
-			}
-		}
-		return n
+		return sorted.CountGallop(a, b)
 	}
-	i, j, n := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		x, y := a[i], b[j]
-		n += b2i(x == y)
-		i += b2i(x <= y)
-		j += b2i(y <= x)
-	}
-	return n
+	return sorted.CountBranchless(a, b)
 }
 
 // intersect16 appends a ∩ b to dst for strictly increasing a and b.
@@ -126,38 +104,7 @@ func intersect16(dst, a, b []uint16) []uint16 {
 		a, b = b, a
 	}
 	if len(a)*gallopRatio16 < len(b) {
-		j := 0
-		for _, x := range a {
-			j = sorted.Gallop(b, j, x)
-			if j == len(b) {
-				break
-			}
-			if b[j] == x {
-				dst = append(dst, x)
-				j++
-			}
-		}
-		return dst
+		return sorted.IntersectGallop(dst, a, b)
 	}
-	k := len(dst)
-	dst = slices.Grow(dst, len(a))
-	out := dst[:cap(dst)]
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		x, y := a[i], b[j]
-		out[k] = x
-		k += b2i(x == y)
-		i += b2i(x <= y)
-		j += b2i(y <= x)
-	}
-	return dst[:k]
-}
-
-// b2i compiles to SETcc, which keeps the merge loops free of branches that
-// depend on the data.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return sorted.IntersectBranchless(dst, a, b)
 }
