@@ -26,7 +26,9 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xsect/xsect/internal/cuda"
 )
@@ -38,14 +40,38 @@ const MinDriverVersion = 11000
 var (
 	availOnce sync.Once
 	availErr  error
+	availDone atomic.Bool // availErr is set
 )
 
 // Available returns nil if the CUDA driver loads and reports at least one
 // device, and otherwise an error that says why not: no libcuda.so.1, a
 // driver too old, no device. The answer is computed once and cached.
 func Available() error {
-	availOnce.Do(func() { availErr = probe() })
+	availOnce.Do(func() {
+		availErr = probe()
+		availDone.Store(true)
+	})
 	return availErr
+}
+
+// Probed reports whether Available has computed its answer, so that
+// Available and Devices return without loading the driver.
+func Probed() bool { return availDone.Load() }
+
+// Present says cheaply whether a GPU may be used, for planners that must
+// not pay the driver's start-up (cuInit takes a tenth of a second or more
+// where a GPU is) just to weigh a GPU engine: Available's answer once it
+// is known, and before that whether the NVIDIA driver's control device
+// exists. A machine with the device node but a broken driver passes until
+// Available has run.
+func Present() error {
+	if availDone.Load() {
+		return availErr
+	}
+	if _, err := os.Stat("/dev/nvidiactl"); err != nil {
+		return fmt.Errorf("gpu: no NVIDIA driver device (%v)", err)
+	}
+	return nil
 }
 
 func probe() error {

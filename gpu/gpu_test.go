@@ -612,3 +612,15 @@ func TestSgemm(t *testing.T) {
 		}
 	}
 }
+
+// TestPresent checks that once Available has answered, Present gives the
+// same answer (and Probed says so), with or without a GPU.
+func TestPresent(t *testing.T) {
+	avail := Available()
+	if !Probed() {
+		t.Fatal("Probed() = false after Available")
+	}
+	if got := Present(); (got == nil) != (avail == nil) {
+		t.Fatalf("Present() = %v, Available() = %v", got, avail)
+	}
+}

@@ -53,7 +53,7 @@ var layoutConfig batmap.Config
 // opening it (Prewarm), so that the GPU is ready by the time the planner
 // has chosen and the batmaps are built.
 func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, m mode, warm bool) (float64, int64, string, error) {
-	if err := present(); err != nil {
+	if err := gpu.Present(); err != nil {
 		return 0, 0, "", err
 	}
 	info := deviceInfo()
@@ -113,7 +113,7 @@ func (pairsEngine) Name() string   { return "batmap" }
 func (pairsEngine) Device() string { return "gpu" }
 
 func (pairsEngine) Available() error {
-	if err := present(); err != nil {
+	if err := gpu.Present(); err != nil {
 		return fmt.Errorf("%w: %v", pairs.ErrCannotRun, err)
 	}
 	return nil

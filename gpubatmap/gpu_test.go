@@ -249,7 +249,7 @@ var processStart = time.Now()
 // the end; compare "in process" with the process's wall time for the cost
 // of its exit.
 func TestOpenSteps(t *testing.T) {
-	if err := present(); err != nil {
+	if err := gpu.Present(); err != nil {
 		t.Skipf("%v; skipping", err)
 	}
 	t0 := time.Now()

@@ -33,7 +33,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -141,9 +140,7 @@ func Tiles(ctx context.Context, dev *gpu.Device, b *batmap.Batmaps, opt Options,
 func Default() (*gpu.Device, error) { return defaultDevice() }
 
 var defaultDevice = sync.OnceValues(func() (*gpu.Device, error) {
-	err := gpu.Available()
-	probed.Store(true)
-	if err != nil {
+	if err := gpu.Available(); err != nil {
 		return nil, err
 	}
 	dev, err := gpu.Open(0)
@@ -160,28 +157,13 @@ var defaultDevice = sync.OnceValues(func() (*gpu.Device, error) {
 
 var (
 	warmStart atomic.Int64 // unix nanoseconds of the first Prewarm
-	probed    atomic.Bool  // gpu.Available has answered
 	warmDone  atomic.Bool
 )
-
-// present says cheaply whether the GPU may be used, for the planners: the
-// driver's answer once it has given it, and before that (asking it takes
-// cuInit, a tenth of a second or more where there is a GPU) whether the
-// NVIDIA driver's device node exists.
-func present() error {
-	if probed.Load() {
-		return gpu.Available()
-	}
-	if _, err := os.Stat("/dev/nvidiactl"); err != nil {
-		return fmt.Errorf("gpu: no NVIDIA driver device (%v)", err)
-	}
-	return nil
-}
 
 // deviceInfo describes the first GPU once the driver has answered, or
 // returns a stand-in (the smallest data-center GPU's memory) before.
 func deviceInfo() gpu.Info {
-	if probed.Load() {
+	if gpu.Probed() {
 		if infos, err := gpu.Devices(); err == nil && len(infos) > 0 {
 			return infos[0]
 		}
