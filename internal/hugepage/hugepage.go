@@ -31,7 +31,7 @@ const pageSize = 2 << 20
 func Make[T any](n, c int) []T {
 	var zero T
 	size := unsafe.Sizeof(zero)
-	if size == 0 || uintptr(c)*size < MinBytes || !enabled {
+	if size == 0 || uintptr(c)*size < MinBytes || !enabled() {
 		return make([]T, n, c)
 	}
 	pad := int((pageSize + size - 1) / size)
@@ -51,7 +51,7 @@ func Make[T any](n, c int) []T {
 func Advise[T any](s []T) {
 	var zero T
 	n := uintptr(len(s)) * unsafe.Sizeof(zero)
-	if n < pageSize || !enabled {
+	if n < pageSize || !enabled() {
 		return
 	}
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(s)))

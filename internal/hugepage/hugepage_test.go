@@ -15,7 +15,7 @@ func TestMake(t *testing.T) {
 		if len(s) != n || cap(s) != n+7 {
 			t.Fatalf("Make(%d, %d): len %d cap %d", n, n+7, len(s), cap(s))
 		}
-		if enabled && 4*cap(s) >= MinBytes && uintptr(unsafe.Pointer(unsafe.SliceData(s)))%pageSize != 0 {
+		if enabled() && 4*cap(s) >= MinBytes && uintptr(unsafe.Pointer(unsafe.SliceData(s)))%pageSize != 0 {
 			t.Errorf("Make(%d): not aligned on a huge page", n)
 		}
 		for i := range s {
