@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -28,18 +29,7 @@ func refCount(a, b []uint32) int {
 }
 
 func randomSet(r *rand.Rand, n int, universe uint64) []uint32 {
-	n = min(n, int(universe))
-	seen := make(map[uint32]bool, n)
-	s := make([]uint32, 0, n)
-	for len(s) < n {
-		x := uint32(r.Uint64N(universe))
-		if !seen[x] {
-			seen[x] = true
-			s = append(s, x)
-		}
-	}
-	slices.Sort(s)
-	return s
+	return settest.RandomSet(r, n, 0, universe)
 }
 
 func seq(lo, n, step uint64) []uint32 {

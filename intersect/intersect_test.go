@@ -6,40 +6,16 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/xsect/xsect/internal/settest"
 )
 
-// reference is the simplest correct intersection: a hash set.
-func reference(a, b []uint32) []uint32 {
-	in := make(map[uint32]bool, len(a))
-	for _, x := range a {
-		in[x] = true
-	}
-	out := []uint32{}
-	for _, x := range b {
-		if in[x] {
-			out = append(out, x)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
+// reference is the intersection every method is checked against.
+func reference(a, b []uint32) []uint32 { return settest.Reference(a, b) }
 
 // randomSet returns n distinct values below universe, sorted.
 func randomSet(r *rand.Rand, n int, universe uint64) []uint32 {
-	if uint64(n) > universe {
-		n = int(universe)
-	}
-	seen := make(map[uint32]bool, n)
-	s := make([]uint32, 0, n)
-	for len(s) < n {
-		x := uint32(r.Uint64N(universe))
-		if !seen[x] {
-			seen[x] = true
-			s = append(s, x)
-		}
-	}
-	slices.Sort(s)
-	return s
+	return settest.RandomSet(r, n, 0, universe)
 }
 
 type pair struct {
