@@ -11,21 +11,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/xsect/xsect/internal/sysinfo"
 )
 
 var calibrate = flag.Bool("calibrate", false, "run TestCalibrate: compare the cost model with measured CPU times")
 var calibrateOnly = flag.String("calibrate-shapes", "", "comma-separated shape names for TestCalibrate (default all)")
 var calibrateThreads = flag.Int("calibrate-threads", 1, "threads for TestCalibrate (0: all): with more than one, it also checks the planner's choice against the best forced technique, by wall time")
-
-// processCPU returns the CPU time of the process so far: on a machine
-// shared with other work it measures an engine far more steadily than the
-// wall clock.
-func processCPU() time.Duration {
-	var ru unix.Rusage
-	unix.Getrusage(unix.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // TestCalibrate runs every engine on one thread on the benchmark shapes and
 // prints the cost model's estimate next to the measured CPU time (the best
@@ -82,11 +73,11 @@ func TestCalibrate(t *testing.T) {
 			}
 			best, wall := time.Duration(1<<62), time.Duration(1<<62)
 			for rep := 0; rep < 3; rep++ {
-				start, startWall := processCPU(), time.Now()
+				start, startWall := sysinfo.CPUTime(), time.Now()
 				if _, err := plan.Count(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				best = min(best, processCPU()-start)
+				best = min(best, sysinfo.CPUTime()-start)
 				wall = min(wall, time.Since(startWall))
 			}
 			if wall < bestWall {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xsect/xsect/internal/sysinfo"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/synth"
 )
@@ -42,7 +43,7 @@ func syntheticText(b *testing.B) []byte {
 // mostly measures the others.
 func loop(b *testing.B, size int, f func() error) {
 	b.SetBytes(int64(size))
-	start := cpuTime()
+	start := sysinfo.CPUTime()
 	best := time.Duration(math.MaxInt64)
 	for b.Loop() {
 		t0 := time.Now()
@@ -51,7 +52,7 @@ func loop(b *testing.B, size int, f func() error) {
 		}
 		best = min(best, time.Since(t0))
 	}
-	if cpu := cpuTime() - start; cpu > 0 {
+	if cpu := sysinfo.CPUTime() - start; cpu > 0 {
 		b.ReportMetric(float64(size)*float64(b.N)/1e6/cpu.Seconds(), "cpu-MB/s")
 	}
 	b.ReportMetric(float64(size)/1e6/best.Seconds(), "best-MB/s")

@@ -1,5 +1,5 @@
-// Package sysinfo describes the machine for the planners: its CPU model and
-// its memory.
+// Package sysinfo describes the machine for the planners (its CPU model and
+// its memory) and measures the process's CPU time for benchmarks.
 package sysinfo
 
 import (
