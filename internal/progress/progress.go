@@ -8,18 +8,13 @@ import (
 	"os"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // delay is how long work runs before a bar appears: short jobs print nothing.
 const delay = time.Second
 
 // IsTerminal reports whether f is a terminal.
-func IsTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
+func IsTerminal(f *os.File) bool { return isTerminal(f.Fd()) }
 
 // Bar reports the progress of one piece of work. The zero Bar, and a Bar
 // whose output is not a terminal, do nothing. A Bar is safe for concurrent

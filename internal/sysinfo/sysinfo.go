@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // CPUName returns the CPU's model name from /proc/cpuinfo, or GOARCH where
@@ -30,9 +28,8 @@ var cpuName = sync.OnceValue(func() string {
 // Memory returns the machine's physical memory in bytes, or 8 GiB where it
 // cannot be read.
 func Memory() int64 {
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err == nil && si.Totalram > 0 {
-		return int64(si.Totalram) * int64(si.Unit)
+	if m := memory(); m > 0 {
+		return m
 	}
 	return 8 << 30
 }
