@@ -158,36 +158,91 @@ func (o *Output) Tile(t *Tile) error {
 // filterTile reports the qualifying pairs of a dense tile.
 func filterTile(p *Problem, t *Tile, w *Writer) {
 	need, constant := p.ConstNeed()
-	for x := 0; x < t.Rows; x++ {
-		i := t.Row0 + x
+	// span returns row x's counts from the first column worth reading
+	// (right of the diagonal in a self-join), and the column of the first.
+	span := func(x int) ([]uint32, int) {
 		y0 := 0
 		if p.Self {
-			y0 = max(0, i+1-t.Col0)
+			y0 = min(t.Cols, max(0, t.Row0+x+1-t.Col0))
 		}
-		row := t.Counts[x*t.Cols : (x+1)*t.Cols]
-		switch {
-		case constant && w.countOnly:
-			var n int64
-			for _, c := range row[min(y0, len(row)):] {
-				if c >= need {
-					n++
-				}
+		return t.Counts[x*t.Cols+y0 : (x+1)*t.Cols], t.Col0 + y0
+	}
+	switch {
+	case constant && w.countOnly:
+		var n int64
+		for x := range t.Rows {
+			row, _ := span(x)
+			for _, c := range row {
+				n += int64(b2u(c >= need))
 			}
-			w.n += n
-		case constant:
-			for y := y0; y < len(row); y++ {
-				if c := row[y]; c >= need {
-					w.Add(i, t.Col0+y, c)
-				}
+		}
+		w.n += n
+	case constant:
+		// The rows' pairs go straight into the batch; a row that does not
+		// fit takes the long way.
+		buf, k := w.buf[:cap(w.buf)], len(w.buf)
+		for x := range t.Rows {
+			row, j0 := span(x)
+			rid, sids := w.rids[t.Row0+x], w.sids[j0:j0+len(row)]
+			if len(row) > len(buf)-k {
+				w.buf = buf[:k]
+				w.addRow(rid, sids, row, need)
+				buf, k = w.buf[:cap(w.buf)], len(w.buf)
+				continue
 			}
-		default:
+			k += compactRow(buf[k:k+len(row)], rid, sids, row, need)
+		}
+		w.buf = buf[:k]
+	default:
+		for x := range t.Rows {
+			row, j0 := span(x)
+			i := t.Row0 + x
 			ni := p.NeedR(i)
-			for y := y0; y < len(row); y++ {
-				c := row[y]
-				if c >= ni || c >= p.NeedS(t.Col0+y) {
-					w.Add(i, t.Col0+y, c)
+			for y, c := range row {
+				if c >= ni || c >= p.NeedS(j0+y) {
+					w.Add(i, j0+y, c)
 				}
 			}
 		}
 	}
+}
+
+// addRow reports (rid, sids[y]) for every row[y] >= need; sids and row
+// have the same length.
+func (w *Writer) addRow(rid uint32, sids, row []uint32, need uint32) {
+	for len(row) > 0 {
+		if len(w.buf) == cap(w.buf) {
+			w.flush()
+		}
+		k := len(w.buf)
+		part := min(len(row), cap(w.buf)-k)
+		k += compactRow(w.buf[k:k+part], rid, sids[:part], row[:part], need)
+		w.buf = w.buf[:k]
+		row, sids = row[part:], sids[part:]
+	}
+}
+
+// compactRow writes to dst, in order, (rid, sids[y], row[y]) for every
+// row[y] >= need and returns how many. dst, sids and row have the same
+// length. Every candidate is written, and the count grows only for those
+// that qualify: no branch to mispredict on the threshold, which some tenth
+// of the counts pass at random.
+func compactRow(dst []Pair, rid uint32, sids, row []uint32, need uint32) int {
+	sids = sids[:len(row)]
+	dst = dst[:len(row)]
+	k := 0
+	for y, c := range row {
+		dst[k] = Pair{rid, sids[y], c}
+		k += int(b2u(c >= need))
+	}
+	return k
+}
+
+// b2u is 1 for true and 0 for false, without a branch.
+func b2u(b bool) uint32 {
+	var u uint32
+	if b {
+		u = 1
+	}
+	return u
 }

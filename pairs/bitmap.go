@@ -62,9 +62,7 @@ func (bitmapEngine) Run(ctx context.Context, d *Data, out *Output) error {
 			all = append(all, w)
 			mu.Unlock()
 		}
-		for _, p := range ps {
-			w.Add(p.I, p.J, p.Count)
-		}
+		w.addRanked(ps)
 		select {
 		case pool <- w:
 		default: // more callers than the pool holds: the writer stays in all

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/sysinfo"
 	"github.com/xsect/xsect/sets"
 )
@@ -422,6 +423,25 @@ func (w *Writer) Add(a, b uint32, support uint32) {
 	w.buf = append(w.buf, Pair{x, y, support})
 	if len(w.buf) == cap(w.buf) {
 		w.flush()
+	}
+}
+
+// addRanked is Add for every pair of ps: ranks I and J, support Count.
+func (w *Writer) addRanked(ps []allpairs.Pair) {
+	items := w.items
+	for len(ps) > 0 {
+		if len(w.buf) == cap(w.buf) {
+			w.flush()
+		}
+		k := len(w.buf)
+		part := ps[:min(len(ps), cap(w.buf)-k)]
+		dst := w.buf[k : k+len(part)]
+		for x, p := range part {
+			a, b := items[p.I], items[p.J]
+			dst[x] = Pair{min(a, b), max(a, b), p.Count}
+		}
+		w.buf = w.buf[:k+len(part)]
+		ps = ps[len(part):]
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/batmap"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
@@ -409,5 +410,39 @@ func TestAprioriWide(t *testing.T) {
 		for _, threads := range []int{1, 2} {
 			comparePairs(t, run(t, tx, "apriori", batmap.Config{}, s, threads), want)
 		}
+	}
+}
+
+// TestAddRanked checks that a writer given a batch of ranked pairs, larger
+// than its buffer, reports what Add reports pair by pair.
+func TestAddRanked(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	d := &Data{Items: make([]uint32, 300)}
+	for i := range d.Items {
+		d.Items[i] = uint32(3*i + r.IntN(3)) // increasing
+	}
+	ps := make([]allpairs.Pair, 10000)
+	for i := range ps {
+		ps[i] = allpairs.Pair{I: uint32(r.IntN(300)), J: uint32(r.IntN(300)), Count: r.Uint32()}
+	}
+	collect := func(add func(w *Writer)) ([]Pair, int64) {
+		var got []Pair
+		o := &Output{d: d, fn: func(b []Pair) error { got = append(got, b...); return nil }}
+		w := o.Writer()
+		add(w)
+		w.Close()
+		return got, o.count.Load()
+	}
+	want, wantN := collect(func(w *Writer) {
+		for _, p := range ps {
+			w.Add(p.I, p.J, p.Count)
+		}
+	})
+	got, n := collect(func(w *Writer) {
+		w.addRanked(ps[:5])
+		w.addRanked(ps[5:])
+	})
+	if !slices.Equal(got, want) || n != wantN || n != int64(len(ps)) {
+		t.Fatalf("addRanked: %d pairs (count %d), Add: %d (count %d), or they differ", len(got), n, len(want), wantN)
 	}
 }

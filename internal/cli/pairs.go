@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/xsect/xsect/gpubatmap"
+	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/progress"
 	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/setio"
@@ -210,7 +211,8 @@ func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog 
 	prog.done()
 	prog.mark("write")
 	if out != nil {
-		if werr := out.finish(err == nil); err == nil && werr != nil {
+		// A failed write stops the run: report the write's error.
+		if werr := out.finish(err == nil); werr != nil && (err == nil || errors.Is(err, errWriting)) {
 			err = fmt.Errorf("writing %s: %w", path, werr)
 		}
 		prog.mark("end")
@@ -245,20 +247,38 @@ func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog 
 	return err
 }
 
-// streamOut writes formatted pairs to a file while they come: one
-// goroutine writes the chunker's chunks in order (write(2) to one file
-// does not go faster from several threads, and writing through a shared
-// mapping from all of them was measured no faster; docs/BATMAP.md). The
-// file has a temporary name until finish renames it.
+// streamOut writes formatted pairs to a file while they come. The
+// goroutines that produce the pairs format them into chunks of their own;
+// a full chunk is queued, and the producer that finds no write in progress
+// writes the queue, in order, until it is empty: one write(2) at a time
+// (several to one file go no faster, and writing through a shared mapping
+// from all of them was measured no faster; docs/BATMAP.md), no producer
+// waiting for another's write, and no writing goroutine waiting to be
+// scheduled while the queue grows. Written chunks are reused: a few
+// chunks in all, not a stream of fresh memory to page in. The file has a
+// temporary name until finish renames it.
 type streamOut struct {
-	f      *os.File
-	path   string
-	ch     *chunker
-	bw     *bufio.Writer
-	wg     sync.WaitGroup
-	werr   error // the writing goroutine's
+	f    *os.File
+	path string
+
+	mu      sync.Mutex
+	part    [][]byte // chunks being filled, not in use
+	free    [][]byte // empty chunks
+	full    [][]byte // chunks to write, in order
+	writing sync.Mutex
+
 	failed atomic.Bool
+	err    error // the first write's error; set under writing
 }
+
+// chunkCap is the capacity of a chunk, and chunkBytes the length from
+// which it is written: room for one more batch of the pairs package's
+// writers (4096 pairs, 33 bytes each at most; larger batches make it
+// grow). A chunk is one huge page where the kernel gives them.
+const (
+	chunkCap   = 2 << 20
+	chunkBytes = chunkCap - 33<<12 - 8
+)
 
 func newStreamOut(path string) (*streamOut, error) {
 	dir, base := splitPath(path)
@@ -266,38 +286,86 @@ func newStreamOut(path string) (*streamOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &streamOut{f: f, path: path, bw: bufio.NewWriterSize(f, 1<<20), ch: &chunker{out: make(chan []byte, 64)}}
-	o.wg.Add(1)
-	go func() {
-		defer o.wg.Done()
-		for b := range o.ch.out {
-			if o.werr == nil {
-				_, o.werr = o.bw.Write(b)
-				o.failed.Store(o.werr != nil)
-			}
-			chunkPool.Put(b[:0])
-		}
-	}()
-	return o, nil
+	return &streamOut{f: f, path: path}, nil
 }
+
+// errWriting stops a run whose output could not be written; finish
+// returns the write's error.
+var errWriting = errors.New("writing failed")
 
 // add formats and writes a batch of pairs; safe for concurrent use.
 func (o *streamOut) add(ps []pairs.Pair) error {
 	if o.failed.Load() {
-		return errors.New("writing failed")
+		return errWriting
 	}
-	o.ch.add(ps)
+	var b []byte
+	o.mu.Lock()
+	if n := len(o.part); n > 0 {
+		b, o.part = o.part[n-1], o.part[:n-1]
+	} else if n := len(o.free); n > 0 {
+		b, o.free = o.free[n-1], o.free[:n-1]
+	}
+	o.mu.Unlock()
+	if b == nil {
+		b = hugepage.Make[byte](0, chunkCap)
+	}
+	b = formatPairs(b, ps)
+	full := len(b) >= chunkBytes
+	o.mu.Lock()
+	if full {
+		o.full = append(o.full, b)
+	} else {
+		o.part = append(o.part, b)
+	}
+	o.mu.Unlock()
+	if full {
+		o.flush()
+	}
 	return nil
 }
 
-// finish completes the file and renames it, if ok, or removes it.
-func (o *streamOut) finish(ok bool) error {
-	o.ch.close()
-	o.wg.Wait()
-	err := o.werr
-	if err == nil {
-		err = o.bw.Flush()
+// flush writes the queued chunks unless another goroutine is at it. The
+// check after each round catches the chunks queued while the writer was
+// finishing: their producers found it busy.
+func (o *streamOut) flush() {
+	for o.writing.TryLock() {
+		for {
+			o.mu.Lock()
+			if len(o.full) == 0 {
+				o.mu.Unlock()
+				break
+			}
+			b := o.full[0]
+			o.full = o.full[1:]
+			o.mu.Unlock()
+			if o.err == nil {
+				if _, o.err = o.f.Write(b); o.err != nil {
+					o.failed.Store(true)
+				}
+			}
+			o.mu.Lock()
+			o.free = append(o.free, b[:0])
+			o.mu.Unlock()
+		}
+		o.writing.Unlock()
+		o.mu.Lock()
+		n := len(o.full)
+		o.mu.Unlock()
+		if n == 0 {
+			return
+		}
 	}
+}
+
+// finish writes the rest and completes the file, renamed if ok, or
+// removes it. No add may be running or follow.
+func (o *streamOut) finish(ok bool) error {
+	if ok {
+		o.full = append(o.full, o.part...)
+		o.flush()
+	}
+	o.part, o.free, o.full = nil, nil, nil
+	err := o.err
 	if e := o.f.Close(); err == nil {
 		err = e
 	}
@@ -310,56 +378,31 @@ func (o *streamOut) finish(ok bool) error {
 	return err
 }
 
-// chunker formats pairs from many goroutines into chunks of at least
-// chunkBytes, which it sends to out: few large writes, no copies.
-type chunker struct {
-	mu   sync.Mutex
-	part [][]byte // chunks being filled, not in use
-	out  chan []byte
-}
-
-const chunkBytes = 1 << 20
-
-// chunkPool recycles the chunks of streamed output.
-var chunkPool = sync.Pool{New: func() any { return make([]byte, 0, chunkBytes+chunkBytes/4) }}
-
-func (c *chunker) add(ps []pairs.Pair) {
-	var b []byte
-	c.mu.Lock()
-	if n := len(c.part); n > 0 {
-		b = c.part[n-1]
-		c.part = c.part[:n-1]
-	}
-	c.mu.Unlock()
-	if b == nil {
-		b = chunkPool.Get().([]byte)
-	}
-	if b = formatPairs(b, ps); len(b) >= chunkBytes {
-		c.out <- b
-		return
-	}
-	c.mu.Lock()
-	c.part = append(c.part, b)
-	c.mu.Unlock()
-}
-
-// close sends the chunks being filled and closes out; no add may follow.
-func (c *chunker) close() {
-	for _, b := range c.part {
-		c.out <- b
-	}
-	c.part = nil
-	close(c.out)
-}
-
 // formatPairs appends a line "a<TAB>b<TAB>support" for each pair. The
-// digits are written in place, two at a time: strconv's copies cost more
-// than the conversion when millions of pairs are printed.
+// digits are written in place: numbers below 2^16 (item ids and supports,
+// mostly) as one 8-byte store from a table, larger ones two digits at a
+// time; strconv's copies cost more than the conversion when millions of
+// pairs are printed.
 func formatPairs(b []byte, ps []pairs.Pair) []byte {
 	n := len(b)
-	b = slices.Grow(b, 33*len(ps)) // 3 × 10 digits, 3 separators
+	// 3 × 10 digits and 3 separators a line, and slack for the last
+	// 8-byte store.
+	b = slices.Grow(b, 33*len(ps)+8)
 	b = b[:cap(b)]
+	tab := smallDecimals()
 	for _, p := range ps {
+		if p.A|p.B|p.Support < 1<<16 {
+			x, y, z := tab[p.A], tab[p.B], tab[p.Support]
+			binary.LittleEndian.PutUint64(b[n:], x)
+			n += int(x >> 56)
+			binary.LittleEndian.PutUint64(b[n:], y)
+			n += int(y >> 56)
+			// The support's tab becomes a newline.
+			l := z >> 56
+			binary.LittleEndian.PutUint64(b[n:], z^('\t'^'\n')<<(8*(l-1)&63))
+			n += int(l)
+			continue
+		}
 		n = putDecimal(b, n, p.A)
 		b[n] = '\t'
 		n = putDecimal(b, n+1, p.B)
@@ -369,6 +412,27 @@ func formatPairs(b []byte, ps []pairs.Pair) []byte {
 		n++
 	}
 	return b[:n]
+}
+
+// smallDecimals returns, for each v < 2^16, v's digits followed by a tab
+// in the low bytes of an entry (the first digit lowest: the order of a
+// little-endian store) and their number (digits and tab) in the top byte.
+// It is built on first use, each entry from that of v/10, in about 0.1 ms.
+var smallDecimals = sync.OnceValue(buildSmallDecimals)
+
+func buildSmallDecimals() *[1 << 16]uint64 {
+	t := new([1 << 16]uint64)
+	for v := range 10 {
+		t[v] = uint64('0'+v) | '\t'<<8 | 2<<56
+	}
+	for v := 10; v < len(t); v++ {
+		h := t[v/10]
+		l := h >> 56     // digits of v/10, and the tab
+		d := 8 * (l - 1) // where the tab of v/10 is
+		h &^= 0xff<<56 | 0xff<<d
+		t[v] = h | uint64('0'+v%10)<<d | '\t'<<(d+8) | (l+1)<<56
+	}
+	return t
 }
 
 // pow10 holds the powers of ten that fit in 32 bits.

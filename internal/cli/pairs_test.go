@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/xsect/xsect/gpu"
@@ -92,7 +95,10 @@ func TestPairsFileOutput(t *testing.T) {
 		devices = append(devices, "gpu")
 	}
 	for _, dev := range devices {
-		for _, e := range []string{"batmap", "auto"} {
+		for _, e := range []string{"batmap", "bitmap", "auto"} {
+			if e == "bitmap" && dev == "gpu" {
+				continue
+			}
 			out := filepath.Join(dir, "pairs.txt")
 			code, stdout, stderr := run(t, "pairs", "--min-support", "15", "--device", dev, "--engine", e, "--timings", "-o", out, gen)
 			if code != ExitOK || stdout != "" || !strings.Contains(stderr, "timings: read") {
@@ -163,5 +169,157 @@ func TestFormatPairs(t *testing.T) {
 	}
 	if got := formatPairs([]byte("x"), ps); string(got) != "x"+string(want) {
 		t.Fatalf("formatPairs differs from fmt")
+	}
+}
+
+// TestStreamOut writes batches from several goroutines at once, enough
+// for many chunks, and checks that the file holds every line once; and
+// that a failed write is reported and leaves no file.
+func TestStreamOut(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.txt")
+	o, err := newStreamOut(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, batches, batch = 8, 40, 4096
+	var want []string
+	for w := range workers {
+		for i := range batches * batch {
+			want = append(want, fmt.Sprintf("%d\t%d\t%d\n", w, i, 1<<20+i))
+		}
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ps := make([]pairs.Pair, batch)
+			for x := range batches {
+				for y := range ps {
+					i := uint32(x*batch + y)
+					ps[y] = pairs.Pair{A: uint32(w), B: i, Support: 1<<20 + i}
+				}
+				if err := o.add(ps); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := o.finish(true); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 4*chunkBytes {
+		t.Fatalf("%d bytes: too few for the test", len(data))
+	}
+	got := strings.SplitAfter(string(data), "\n")
+	if got[len(got)-1] == "" {
+		got = got[:len(got)-1]
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d lines written, want %d (or they differ)", len(got), len(want))
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("%d files in the directory, want 1", len(entries))
+	}
+
+	// Writes that fail: the error comes back, and no file is left.
+	path = filepath.Join(dir, "failed.txt")
+	if o, err = newStreamOut(path); err != nil {
+		t.Fatal(err)
+	}
+	o.f.Close()
+	ps := make([]pairs.Pair, batch)
+	for i := range ps {
+		ps[i] = pairs.Pair{A: 123456, B: 234567, Support: 345678}
+	}
+	for i := 0; o.add(ps) == nil; i++ {
+		if i > 2*chunkBytes/(batch*20) {
+			t.Fatal("no error from writing to a closed file")
+		}
+	}
+	if err := o.finish(false); err == nil {
+		t.Fatal("finish: no error")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("%d files in the directory after a failed run, want 1", len(entries))
+	}
+}
+
+// TestSmallDecimals checks every entry of the table of numbers below 2^16
+// against strconv, and formatPairs at the numbers where the table ends and
+// at every length, in each field of a line, on buffers with and without
+// room to spare.
+func TestSmallDecimals(t *testing.T) {
+	tab := smallDecimals()
+	for v := range len(tab) {
+		e := tab[v]
+		want := strconv.Itoa(v) + "\t"
+		var got [8]byte
+		binary.LittleEndian.PutUint64(got[:], e)
+		l := int(e >> 56)
+		if l != len(want) || string(got[:l]) != want || e<<8>>(8+8*l) != 0 { // nothing between the tab and the length
+			t.Fatalf("entry %d: %q (length %d), want %q", v, got, l, want)
+		}
+	}
+	vals := []uint32{0, 65535, 65536, 1<<32 - 1}
+	for p := uint64(1); p < 1<<32; p *= 10 {
+		vals = append(vals, uint32(p), uint32(p-1), uint32(min(p+1, 1<<32-1))) // every length
+	}
+	for _, x := range vals {
+		for _, y := range vals {
+			for field := range 3 {
+				p := pairs.Pair{A: 7, B: 12345, Support: 65535}
+				switch field {
+				case 0:
+					p.A = x
+				case 1:
+					p.B = x
+				case 2:
+					p.Support = x
+				}
+				q := pairs.Pair{A: y, B: y, Support: y}
+				want := "ab" + strconv.FormatUint(uint64(p.A), 10) + "\t" + strconv.FormatUint(uint64(p.B), 10) + "\t" + strconv.FormatUint(uint64(p.Support), 10) + "\n" +
+					strconv.FormatUint(uint64(y), 10) + "\t" + strconv.FormatUint(uint64(y), 10) + "\t" + strconv.FormatUint(uint64(y), 10) + "\n"
+				for _, b := range [][]byte{[]byte("ab"), append(make([]byte, 0, 1000), "ab"...)} {
+					if got := formatPairs(b, []pairs.Pair{p, q}); string(got) != want {
+						t.Fatalf("formatPairs(%v, %v) = %q, want %q", p, q, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkFormatPairs formats the lines of a pair miner's output: item
+// ids below 16000 and supports below 1000 (the table), or every number
+// from 2^16 on (two digits at a time).
+func BenchmarkFormatPairs(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		name string
+		base uint32
+		ids  int
+		sup  int
+	}{{"small", 0, 16000, 1000}, {"large", 1 << 16, 16000, 1000}} {
+		ps := make([]pairs.Pair, 4096)
+		for i := range ps {
+			ps[i] = pairs.Pair{A: c.base + uint32(r.IntN(c.ids)), B: c.base + uint32(r.IntN(c.ids)), Support: c.base + 38 + uint32(r.IntN(c.sup))}
+		}
+		buf := make([]byte, 0, 1<<20)
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				buf = formatPairs(buf[:0], ps)
+			}
+			b.SetBytes(int64(len(buf)))
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ps)), "ns/pair")
+		})
 	}
 }
