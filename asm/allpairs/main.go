@@ -116,11 +116,41 @@ func genAnd4x4() {
 
 	Label("and4x4_reduce")
 	out := loadGP("out")
-	for x := range acc {
-		hsum(acc[x], Mem{Base: out, Disp: 8 * x})
-	}
+	reduce16(acc, out)
 	VZEROUPPER()
 	RET()
+}
+
+// reduce16 stores the sums of the quadwords of each of the 16 vectors acc
+// at out[0..15], as a tree: pairs of vectors become one whose 128-bit
+// lanes hold partial sums of both (unpack low and high, add), then pairs
+// of those exchange lanes (VSHUFI64X2) and add, twice, which leaves the
+// sums of eight vectors in order in one: 44 instructions, where 16
+// separate horizontal sums take 112.
+func reduce16(acc [16]reg.VecVirtual, out reg.GPVirtual) {
+	var s [8]reg.VecVirtual
+	for i := range s {
+		lo, hi := ZMM(), ZMM()
+		VPUNPCKLQDQ(acc[2*i+1], acc[2*i], lo)
+		VPUNPCKHQDQ(acc[2*i+1], acc[2*i], hi)
+		VPADDQ(hi, lo, lo)
+		s[i] = lo
+	}
+	// Lanes 0 and 2 of x and y against lanes 1 and 3: the sums of lane
+	// pairs of x, then of y.
+	merge := func(x, y reg.VecVirtual) reg.VecVirtual {
+		even, odd := ZMM(), ZMM()
+		VSHUFI64X2(U8(0x88), y, x, even)
+		VSHUFI64X2(U8(0xdd), y, x, odd)
+		VPADDQ(odd, even, even)
+		return even
+	}
+	var r [4]reg.VecVirtual
+	for i := range r {
+		r[i] = merge(s[2*i], s[2*i+1])
+	}
+	VMOVDQU64(merge(r[0], r[1]), Mem{Base: out})
+	VMOVDQU64(merge(r[2], r[3]), Mem{Base: out, Disp: 64})
 }
 
 // genAndCount emits the popcount of the AND of two bitmaps, four
