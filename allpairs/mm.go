@@ -30,24 +30,43 @@ func (bitMM) Run(ctx context.Context, p *Problem, out *Output) error {
 	if !p.Self {
 		b = buildBitmaps(p.Threads, p.S, p.Universe, nil)
 	}
-	// A multiple of 4 columns, so that only the last band has columns
-	// outside the 4x4 blocks.
-	band := (min(mmBand, max(1, p.S.Len()/(tasksPerThread*p.Threads))) + 3) &^ 3
+	// Blocks of rows and columns that stay in L2 while every row meets
+	// every column (a band of columns against all rows streams the rows
+	// from L3: 1.6x slower on the Xeon at 196 words); multiples of 4, so
+	// that only the last block has rows or columns outside the 4x4
+	// register blocks.
+	rows, cols := mmBlock(a.words, p.R.Len(), p.S.Len(), p.Threads)
 	cost := func(r0, r1, c0, c1 int) int64 { return rectPairs(p.Self, r0, r1, c0, c1)*int64(a.words) + 1 }
-	return runTiles(ctx, p, out, band, cost, func() filler {
+	return runBlocks(ctx, p, out, cols, rows, cost, func() filler {
 		return func(t *Tile) {
 			bitProduct(t, p.Self, a, b)
 		}
 	})
 }
 
-// mmBand is the width of the column bands of pair plans, and chunkWords the
-// words of each bitmap a pass handles: mmBand·chunkWords·8 bytes of column
-// chunks stay in L1.
+// chunkWords is the words of each bitmap a pass of bitProduct handles, and
+// mmRowBytes and mmColBytes the bitmap bytes of the rows and the columns of
+// a block of pair plans: both stay in L2 (2 MiB a core on the Xeon, 1 MiB
+// on Zen 5) while each row meets every column.
 const (
-	mmBand     = 16
 	chunkWords = 256
+	mmRowBytes = 512 << 10
+	mmColBytes = 256 << 10
 )
+
+// mmBlock returns the rows and columns of the blocks of a pair plan: about
+// mmRowBytes and mmColBytes of bitmap chunks, multiples of 4, and small
+// enough that every thread gets tasksPerThread of them.
+func mmBlock(words, kr, ks, threads int) (rows, cols int) {
+	bytes := 8 * max(1, min(words, chunkWords)) // no words: empty sets
+	rows = max(4, mmRowBytes/bytes&^3)
+	cols = max(4, mmColBytes/bytes&^3)
+	// Fewer tasks than tasksPerThread a thread: narrower columns first.
+	for cols > 16 && (kr+rows-1)/rows*((ks+cols-1)/cols) < tasksPerThread*threads {
+		cols = (cols/2 + 3) &^ 3
+	}
+	return rows, cols
+}
 
 // bitProduct adds to t the AND-popcounts of rows t.Row0+x of a and
 // t.Col0+y of b (bitmaps of the same width), for every x, y of the tile; in

@@ -97,6 +97,12 @@ type filler func(t *Tile)
 // an engine-chosen width if bandCols is 0). cost estimates a tile's work
 // for scheduling.
 func runTiles(ctx context.Context, p *Problem, out *Output, bandCols int, cost func(r0, r1, c0, c1 int) int64, newFiller func() filler) error {
+	return runBlocks(ctx, p, out, bandCols, 0, cost, newFiller)
+}
+
+// runBlocks is runTiles whose pair plans cut the column bands into blocks
+// of bandRows rows (all rows if 0).
+func runBlocks(ctx context.Context, p *Problem, out *Output, bandCols, bandRows int, cost func(r0, r1, c0, c1 int) int64, newFiller func() filler) error {
 	kr, ks := p.R.Len(), p.S.Len()
 	var tiles []Tile
 	if rows, cols, ok := p.Tiled(); ok {
@@ -114,14 +120,18 @@ func runTiles(ctx context.Context, p *Problem, out *Output, bandCols int, cost f
 			bandCols = bandWidth(p, kr)
 		}
 		for c0 := 0; c0 < ks; c0 += bandCols {
-			t := Tile{Col0: c0, Cols: min(bandCols, ks-c0), Rows: kr}
+			cols := min(bandCols, ks-c0)
+			rows := kr
 			if p.Self {
-				t.Rows = min(kr, t.Col0+t.Cols-1)
-				if t.Rows <= 0 {
-					continue
-				}
+				rows = min(kr, c0+cols-1)
 			}
-			tiles = append(tiles, t)
+			step := rows
+			if bandRows > 0 {
+				step = bandRows
+			}
+			for r0 := 0; r0 < rows; r0 += step {
+				tiles = append(tiles, Tile{Row0: r0, Rows: min(step, rows-r0), Col0: c0, Cols: cols})
+			}
 		}
 	}
 	work := make([]int64, len(tiles))
