@@ -7,9 +7,9 @@ import (
 
 // bitMM computes the counts as the product M·Mᵀ of the collection's 0/1
 // matrix, bit-packed: one AND and one popcount count 64 elements of a pair.
-// Blocking keeps a chunk of a few column bitmaps in L1 while rows stream
-// past, and a 2×4 register block reuses every loaded word four or two
-// times. It is exact, and it wins when the universe is small or dense.
+// Blocks of rows and columns stay in L2 while every row of a block meets
+// every column (mmBlock), and a 4×4 register block reuses every loaded word
+// four times. It is exact, and it wins when the universe is small or dense.
 type bitMM struct{ cpuEngine }
 
 func init() { Register(bitMM{cpuEngine{"mm"}}) }
@@ -55,8 +55,9 @@ const (
 )
 
 // mmBlock returns the rows and columns of the blocks of a pair plan: about
-// mmRowBytes and mmColBytes of bitmap chunks, multiples of 4, and small
-// enough that every thread gets tasksPerThread of them.
+// mmRowBytes and mmColBytes of bitmap chunks, multiples of 4, with columns
+// narrowed (down to 16) until the grid of blocks has tasksPerThread for
+// every thread.
 func mmBlock(words, kr, ks, threads int) (rows, cols int) {
 	bytes := 8 * max(1, min(words, chunkWords)) // no words: empty sets
 	rows = max(4, mmRowBytes/bytes&^3)
