@@ -162,7 +162,7 @@ type library struct {
 func openFirst(names ...string) (library, error) {
 	var first error
 	for _, n := range names {
-		h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		h, err := dlopen(n)
 		if err == nil {
 			return library{name: n, handle: h}, nil
 		}
@@ -178,7 +178,7 @@ func openFirst(names ...string) (library, error) {
 // is the one the C headers would pick.
 func (l library) sym(names ...string) (uintptr, error) {
 	for _, n := range names {
-		if p, err := purego.Dlsym(l.handle, n); err == nil && p != 0 {
+		if p, err := dlsym(l.handle, n); err == nil && p != 0 {
 			return p, nil
 		}
 	}
