@@ -3,6 +3,7 @@ package gpubatmap
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -214,13 +215,19 @@ func TestAllpairsEngine(t *testing.T) {
 // multiprocessor (the micro-tile wants two blocks of 256 threads).
 func TestGPUKernels(t *testing.T) {
 	dev := needGPU(t)
-	st := stateOf(dev)
 	err := dev.Do(func(c *gpu.Ctx) error {
-		t.Logf("module from the disk cache: %v; NVRTC log: %q", st.mod.Cached, st.mod.Log)
-		for _, name := range []string{"batmap8", "batmap8popc", "batmap16", "batmap32"} {
-			k, err := st.mod.Kernel(name)
+		for _, name := range kernelNames {
+			m, err := c.Load(sourceOf(name))
 			if err != nil {
 				return err
+			}
+			t.Logf("%s: module from the disk cache: %v; NVRTC log: %q", name, m.Cached, m.Log)
+			k, err := m.Kernel(name)
+			if err != nil {
+				return err
+			}
+			if _, err := m.Kernel("batmap8"); name != "batmap8" && err == nil {
+				return fmt.Errorf("module of %s holds batmap8 too", name)
 			}
 			occ, err := c.Occupancy(k, 256, 0)
 			if err != nil {

@@ -55,14 +55,12 @@ func TestOpenSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	lap("NVRTC: dlopen, version")
-	st := stateOf(dev)
 	err = dev.Do(func(c *gpu.Ctx) error {
-		m, err := c.Load(source)
+		m, err := c.Load(sourceOf("batmap16"))
 		if err != nil {
 			return err
 		}
-		st.mod = m
-		lap(fmt.Sprintf("module (from the disk cache: %v)", m.Cached))
+		lap(fmt.Sprintf("module batmap16 (from the disk cache: %v)", m.Cached))
 		h, err := c.AllocHost(pinnedBytes)
 		if err != nil {
 			return err

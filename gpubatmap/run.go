@@ -24,11 +24,10 @@ var (
 // reserve is device memory left unplanned: the context, other users.
 const reserve = 512 << 20
 
-// state is one device's: the module and the pinned buffers, kept from run
-// to run.
+// state is one device's: the pinned buffers, kept from run to run (the
+// modules stay loaded in the device's context).
 type state struct {
 	mu     sync.Mutex // one run at a time
-	mod    *gpu.Module
 	pinned [2]*gpu.HostBuffer
 	meta   [2]*gpu.HostBuffer
 }
@@ -52,15 +51,10 @@ func stateOf(dev *gpu.Device) *state {
 	return st
 }
 
-// warm loads the module and allocates the pinned buffers. Inside Do.
+// warm allocates the pinned buffers and loads the compiler's library (the
+// kernel a run needs is known only then). Inside Do.
 func (st *state) warm(c *gpu.Ctx) error {
-	if st.mod == nil {
-		m, err := c.Load(source)
-		if err != nil {
-			return err
-		}
-		st.mod = m
-	}
+	gpu.Compiler() // an error shows again when a kernel loads
 	for i := range st.pinned {
 		if st.pinned[i] == nil {
 			h, err := c.AllocHost(pinnedBytes)
@@ -254,7 +248,12 @@ func (r *runner) release() {
 func (r *runner) run(ctx context.Context) (int64, error) {
 	c, pl, b := r.c, r.pl, r.b
 	var err error
-	if r.kernel, err = r.st.mod.Kernel(kernelName(b)); err != nil {
+	name := kernelName(b)
+	mod, err := c.Load(sourceOf(name))
+	if err != nil {
+		return 0, err
+	}
+	if r.kernel, err = mod.Kernel(name); err != nil {
 		return 0, err
 	}
 	for i := range r.streams {
