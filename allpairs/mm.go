@@ -52,12 +52,16 @@ const (
 	chunkWords = 256
 	mmRowBytes = 512 << 10
 	mmColBytes = 256 << 10
+	// mmCounts bounds the counts of a block (4 bytes each), which stay in
+	// L2 too and are a worker's buffer.
+	mmCounts = 1 << 18
 )
 
 // mmBlock returns the rows and columns of the blocks of a pair plan: about
 // mmRowBytes and mmColBytes of bitmap chunks, multiples of 4, with columns
 // narrowed (down to 16) until the grid of blocks has tasksPerThread for
-// every thread.
+// every thread, and rows until a block has at most mmCounts counts (narrow
+// bitmaps would otherwise make blocks of millions).
 func mmBlock(words, kr, ks, threads int) (rows, cols int) {
 	bytes := 8 * max(1, min(words, chunkWords)) // no words: empty sets
 	rows = max(4, mmRowBytes/bytes&^3)
@@ -66,6 +70,7 @@ func mmBlock(words, kr, ks, threads int) (rows, cols int) {
 	for cols > 16 && (kr+rows-1)/rows*((ks+cols-1)/cols) < tasksPerThread*threads {
 		cols = (cols/2 + 3) &^ 3
 	}
+	rows = max(4, min(rows, mmCounts/cols&^3))
 	return rows, cols
 }
 

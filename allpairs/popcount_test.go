@@ -118,3 +118,28 @@ func BenchmarkBitProduct(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)*rows*cols*words/b.Elapsed().Seconds()/1e9, "Gwordpairs/s")
 }
+
+// TestMMBlock checks the blocks of the bit-packed product: multiples of 4,
+// counts within mmCounts (narrow bitmaps make long rows of blocks), and
+// enough of them for the threads where the collection allows.
+func TestMMBlock(t *testing.T) {
+	for _, words := range []int{0, 1, 3, 196, 256, 1000, 100000} {
+		for _, k := range []int{1, 5, 100, 16000, 1000000} {
+			for _, threads := range []int{1, 16} {
+				rows, cols := mmBlock(words, k, k, threads)
+				if rows < 4 || cols < 4 || rows%4 != 0 || cols%4 != 0 {
+					t.Errorf("words %d, %d sets: blocks of %dx%d", words, k, rows, cols)
+				}
+				if rows*cols > mmCounts {
+					t.Errorf("words %d, %d sets: blocks of %dx%d hold more than %d counts", words, k, rows, cols, mmCounts)
+				}
+				if bytes := 8 * min(max(words, 1), chunkWords); rows*bytes > 2*mmRowBytes && rows > 4 || cols*bytes > 2*mmColBytes && cols > 4 {
+					t.Errorf("words %d, %d sets: blocks of %dx%d over %d-byte bitmaps", words, k, rows, cols, bytes)
+				}
+			}
+		}
+	}
+	if rows, cols := mmBlock(196, 16000, 16000, 16); rows != 332 || cols != 164 {
+		t.Errorf("seed 000's n = 16,000: blocks of %dx%d, want the 332x164 measured in docs/BATMAP.md", rows, cols)
+	}
+}
