@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/bits"
 	"os"
 	"runtime"
@@ -284,7 +285,12 @@ func newStreamOut(path string) (*streamOut, error) {
 	dir, base := splitPath(path)
 	f, err := os.CreateTemp(dir, "."+base+".tmp*")
 	if err != nil {
-		return nil, err
+		// The temporary name means nothing to the user: name the file.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("creating %s: %w", path, err)
 	}
 	return &streamOut{f: f, path: path}, nil
 }

@@ -128,6 +128,13 @@ func TestPairsFileOutput(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatalf("failed run left %s: %v", out, err)
 	}
+	// An output that cannot be created is named as the user gave it, not
+	// by the temporary name it is written under.
+	missing := filepath.Join(dir, "no-such-dir", "pairs.txt")
+	code, _, stderr = run(t, "pairs", "--min-support", "15", "-o", missing, gen)
+	if code == ExitOK || !strings.Contains(stderr, "creating "+missing) || strings.Contains(stderr, ".tmp") {
+		t.Fatalf("output in a missing directory: exit %d, %q", code, stderr)
+	}
 }
 
 func TestPairsGenerated(t *testing.T) {
