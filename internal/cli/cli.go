@@ -166,6 +166,22 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // result before they write, so a failure leaves no partial output.
 func output(env *Env) *bufio.Writer { return bufio.NewWriterSize(env.Stdout, 1<<16) }
 
+// createTemp creates the file that becomes path when renamed: a hidden
+// temporary name in path's directory. Its errors name path, as the user
+// gave it.
+func createTemp(path string) (*os.File, error) {
+	dir, base := splitPath(path)
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("creating %s: %w", path, err)
+	}
+	return f, nil
+}
+
 // createOutput opens path for writing ("-" is standard output). The file is
 // written under a temporary name and renamed on commit, so a failed command
 // never leaves a partial file behind.
@@ -174,8 +190,7 @@ func createOutput(env *Env, path string) (w io.Writer, commit func() error, abor
 		bw := output(env)
 		return bw, bw.Flush, func() {}, nil
 	}
-	dir, base := splitPath(path)
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	f, err := createTemp(path)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/bits"
 	"os"
 	"runtime"
@@ -282,15 +281,9 @@ const (
 )
 
 func newStreamOut(path string) (*streamOut, error) {
-	dir, base := splitPath(path)
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	f, err := createTemp(path)
 	if err != nil {
-		// The temporary name means nothing to the user: name the file.
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("creating %s: %w", path, err)
+		return nil, err
 	}
 	return &streamOut{f: f, path: path}, nil
 }
