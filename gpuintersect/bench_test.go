@@ -370,14 +370,14 @@ func benchNotes(b *testing.B, e *Engine) string {
 		if e.ip.fast {
 			name = "ipf_total"
 		}
-		k, err := e.kernelIn(e.ipMod, name)
+		k, err := e.kernel(c, name)
 		if err != nil {
 			return err
 		}
 		occ, _ := c.Occupancy(k, e.ip.threads, 0)
 		fmt.Fprintf(&sb, "ip_total (%v): %d registers, %d blocks per SM; ", e.ip, k.Registers(), occ)
 		for _, name := range []string{"ipobs_total", "iphi_total", "obs_total", "hi_total", "bm_total", "bmd_total", "ip_partition"} {
-			k, err := e.kernel(name)
+			k, err := e.kernel(c, name)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,9 +27,10 @@ type Engine struct {
 	// for, below what the device has free. Tests use it to force tiling.
 	MemoryLimit uint64
 
+	ipSrc gpu.Source // the ip method's module: its block shape
+
 	// Owned by the device's goroutine: touched only inside Do.
-	mod     *gpu.Module // every kernel, 256-thread blocks
-	ipMod   *gpu.Module // the ip method's kernels, in the ip block shape
+	mods    map[string]*gpu.Module // by method family, loaded at first use
 	kernels map[kernelKey]*gpu.Kernel
 	grids   map[string]int // persistent grid sizes, by kernel
 	stream  *gpu.Stream
@@ -48,8 +50,8 @@ type stageSlot struct {
 	ev  *gpu.Event
 }
 
-// New compiles the kernels for dev (or loads them from the cache) and
-// returns an engine for it.
+// New returns an engine for dev. A method's kernels are compiled (or loaded
+// from the disk cache) the first time it runs.
 func New(dev *gpu.Device) (*Engine, error) { return newEngine(dev, defaultIP) }
 
 // ipConfig is the block shape of the ip method's own module, which
@@ -79,22 +81,15 @@ func newEngine(dev *gpu.Device, ip ipConfig) (*Engine, error) {
 	if ip.items < 1 || ip.items > 31 || ip.threads%32 != 0 || ip.threads < 64 || ip.threads > 1024 {
 		return nil, fmt.Errorf("gpuintersect: IP block shape %v out of range", ip)
 	}
-	src := source
 	ipSrc := source
-	ipSrc.Options = []string{"-DIP_ONLY", fmt.Sprintf("-DTHREADS=%d", ip.threads), fmt.Sprintf("-DIP_ITEMS=%d", ip.items)}
+	ipSrc.Options = []string{"-DIP_ONLY", "-DONE_FAMILY", "-DFAMILY_ip", fmt.Sprintf("-DTHREADS=%d", ip.threads), fmt.Sprintf("-DIP_ITEMS=%d", ip.items)}
 	if ip.syncLoad {
 		ipSrc.Options = append(ipSrc.Options, "-DIP_SYNC_LOAD")
 	}
-	e := &Engine{dev: dev, sms: dev.Info().SMs, ipTile: uint64(threads * ipItems), ip: ip, variant: ip.String(),
-		kernels: map[kernelKey]*gpu.Kernel{}, grids: map[string]int{}, scratch: map[string]gpu.Buffer{}, total: make([]uint64, 1)}
+	e := &Engine{dev: dev, sms: dev.Info().SMs, ipTile: uint64(threads * ipItems), ip: ip, variant: ip.String(), ipSrc: ipSrc,
+		mods: map[string]*gpu.Module{}, kernels: map[kernelKey]*gpu.Kernel{}, grids: map[string]int{}, scratch: map[string]gpu.Buffer{}, total: make([]uint64, 1)}
 	err := dev.Do(func(c *gpu.Ctx) error {
 		var err error
-		if e.mod, err = c.Load(src); err != nil {
-			return err
-		}
-		if e.ipMod, err = c.Load(ipSrc); err != nil {
-			return err
-		}
 		if e.stream, err = c.NewStream(); err != nil {
 			return err
 		}
@@ -142,8 +137,44 @@ type kernelKey struct {
 	name string
 }
 
-// kernel returns the named kernel of the main module.
-func (e *Engine) kernel(name string) (*gpu.Kernel, error) { return e.kernelIn(e.mod, name) }
+// module returns the module of a method family (the prefix of its
+// kernels' names: "obs" for obs_total, obs_splitters...), compiling or
+// loading it at first use. Each holds the helper kernels and the family's
+// own, so a cold disk cache costs one family's compilation; "ip" is the
+// ip method's, in its own block shape.
+func (e *Engine) module(c *gpu.Ctx, family string) (*gpu.Module, error) {
+	if m := e.mods[family]; m != nil {
+		return m, nil
+	}
+	src := e.ipSrc
+	if family != "ip" {
+		src = source
+		src.Options = []string{"-DONE_FAMILY", "-DFAMILY_" + family}
+	}
+	m, err := c.Load(src)
+	if err != nil {
+		return nil, err
+	}
+	e.mods[family] = m
+	return m, nil
+}
+
+// familyOf returns the family of a kernel: its name up to the first '_'.
+func familyOf(name string) string {
+	if i := strings.IndexByte(name, '_'); i >= 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// kernel returns the named kernel from its family's module.
+func (e *Engine) kernel(c *gpu.Ctx, name string) (*gpu.Kernel, error) {
+	m, err := e.module(c, familyOf(name))
+	if err != nil {
+		return nil, err
+	}
+	return e.kernelIn(m, name)
+}
 
 func (e *Engine) kernelIn(m *gpu.Module, name string) (*gpu.Kernel, error) {
 	key := kernelKey{m, name}
@@ -163,7 +194,7 @@ func (e *Engine) kernelIn(m *gpu.Module, name string) (*gpu.Kernel, error) {
 func (e *Engine) persistentGrid(c *gpu.Ctx, name string, units int) (int, error) {
 	g, ok := e.grids[name]
 	if !ok {
-		k, err := e.kernel(name)
+		k, err := e.kernel(c, name)
 		if err != nil {
 			return 0, err
 		}
@@ -210,9 +241,13 @@ func (e *Engine) scratchBytes() uint64 {
 	return n
 }
 
-// launch queues a kernel of the main module on the engine's stream.
+// launch queues a kernel of its family's module on the engine's stream.
 func (e *Engine) launch(c *gpu.Ctx, name string, grid, block int, args ...any) error {
-	return e.launchIn(c, e.mod, name, grid, block, args...)
+	k, err := e.kernel(c, name)
+	if err != nil {
+		return err
+	}
+	return c.Launch(k, gpu.Dim{X: grid}, gpu.Dim{X: block}, 0, e.stream, args...)
 }
 
 func (e *Engine) launchIn(c *gpu.Ctx, m *gpu.Module, name string, grid, block int, args ...any) error {
@@ -459,7 +494,7 @@ func (s *Set) dev() devSet { return devSet{buf: s.buf, n: uint64(s.n), first: s.
 
 // job is a method's main kernel, ready to run in any mode.
 type job struct {
-	mod     *gpu.Module // nil: the main module
+	mod     *gpu.Module // nil: the module of kernel's family
 	kernel  string      // the kernel's base name: kernel_total, _blocks, _write
 	threads int         // block size; 0: threads
 	grid    int
@@ -480,9 +515,15 @@ func (e *Engine) prepare(c *gpu.Ctx, a, b devSet, m Method) (j job, ok bool, err
 	}
 	switch m {
 	case IP, IPOBS, IPHI:
-		mod, tile, block := e.mod, e.ipTile, threads
+		name := map[Method]string{IP: "ip", IPOBS: "ipobs", IPHI: "iphi"}[m]
+		tile, block := e.ipTile, threads
 		if m == IP {
-			mod, tile, block = e.ipMod, uint64(e.ip.threads*e.ip.items), e.ip.threads
+			tile, block = uint64(e.ip.threads*e.ip.items), e.ip.threads
+		}
+		// The partition comes from the method's module: its tile shape.
+		mod, err := e.module(c, name)
+		if err != nil {
+			return job{}, false, err
 		}
 		nblocks := (a.n + b.n + tile - 1) / tile
 		splits, err := e.buffer(c, "splits", int(8*(nblocks+1)))
@@ -492,7 +533,6 @@ func (e *Engine) prepare(c *gpu.Ctx, a, b devSet, m Method) (j job, ok bool, err
 		if err := e.launchIn(c, mod, "ip_partition", int((nblocks+1+255)/256), 256, a.buf, a.n, b.buf, b.n, nblocks, splits); err != nil {
 			return job{}, false, err
 		}
-		name := map[Method]string{IP: "ip", IPOBS: "ipobs", IPHI: "iphi"}[m]
 		if m == IP && e.ip.fast {
 			name = "ipf"
 		}
@@ -544,6 +584,11 @@ func (e *Engine) prepare(c *gpu.Ctx, a, b devSet, m Method) (j job, ok bool, err
 		lo, hi := max(a.first, b.first), min(a.last, b.last)
 		words := (uint64(hi-lo))/32 + 1
 		padded := int((words + 3) / 4 * 4) // whole 16-byte vectors
+		// bm_build from the method's own module: one family to compile.
+		mod, err := e.module(c, map[Method]string{Bitmap: "bm", BitmapDynamic: "bmd"}[m])
+		if err != nil {
+			return job{}, false, err
+		}
 		build := func(name string, s devSet) (gpu.Buffer, error) {
 			bm, err := e.buffer(c, name, 4*padded)
 			if err != nil {
@@ -553,7 +598,7 @@ func (e *Engine) prepare(c *gpu.Ctx, a, b devSet, m Method) (j job, ok bool, err
 				return gpu.Buffer{}, err
 			}
 			grid := int(min((s.n+8*256-1)/(8*256), uint64(e.sms*16)))
-			return bm, e.launch(c, "bm_build", grid, 256, s.buf, s.n, lo, hi, bm)
+			return bm, e.launchIn(c, mod, "bm_build", grid, 256, s.buf, s.n, lo, hi, bm)
 		}
 		if m == BitmapDynamic {
 			bm, err := build("bitmapA", small)
@@ -585,13 +630,22 @@ func (e *Engine) prepare(c *gpu.Ctx, a, b devSet, m Method) (j job, ok bool, err
 	return job{}, false, fmt.Errorf("gpuintersect: unknown method %v", m)
 }
 
+// jobModule returns the module j's kernels come from.
+func (e *Engine) jobModule(c *gpu.Ctx, j job) (*gpu.Module, error) {
+	if j.mod != nil {
+		return j.mod, nil
+	}
+	return e.module(c, j.kernel)
+}
+
 // run queues j in one mode with its sinks.
 func (e *Engine) run(c *gpu.Ctx, j job, mode string, counts, offsets, out, total gpu.Buffer) error {
 	args := append(j.args[:len(j.args):len(j.args)], counts, offsets, out, total)
-	mod, block := j.mod, j.threads
-	if mod == nil {
-		mod = e.mod
+	mod, err := e.jobModule(c, j)
+	if err != nil {
+		return err
 	}
+	block := j.threads
 	if block == 0 {
 		block = threads
 	}
@@ -679,7 +733,12 @@ func (e *Engine) intersectOn(c *gpu.Ctx, a, b devSet, m Method, timing *time.Dur
 	if err := e.run(c, j, "blocks", counts, gpu.Buffer{}, gpu.Buffer{}, gpu.Buffer{}); err != nil {
 		return gpu.Buffer{}, 0, err
 	}
-	if err := e.launch(c, "scan_counts", 1, 1024, counts, uint64(j.units), offsets, total); err != nil {
+	// scan_counts is in every module: take the job's, already loaded.
+	mod, err := e.jobModule(c, j)
+	if err != nil {
+		return gpu.Buffer{}, 0, err
+	}
+	if err := e.launchIn(c, mod, "scan_counts", 1, 1024, counts, uint64(j.units), offsets, total); err != nil {
 		return gpu.Buffer{}, 0, err
 	}
 	if err := e.run(c, j, "write", gpu.Buffer{}, offsets, out, gpu.Buffer{}); err != nil {

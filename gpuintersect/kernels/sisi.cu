@@ -731,31 +731,44 @@ extern "C" __global__ void __launch_bounds__(1024) scan_counts(const u32* __rest
 	extern "C" __global__ void __launch_bounds__(THREADS) name##_blocks(params) { main(BLOCKS, args); } \
 	extern "C" __global__ void __launch_bounds__(THREADS) name##_write(params) { main(WRITE, args); }
 
+// ONE_FAMILY builds the helper kernels and only the methods named by
+// FAMILY_ macros (-DONE_FAMILY -DFAMILY_obs): NVRTC compiles what a run
+// uses, not every method at once. FAMILY_ip is ip and ipf.
+#if !defined(ONE_FAMILY) || defined(FAMILY_ip)
 MODES(ip, ipMain, IP_PARAMS, IP_ARGS)
 MODES(ipf, ipfMain, IP_PARAMS, IP_ARGS)
-#ifndef IP_ONLY
+#endif
+#if !defined(IP_ONLY) && (!defined(ONE_FAMILY) || defined(FAMILY_ipobs))
 MODES(ipobs, ipobsMain, IP_PARAMS, IP_ARGS)
 #endif
-#ifndef IP_ONLY
+#if !defined(IP_ONLY) && (!defined(ONE_FAMILY) || defined(FAMILY_iphi))
 MODES(iphi, iphiMain, IP_PARAMS, IP_ARGS)
 #endif
 
 #define OBS_PARAMS const u32 *__restrict__ keys, u64 nkeys, const u32 *__restrict__ big, u64 nbig, const u32 *__restrict__ spl, \
 	u32 *counts, const u64 *__restrict__ offsets, u32 *out, u64 *total
 #define OBS_ARGS keys, nkeys, big, nbig, spl, counts, offsets, out, total
+#if !defined(ONE_FAMILY) || defined(FAMILY_obs)
 MODES(obs, obsMain, OBS_PARAMS, OBS_ARGS)
+#endif
 
 #define HI_PARAMS const u32 *__restrict__ keys, u64 nkeys, const u32 *__restrict__ table, int tbits, const u32 *__restrict__ hasEmpty, \
 	u32 *counts, const u64 *__restrict__ offsets, u32 *out, u64 *total
 #define HI_ARGS keys, nkeys, table, tbits, hasEmpty, counts, offsets, out, total
+#if !defined(ONE_FAMILY) || defined(FAMILY_hi)
 MODES(hi, hiMain, HI_PARAMS, HI_ARGS)
+#endif
 
 #define BM_PARAMS const u32 *__restrict__ x, const u32 *__restrict__ y, u64 words, u32 lo, \
 	u32 *counts, const u64 *__restrict__ offsets, u32 *out, u64 *total
 #define BM_ARGS x, y, words, lo, counts, offsets, out, total
+#if !defined(ONE_FAMILY) || defined(FAMILY_bm)
 MODES(bm, bmMain, BM_PARAMS, BM_ARGS)
+#endif
 
 #define BMD_PARAMS const u32 *__restrict__ keys, u64 nkeys, const u32 *__restrict__ bm, u32 lo, u32 hi, \
 	u32 *counts, const u64 *__restrict__ offsets, u32 *out, u64 *total
 #define BMD_ARGS keys, nkeys, bm, lo, hi, counts, offsets, out, total
+#if !defined(ONE_FAMILY) || defined(FAMILY_bmd)
 MODES(bmd, bmdMain, BMD_PARAMS, BMD_ARGS)
+#endif
