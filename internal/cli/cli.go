@@ -166,10 +166,17 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // result before they write, so a failure leaves no partial output.
 func output(env *Env) *bufio.Writer { return bufio.NewWriterSize(env.Stdout, 1<<16) }
 
-// createTemp creates the file that becomes path when renamed: a hidden
-// temporary name in path's directory. Its errors name path, as the user
-// gave it.
-func createTemp(path string) (*os.File, error) {
+// tempFile is a file written under a hidden temporary name in its
+// destination's directory, which commit renames to the destination: a
+// failed command never leaves a partial file behind.
+type tempFile struct {
+	*os.File
+	path string // the destination
+}
+
+// createTemp creates the temporary file for path. Its errors name path, as
+// the user gave it.
+func createTemp(path string) (tempFile, error) {
 	dir, base := splitPath(path)
 	f, err := os.CreateTemp(dir, "."+base+".tmp*")
 	if err != nil {
@@ -177,9 +184,28 @@ func createTemp(path string) (*os.File, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, fmt.Errorf("creating %s: %w", path, err)
+		return tempFile{}, fmt.Errorf("creating %s: %w", path, err)
 	}
-	return f, nil
+	return tempFile{f, path}, nil
+}
+
+// commit closes the file and renames it to its destination; on failure it
+// removes it.
+func (t tempFile) commit() error {
+	err := t.Close()
+	if err == nil {
+		err = os.Rename(t.Name(), t.path)
+	}
+	if err != nil {
+		os.Remove(t.Name())
+	}
+	return err
+}
+
+// abort closes and removes the file.
+func (t tempFile) abort() {
+	t.Close()
+	os.Remove(t.Name())
 }
 
 // createOutput opens path for writing ("-" is standard output). The file is
@@ -197,21 +223,12 @@ func createOutput(env *Env, path string) (w io.Writer, commit func() error, abor
 	bw := bufio.NewWriterSize(f, 1<<20)
 	commit = func() error {
 		if err := bw.Flush(); err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			f.abort()
 			return err
 		}
-		if err := f.Close(); err != nil {
-			os.Remove(f.Name())
-			return err
-		}
-		return os.Rename(f.Name(), path)
+		return f.commit()
 	}
-	abort = func() {
-		f.Close()
-		os.Remove(f.Name())
-	}
-	return bw, commit, abort, nil
+	return bw, commit, f.abort, nil
 }
 
 func splitPath(path string) (dir, base string) {

@@ -258,8 +258,7 @@ func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog 
 // chunks in all, not a stream of fresh memory to page in. The file has a
 // temporary name until finish renames it.
 type streamOut struct {
-	f    *os.File
-	path string
+	f tempFile
 
 	mu      sync.Mutex
 	part    [][]byte // chunks being filled, not in use
@@ -285,7 +284,7 @@ func newStreamOut(path string) (*streamOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &streamOut{f: f, path: path}, nil
+	return &streamOut{f: f}, nil
 }
 
 // errWriting stops a run whose output could not be written; finish
@@ -364,17 +363,11 @@ func (o *streamOut) finish(ok bool) error {
 		o.flush()
 	}
 	o.part, o.free, o.full = nil, nil, nil
-	err := o.err
-	if e := o.f.Close(); err == nil {
-		err = e
+	if !ok || o.err != nil {
+		o.f.abort()
+		return o.err
 	}
-	if ok && err == nil {
-		err = os.Rename(o.f.Name(), o.path)
-	}
-	if !ok || err != nil {
-		os.Remove(o.f.Name())
-	}
-	return err
+	return o.f.commit()
 }
 
 // formatPairs appends a line "a<TAB>b<TAB>support" for each pair. The
