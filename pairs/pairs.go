@@ -416,19 +416,20 @@ type Writer struct {
 // Add reports the pair of ranks a and b (in either order) with its
 // support; it does not check the threshold.
 func (w *Writer) Add(a, b uint32, support uint32) {
-	x, y := w.items[a], w.items[b]
-	if x > y {
-		x, y = y, x
-	}
-	w.buf = append(w.buf, Pair{x, y, support})
+	w.buf = append(w.buf, w.pair(a, b, support))
 	if len(w.buf) == cap(w.buf) {
 		w.flush()
 	}
 }
 
+// pair returns the pair of ranks a and b, as items in increasing order.
+func (w *Writer) pair(a, b, support uint32) Pair {
+	x, y := w.items[a], w.items[b]
+	return Pair{min(x, y), max(x, y), support}
+}
+
 // addRanked is Add for every pair of ps: ranks I and J, support Count.
 func (w *Writer) addRanked(ps []allpairs.Pair) {
-	items := w.items
 	for len(ps) > 0 {
 		if len(w.buf) == cap(w.buf) {
 			w.flush()
@@ -437,8 +438,7 @@ func (w *Writer) addRanked(ps []allpairs.Pair) {
 		part := ps[:min(len(ps), cap(w.buf)-k)]
 		dst := w.buf[k : k+len(part)]
 		for x, p := range part {
-			a, b := items[p.I], items[p.J]
-			dst[x] = Pair{min(a, b), max(a, b), p.Count}
+			dst[x] = w.pair(p.I, p.J, p.Count)
 		}
 		w.buf = w.buf[:k+len(part)]
 		ps = ps[len(part):]
