@@ -243,11 +243,11 @@ func (e *Engine) scratchBytes() uint64 {
 
 // launch queues a kernel of its family's module on the engine's stream.
 func (e *Engine) launch(c *gpu.Ctx, name string, grid, block int, args ...any) error {
-	k, err := e.kernel(c, name)
+	m, err := e.module(c, familyOf(name))
 	if err != nil {
 		return err
 	}
-	return c.Launch(k, gpu.Dim{X: grid}, gpu.Dim{X: block}, 0, e.stream, args...)
+	return e.launchIn(c, m, name, grid, block, args...)
 }
 
 func (e *Engine) launchIn(c *gpu.Ctx, m *gpu.Module, name string, grid, block int, args ...any) error {
