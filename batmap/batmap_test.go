@@ -13,21 +13,6 @@ import (
 	"github.com/xsect/xsect/sets"
 )
 
-// refCount is the simplest correct intersection size: a hash set.
-func refCount(a, b []uint32) int {
-	in := make(map[uint32]bool, len(a))
-	for _, x := range a {
-		in[x] = true
-	}
-	n := 0
-	for _, x := range b {
-		if in[x] {
-			n++
-		}
-	}
-	return n
-}
-
 func randomSet(r *rand.Rand, n int, universe uint64) []uint32 {
 	return settest.RandomSet(r, n, 0, universe)
 }
@@ -216,7 +201,7 @@ func TestCountsExact(t *testing.T) {
 				want := make([]int, k*k)
 				for i := range k {
 					for j := range k {
-						want[i*k+j] = refCount(col.c.Set(i), col.c.Set(j))
+						want[i*k+j] = settest.Count(col.c.Set(i), col.c.Set(j))
 						if got := b.Count(i, j); got != want[i*k+j] {
 							t.Fatalf("Count(%d, %d) = %d, want %d (layout %v, %d failures)", i, j, got, want[i*k+j], b.Layout, b.Failures())
 						}
@@ -303,7 +288,7 @@ func TestFailuresForced(t *testing.T) {
 	checkInvariants(t, b, c)
 	for i := range c.Len() {
 		for j := range c.Len() {
-			if got, want := b.Count(i, j), refCount(c.Set(i), c.Set(j)); got != want {
+			if got, want := b.Count(i, j), settest.Count(c.Set(i), c.Set(j)); got != want {
 				t.Fatalf("Count(%d, %d) = %d, want %d", i, j, got, want)
 			}
 		}
@@ -442,7 +427,7 @@ func TestCountWords(t *testing.T) {
 				continue
 			}
 			p, q := b.Position(i), b.Position(j)
-			want := refCount(c.Set(i), c.Set(j))
+			want := settest.Count(c.Set(i), c.Set(j))
 			if got := CountWords(b.Batmap(p), b.Batmap(q), 8); got != want {
 				t.Errorf("CountWords(%d, %d) = %d, want %d", i, j, got, want)
 			}
@@ -570,7 +555,7 @@ func FuzzCount(f *testing.F) {
 		checkInvariants(t, b, c)
 		for i := range c.Len() {
 			for j := range c.Len() {
-				if got, want := b.Count(i, j), refCount(c.Set(i), c.Set(j)); got != want {
+				if got, want := b.Count(i, j), settest.Count(c.Set(i), c.Set(j)); got != want {
 					t.Fatalf("Count(%d, %d) = %d, want %d", i, j, got, want)
 				}
 			}
@@ -586,7 +571,7 @@ func TestSegmentedTile(t *testing.T) {
 	want := make([]int, k*k)
 	for i := range k {
 		for j := range k {
-			want[i*k+j] = refCount(c.Set(i), c.Set(j))
+			want[i*k+j] = settest.Count(c.Set(i), c.Set(j))
 		}
 	}
 	for _, base := range []int{1, 5} {

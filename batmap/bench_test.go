@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -73,7 +74,7 @@ func BenchmarkAllPairs(b *testing.B) {
 	var want int64
 	for i := range c.Len() {
 		for j := i + 1; j < c.Len(); j++ {
-			want += int64(refCount(c.Set(i), c.Set(j)))
+			want += int64(settest.Count(c.Set(i), c.Set(j)))
 		}
 	}
 	for _, base := range []int{1, 0} {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/xsect/xsect/batmap"
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -331,24 +332,6 @@ func emulatedRun(t *testing.T, seed uint64, b *batmap.Batmaps, opt Options, m mo
 	return clean
 }
 
-// refCount is |a ∩ b| of two sorted sets.
-func refCount(a, b []uint32) uint32 {
-	var n uint32
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			n++
-			i++
-			j++
-		}
-	}
-	return n
-}
-
 // collection returns k sets over [0, m) of sizes spread over several
 // batmap widths.
 func collection(r *rand.Rand, k, m, maxSize int) *sets.Collection {
@@ -428,7 +411,7 @@ func wantCounts(b *batmap.Batmaps, c *sets.Collection) [][]uint32 {
 	for p := range n {
 		w[p] = make([]uint32, n)
 		for q := p + 1; q < n; q++ {
-			w[p][q] = refCount(c.Set(int(b.IDs[p])), c.Set(int(b.IDs[q])))
+			w[p][q] = uint32(settest.Count(c.Set(int(b.IDs[p])), c.Set(int(b.IDs[q]))))
 		}
 	}
 	return w

@@ -25,6 +25,21 @@ func Reference(a, b []uint32) []uint32 {
 	return out
 }
 
+// Count is len(Reference(a, b)), without building the intersection.
+func Count(a, b []uint32) int {
+	in := make(map[uint32]bool, len(a))
+	for _, x := range a {
+		in[x] = true
+	}
+	n := 0
+	for _, x := range b {
+		if in[x] {
+			n++
+		}
+	}
+	return n
+}
+
 // RandomSet returns n distinct values in [lo, lo+universe), a range within
 // uint32 (all of them if it holds fewer than n), sorted.
 func RandomSet(r *rand.Rand, n int, lo, universe uint64) []uint32 {

@@ -33,3 +33,13 @@ func TestRandomSet(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, c := range [][2][]uint32{
+		{nil, nil}, {{1}, nil}, {{1, 2, 3}, {2, 3, 4}}, {{0, 4294967295}, {4294967295}}, {{5, 6, 7}, {1, 2}},
+	} {
+		if got, want := Count(c[0], c[1]), len(Reference(c[0], c[1])); got != want {
+			t.Errorf("Count(%v, %v) = %d, want %d", c[0], c[1], got, want)
+		}
+	}
+}
