@@ -2,6 +2,7 @@ package allpairs
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -315,11 +316,7 @@ func TestSeek(t *testing.T) {
 		for len(m) < min(n, bunch) {
 			m[uint32(span-1-rng.IntN(bunch))] = true
 		}
-		s := make([]uint32, 0, len(m))
-		for v := range m {
-			s = append(s, v)
-		}
-		slices.Sort(s)
+		s := slices.Sorted(maps.Keys(m))
 		for q := 0; q < 20; q++ {
 			from := rng.IntN(len(s) + 1)
 			v := uint32(rng.IntN(span + 2))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -172,12 +173,7 @@ func skewedSets(rng *rand.Rand, k, universe, maxSize int) [][]uint32 {
 		for tries := 0; len(m) < n && tries < 4*n; tries++ {
 			m[uint32(z.Uint64())] = true
 		}
-		s := make([]uint32, 0, len(m))
-		for v := range m {
-			s = append(s, v)
-		}
-		slices.Sort(s)
-		out[i] = s
+		out[i] = slices.Sorted(maps.Keys(m))
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -40,12 +41,7 @@ func randomSets(rng *rand.Rand, k, universe, maxSize int) [][]uint32 {
 		for len(m) < min(n, universe) {
 			m[uint32(rng.IntN(universe))] = true
 		}
-		s := make([]uint32, 0, len(m))
-		for v := range m {
-			s = append(s, v)
-		}
-		slices.Sort(s)
-		out[i] = s
+		out[i] = slices.Sorted(maps.Keys(m))
 	}
 	return out
 }
