@@ -38,12 +38,12 @@ build)
 		echo "warning: the CLI does not build yet; see $bin/xsect.build.log" >&2
 		rm -f "$bin/xsect"
 	fi
-	for pkg in gpu gpuintersect gpuallpairs gpubatmap; do
-		go test -c -ldflags=-s -o "$bin/$pkg.test" "./$pkg"
+	for pkg in gpurt gpuintersect gpuallpairs gpubatmap; do
+		go test -c -ldflags=-s -o "$bin/$pkg.test" "./internal/$pkg"
 		echo "built $bin/$pkg.test"
 	done
 	# The CLI's GPU tests (xsect devices, --device gpu), if the CLI builds.
-	if go test -c -o "$bin/cli.test" ./internal/cli >"$bin/cli.build.log" 2>&1; then
+	if go test -c -o "$bin/cli.test" ./cmd/xsect/internal/cli >"$bin/cli.build.log" 2>&1; then
 		echo "built $bin/cli.test"
 	else
 		rm -f "$bin/cli.test"
@@ -60,7 +60,7 @@ run)
 		echo "=== xsect devices"
 		"$bin/xsect" devices
 	fi
-	for name in gpu gpuintersect gpuallpairs gpubatmap cli; do
+	for name in gpurt gpuintersect gpuallpairs gpubatmap cli; do
 		t="$bin/$name.test"
 		[ -x "$t" ] || continue
 		run=${TESTRUN:-.}
@@ -94,7 +94,7 @@ run)
 build-allpairs)
 	set -e
 	mkdir -p "$bin" .device-data/fimi .device-data/ir/gcide
-	CGO_ENABLED=0 go test -c -ldflags=-s -o "$bin/gpuallpairs.test" ./gpuallpairs
+	CGO_ENABLED=0 go test -c -ldflags=-s -o "$bin/gpuallpairs.test" ./internal/gpuallpairs
 	echo "built $bin/gpuallpairs.test"
 	data=${XSECT_DATA:-/work/shared/data}
 	for f in fimi/retail.dat fimi/kosarak_head36682.dat fimi/BMS2.dat ir/gcide/gcide.docs.sets.gz; do

@@ -7,7 +7,7 @@ package main
 import (
 	"os"
 
-	"github.com/xsect/xsect/internal/cli"
+	"github.com/xsect/xsect/cmd/xsect/internal/cli"
 )
 
 func main() {

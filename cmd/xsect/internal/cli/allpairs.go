@@ -1,0 +1,299 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xsect/xsect/allpairs"
+	_ "github.com/xsect/xsect/internal/gpuallpairs" // the GPU engines
+	"github.com/xsect/xsect/internal/progress"
+	"github.com/xsect/xsect/sets"
+)
+
+func init() {
+	register(&command{
+		name:    "allpairs",
+		summary: "report the pairs of sets that share at least N elements",
+		usage:   "[flags] FILE [--with FILE2]",
+		help: `
+Computes |Si ∩ Sj| for every pair of sets of the collection FILE (i < j), or
+with --with for every pair of a set i of FILE and a set j of FILE2, and prints
+one line "i<TAB>j<TAB>overlap" for each pair with overlap >= --min-overlap
+(default 1; 0 prints every pair). Set ids are 0-based positions in their
+files. --count-only prints only the number of such pairs. Lines come in no
+particular order, and are written as they are found, unless --sort.
+
+A planner measures the collections (sizes, universe, density, the work of
+every technique) and picks the technique and device with the lowest estimated
+time; --explain prints its statistics, estimates and choice on standard
+error, and the time the run took. --technique and --device force a choice.
+Techniques: ` + strings.Join(allpairs.Techniques(), ", ") + `.`,
+		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
+			jf := joinFlags(fs)
+			minOverlap := fs.Int("min-overlap", 1, "report pairs sharing at least `N` elements")
+			return func(env *Env, args []string) error {
+				if *minOverlap < 0 {
+					return usagef("--min-overlap %d is negative", *minOverlap)
+				}
+				return jf.run(env, args, allpairs.Query{MinOverlap: *minOverlap}, false)
+			}
+		},
+	})
+}
+
+// joinOptions are the flags that allpairs and containment share.
+type joinOptions struct {
+	with      *string
+	countOnly *bool
+	sorted    *bool
+	largest   *int
+	device    *string
+	technique *string
+	explain   *bool
+	threads   *int
+	memory    *int64
+	out       *string
+}
+
+func joinFlags(fs *flag.FlagSet) *joinOptions {
+	return &joinOptions{
+		with:      fs.String("with", "", "join FILE with the collection `FILE2` (i indexes FILE, j FILE2) instead of with itself"),
+		countOnly: fs.Bool("count-only", false, "print only the number of pairs"),
+		sorted:    fs.Bool("sort", false, "print the pairs sorted by i, then j"),
+		largest:   fs.Int("largest", 0, "keep only the `K` largest sets of each collection (ids stay the original ones)"),
+		device:    fs.String("device", "auto", "device: cpu, gpu or auto"),
+		technique: fs.String("technique", "auto", "technique `NAME`, or auto: "+strings.Join(allpairs.Techniques(), ", ")),
+		explain:   fs.Bool("explain", false, "print the statistics, every technique's estimate and the choice on standard error"),
+		threads:   fs.Int("threads", 0, "CPU threads (0: all)"),
+		memory:    fs.Int64("memory", 0, "CPU memory budget of a technique's data structures, in `MiB` (0: half the machine's memory)"),
+		out:       fs.String("o", "-", "output `file` (- for standard output)"),
+	}
+}
+
+// run loads the collections, plans the join and writes its result. degree
+// selects containment output: the degree of containment in the third
+// column.
+func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree bool) error {
+	if len(args) != 1 {
+		return usagef("want one FILE, got %d arguments", len(args))
+	}
+	if *jo.largest < 0 {
+		return usagef("--largest %d is negative", *jo.largest)
+	}
+	if *jo.threads < 0 {
+		return usagef("--threads %d is negative", *jo.threads)
+	}
+	if *jo.memory < 0 || *jo.memory > 1<<40 {
+		return usagef("--memory %d: want MiB in [0, 2^40]", *jo.memory)
+	}
+	r, _, err := loadCollection(args[0])
+	if err != nil {
+		return err
+	}
+	var s *sets.Collection
+	if *jo.with != "" {
+		if s, _, err = loadCollection(*jo.with); err != nil {
+			return err
+		}
+	}
+	bar := &joinBar{}
+	opt := allpairs.Options{
+		Device:    *jo.device,
+		Technique: *jo.technique,
+		Threads:   *jo.threads,
+		Largest:   *jo.largest,
+		Memory:    *jo.memory << 20,
+		Progress:  bar.update,
+	}
+	plan, err := allpairs.NewPlan(r, s, q, opt)
+	if plan != nil && *jo.explain {
+		if err := plan.Explain(env.Stderr); err != nil {
+			return err
+		}
+	}
+	if err != nil {
+		if errors.Is(err, allpairs.ErrCannotRun) {
+			return cannotRun{err}
+		}
+		return usageError{err.Error()}
+	}
+	w, commit, abort, err := createOutput(env, *jo.out)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var n int64
+	switch {
+	case *jo.countOnly:
+		n, err = plan.Count(context.Background())
+		if err == nil {
+			_, err = io.WriteString(w, strconv.FormatInt(n, 10)+"\n")
+		}
+	case *jo.sorted:
+		var ps []allpairs.Pair
+		ps, err = plan.Collect(context.Background())
+		n = int64(len(ps))
+		if err == nil {
+			err = writeSorted(w, ps, r, s, degree)
+		}
+	default:
+		pw := &pairWriter{w: w, r: r, s: s, degree: degree}
+		err = plan.Join(context.Background(), pw.write)
+		n = pw.n
+	}
+	bar.done()
+	if err != nil {
+		abort()
+		return err
+	}
+	if err := commit(); err != nil {
+		return err
+	}
+	if *jo.explain {
+		fmt.Fprintf(env.Stderr, "ran          %s on %s in %s (%d pairs), after %s of preparation\n",
+			plan.Chosen.Engine.Name(), plan.Chosen.Device.Kind, time.Since(start).Round(time.Millisecond), n, plan.Prepare.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// cannotRun is a plan that the input does not allow (a forced technique or
+// device that cannot run it): exit status 2, with the planner's reason.
+type cannotRun struct{ error }
+
+func (e cannotRun) Is(target error) bool { return target == errBadInput }
+func (e cannotRun) Unwrap() error        { return e.error }
+
+// joinBar shows the join's progress on a terminal.
+type joinBar struct {
+	mu   sync.Mutex
+	bar  *progress.Bar
+	last int64
+}
+
+func (b *joinBar) update(done, total int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bar == nil {
+		b.bar = progress.Start("pairs", "pairs", total)
+	}
+	if done > b.last {
+		b.bar.Add(done - b.last)
+		b.last = done
+	}
+}
+
+func (b *joinBar) done() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.bar.Done()
+}
+
+// pairWriter formats batches of pairs on the workers that find them and
+// writes them one batch at a time.
+type pairWriter struct {
+	w      io.Writer
+	r, s   *sets.Collection
+	degree bool
+	mu     sync.Mutex
+	n      int64
+	pool   sync.Pool
+}
+
+func (pw *pairWriter) write(ps []allpairs.Pair) error {
+	bp, _ := pw.pool.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	b := formatJoinPairs((*bp)[:0], ps, pw.r, pw.s, pw.degree)
+	pw.mu.Lock()
+	_, err := pw.w.Write(b)
+	pw.n += int64(len(ps))
+	pw.mu.Unlock()
+	*bp = b
+	pw.pool.Put(bp)
+	return err
+}
+
+// formatJoinPairs appends the lines of ps: the overlap, or the degree of
+// containment |Si ∩ Sj| / min(|Si|, |Sj|) in the shortest form that reads
+// back to the same float64.
+func formatJoinPairs(b []byte, ps []allpairs.Pair, r, s *sets.Collection, degree bool) []byte {
+	if s == nil {
+		s = r
+	}
+	for _, p := range ps {
+		b = strconv.AppendUint(b, uint64(p.I), 10)
+		b = append(b, '\t')
+		b = strconv.AppendUint(b, uint64(p.J), 10)
+		b = append(b, '\t')
+		if degree {
+			m := min(r.SetLen(int(p.I)), s.SetLen(int(p.J)))
+			if int(p.Count) == m {
+				b = append(b, "1.00000"...) // containment: the common case
+			} else {
+				b = appendDegree(b, float64(p.Count)/float64(m))
+			}
+		} else {
+			b = strconv.AppendUint(b, uint64(p.Count), 10)
+		}
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// writeSorted formats sorted pairs in pieces on all cores and writes them
+// in order.
+func writeSorted(w io.Writer, ps []allpairs.Pair, r, s *sets.Collection, degree bool) error {
+	const piece = 1 << 16
+	workers := runtime.GOMAXPROCS(0)
+	for lo := 0; lo < len(ps); lo += piece * workers {
+		hi := min(len(ps), lo+piece*workers)
+		chunks := make([][]byte, (hi-lo+piece-1)/piece)
+		var wg sync.WaitGroup
+		for c := range chunks {
+			wg.Add(1)
+			go func(c int) {
+				defer wg.Done()
+				a := lo + c*piece
+				chunks[c] = formatJoinPairs(make([]byte, 0, 24*piece), ps[a:min(hi, a+piece)], r, s, degree)
+			}(c)
+		}
+		wg.Wait()
+		for _, c := range chunks {
+			if _, err := w.Write(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// appendDegree appends a degree of containment in (0, 1] with at least 6
+// significant digits: the shortest form that reads back exactly when that
+// has 6 or more, else padded with zeros ("0.750000").
+func appendDegree(b []byte, v float64) []byte {
+	start := len(b)
+	b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	digits := 0
+	for _, c := range b[start:] {
+		if c == 'e' {
+			break
+		}
+		if c >= '1' && c <= '9' || c == '0' && digits > 0 {
+			digits++
+		}
+	}
+	if digits >= 6 {
+		return b
+	}
+	return strconv.AppendFloat(b[:start], v, 'f', 5-int(math.Floor(math.Log10(v))), 64)
+}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/gpuintersect"
+	"github.com/xsect/xsect/intersect"
+)
+
+// deviceFlagHelp documents --device.
+const deviceFlagHelp = "where to intersect: cpu, gpu, or auto (the GPU when one is present and the sets are large)"
+
+// pairwise is the pairwise method a command runs, on the CPU or the GPU,
+// and, for the GPU, a check for errors after the work (intersect.Method's
+// functions cannot return them).
+type pairwise struct {
+	intersect.Method
+	err func() error
+}
+
+// checkMethod rejects a --method that --device does not offer, before any
+// input is read.
+func checkMethod(device, method string) error {
+	switch device {
+	case "cpu", "gpu", "auto":
+	default:
+		return usagef("--device %q: want cpu, gpu or auto", device)
+	}
+	if slices.Contains(listMethods(device), method) {
+		return nil
+	}
+	return usagef("unknown method %q for --device %s (methods: %s)", method, device, strings.Join(listMethods(device), ", "))
+}
+
+// choosePairwise resolves --device and --method for the given inputs.
+// With --device auto and --method auto it takes the GPU only where
+// gpuintersect.Worthwhile says it pays, and when no GPU can be used there
+// says why, once, on stderr; a method that only one device has picks that
+// device.
+func choosePairwise(env *Env, device, method string, inputs [][]uint32) (pairwise, error) {
+	if err := checkMethod(device, method); err != nil {
+		return pairwise{}, err
+	}
+	if device == "auto" {
+		_, cpuErr := intersect.Lookup(method)
+		switch {
+		case method != "auto" && cpuErr == nil:
+			device = "cpu" // a CPU method, named
+		case method != "auto":
+			device = "gpu" // a GPU method, named
+		case len(inputs) < 2 || !largeEnough(inputs):
+			device = "cpu"
+		case gpurt.Available() != nil:
+			gpuNote.Do(func() { fmt.Fprintf(env.Stderr, "xsect: using the CPU: %v\n", gpurt.Available()) })
+			device = "cpu"
+		default:
+			device = "gpu"
+		}
+	}
+	if device == "cpu" {
+		m, err := intersect.Lookup(method)
+		if err != nil {
+			return pairwise{}, usageError{err.Error()}
+		}
+		if method == "auto" {
+			// Large sets are split by value range over all cores.
+			m.Count = func(a, b []uint32) int { return intersect.CountParallel(a, b, 0) }
+			m.Intersect = func(dst, a, b []uint32) []uint32 { return intersect.IntersectParallel(dst, a, b, 0) }
+		}
+		return pairwise{m, func() error { return nil }}, nil
+	}
+	m, err := gpuintersect.Lookup(method)
+	if err != nil {
+		return pairwise{}, usageError{err.Error()}
+	}
+	dev, err := gpurt.Open(0)
+	if err != nil {
+		return pairwise{}, err
+	}
+	g := &gpuPairwise{dev: dev, m: m}
+	return pairwise{intersect.Method{Name: "gpu-" + m.String(), Count: g.count, Intersect: g.intersect}, g.finish}, nil
+}
+
+var gpuNote sync.Once
+
+// largeEnough reports whether the two smallest inputs are worth the GPU.
+func largeEnough(inputs [][]uint32) bool {
+	sizes := make([]int, len(inputs))
+	for i, s := range inputs {
+		sizes[i] = len(s)
+	}
+	slices.Sort(sizes)
+	return gpuintersect.Worthwhile(sizes[0], sizes[1])
+}
+
+// gpuPairwise adapts gpuintersect to intersect.Method, keeping the first
+// error for finish.
+type gpuPairwise struct {
+	dev *gpurt.Device
+	m   gpuintersect.Method
+	err error
+}
+
+func (g *gpuPairwise) count(a, b []uint32) int {
+	if g.err != nil {
+		return 0
+	}
+	n, err := gpuintersect.Count(g.dev, a, b, g.m)
+	g.err = err
+	return n
+}
+
+func (g *gpuPairwise) intersect(dst, a, b []uint32) []uint32 {
+	if g.err != nil {
+		return dst
+	}
+	dst, g.err = gpuintersect.Intersect(g.dev, dst, a, b, g.m)
+	return dst
+}
+
+func (g *gpuPairwise) finish() error {
+	g.dev.Close()
+	if g.err != nil {
+		return fmt.Errorf("on the GPU: %w", g.err)
+	}
+	return nil
+}
+
+// listMethods writes the methods --method accepts on a device.
+func listMethods(device string) []string {
+	names := []string{"auto"}
+	if device != "gpu" {
+		for _, m := range intersect.Methods() {
+			names = append(names, m.Name)
+		}
+	}
+	if device != "cpu" {
+		for _, m := range gpuintersect.Methods() {
+			names = append(names, m.String())
+		}
+	}
+	return names
+}

@@ -1,0 +1,545 @@
+package cli
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xsect/xsect/internal/gpubatmap"
+	"github.com/xsect/xsect/internal/hugepage"
+	"github.com/xsect/xsect/internal/progress"
+	"github.com/xsect/xsect/pairs"
+	"github.com/xsect/xsect/setio"
+	"github.com/xsect/xsect/sets"
+)
+
+func init() {
+	register(&command{
+		name:    "pairs",
+		summary: "mine frequent pairs of items (BATMAP, Apriori, Eclat, FP-growth)",
+		usage:   "--min-support S [flags] FILE | --gen-items N [flags]",
+		help: `
+FILE holds transactions, one a line (the FIMI format): the integers of a line
+are its items. Prints one line "a<TAB>b<TAB>support" for every pair of items
+a < b that occur together in at least S transactions. S is an absolute count,
+or a fraction of the transactions when below 1 ("0.001", or "0.1%"), rounded
+up. Lines come in no particular order unless --sort.
+
+--engine picks the miner: batmap (one BATMAP per frequent item, all pairs
+compared entry by entry, on the CPU or the GPU), bitmap (tidlists as bitmaps,
+all pairs by AND and popcount), apriori (pair counters, row by row), eclat
+(tidlist intersections with SIMD kernels), fpgrowth (FP-tree, restricted to
+pairs), or auto, which predicts every engine's time from the data's shape and
+takes the fastest; --explain shows the prediction on standard error.
+
+Instead of FILE, --gen-items N generates the instance of the BATMAP paper: each
+of N items in each transaction with probability --gen-p, transactions added
+until --gen-occurrences items in all. With --gen-out FILE it is written there
+(the FIMI format) and nothing is mined.`,
+		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
+			support := fs.String("min-support", "", "minimum support `S`: a count, or a fraction of the transactions below 1")
+			engine := fs.String("engine", "auto", "engine `NAME`: auto, "+joinNames(pairs.EngineNames()))
+			device := fs.String("device", "auto", "device: cpu, gpu or auto")
+			explain := fs.Bool("explain", false, "print the plan (data shape, every engine's estimate, the choice) on standard error")
+			sorted := fs.Bool("sort", false, "print the pairs sorted by a, then b")
+			count := fs.Bool("count", false, "print only the number of frequent pairs")
+			threads := fs.Int("threads", 0, "CPU threads (0: all)")
+			out := fs.String("o", "-", "output `file` (- for standard output)")
+			genItems := fs.Int("gen-items", 0, "generate the BATMAP paper's instance with `N` items instead of reading FILE")
+			genP := fs.Float64("gen-p", 0.05, "generated instance: probability of each item in each transaction")
+			genOcc := fs.Float64("gen-occurrences", 1e7, "generated instance: item occurrences in all")
+			genSeed := fs.Uint64("gen-seed", 1, "generated instance: random seed")
+			genOut := fs.String("gen-out", "", "write the generated instance to `FILE` and stop")
+			cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (for go tool pprof)")
+			timings := fs.Bool("timings", false, "print the time of each stage of the run on standard error")
+			return func(env *Env, args []string) error {
+				start := time.Now()
+				if *genOut == "" && *device == "gpu" && (*engine == "auto" || *engine == "batmap") {
+					// Open the GPU (driver, context, kernels) while the
+					// input is read. With --device auto the GPU engine's
+					// estimate does it once the problem is known to be
+					// large: opening it costs every process that does a
+					// few tenths of a second, at its exit if not before.
+					gpubatmap.Prewarm()
+				}
+				if *cpuProfile != "" {
+					f, err := os.Create(*cpuProfile)
+					if err != nil {
+						return err
+					}
+					defer f.Close()
+					if err := pprof.StartCPUProfile(f); err != nil {
+						return err
+					}
+					defer pprof.StopCPUProfile()
+				}
+				tx, err := pairsInput(args, *genItems, *genP, *genOcc, *genSeed)
+				if err != nil {
+					return err
+				}
+				if *genOut != "" {
+					if *genItems == 0 {
+						return usagef("--gen-out needs --gen-items")
+					}
+					w, commit, abort, err := createOutput(env, *genOut)
+					if err != nil {
+						return err
+					}
+					if err := setio.WriteText(w, tx); err != nil {
+						abort()
+						return fmt.Errorf("writing %s: %w", *genOut, err)
+					}
+					return commit()
+				}
+				if *support == "" {
+					return usagef("--min-support is required")
+				}
+				s, err := pairs.ParseSupport(*support, tx.Len())
+				if err != nil {
+					return usageError{err.Error()}
+				}
+				prog := &stageBars{}
+				if *timings {
+					prog.times = []stageTime{{"read", start}, {"plan", time.Now()}}
+					defer func() {
+						fmt.Fprintln(env.Stderr, prog.timings())
+						if st := gpubatmap.LastStats(); st != nil {
+							fmt.Fprintln(env.Stderr, "gpu:", st)
+						}
+					}()
+				}
+				defer prog.done()
+				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Engine: *engine, Device: *device, Threads: *threads,
+					Progress: prog.update, CountOnly: *count})
+				if err != nil {
+					if errors.Is(err, pairs.ErrCannotRun) {
+						return err
+					}
+					return usageError{err.Error()}
+				}
+				if *explain {
+					prog.done()
+					fmt.Fprint(env.Stderr, plan.Explain())
+				}
+				return runPairs(env, plan, *out, *sorted, *count, prog)
+			}
+		},
+	})
+}
+
+func joinNames(names []string) string {
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}
+
+// pairsInput loads FILE, or generates the instance the --gen flags ask for.
+func pairsInput(args []string, n int, p, occ float64, seed uint64) (*sets.Collection, error) {
+	if n != 0 {
+		if len(args) != 0 {
+			return nil, usagef("FILE and --gen-items are exclusive")
+		}
+		if occ < 0 || occ > 1<<36 || occ != float64(int64(occ)) {
+			return nil, usagef("--gen-occurrences %v: want an integer in [0, 2^36]", occ)
+		}
+		tx, err := pairs.GenerateBernoulli(n, p, int64(occ), seed)
+		if err != nil {
+			return nil, usageError{err.Error()}
+		}
+		return tx, nil
+	}
+	if len(args) != 1 {
+		return nil, usagef("want one FILE of transactions, got %d arguments", len(args))
+	}
+	tx, _, err := loadCollection(args[0])
+	return tx, err
+}
+
+// runPairs mines the pairs and writes them. Workers format their own
+// batches. A file is written while the pairs come, under a temporary name
+// renamed at the end, so a failed run leaves no file; standard output gets
+// nothing before the run has succeeded.
+func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog *stageBars) error {
+	ctx := context.Background()
+	var out *streamOut
+	if !sorted && !count && path != "-" && path != "" {
+		var err error
+		if out, err = newStreamOut(path); err != nil {
+			return err
+		}
+	}
+	var (
+		mu     sync.Mutex
+		chunks [][]byte
+		all    []pairs.Pair
+	)
+	n, err := plan.Run(ctx, func(ps []pairs.Pair) error {
+		switch {
+		case count:
+		case sorted:
+			mu.Lock()
+			all = append(all, ps...)
+			mu.Unlock()
+		case out != nil:
+			return out.add(ps)
+		default:
+			b := formatPairs(make([]byte, 0, 20*len(ps)), ps)
+			mu.Lock()
+			chunks = append(chunks, b)
+			mu.Unlock()
+		}
+		return nil
+	})
+	prog.done()
+	prog.mark("write")
+	if out != nil {
+		// A failed write stops the run: report the write's error.
+		if werr := out.finish(err == nil); werr != nil && (err == nil || errors.Is(err, errWriting)) {
+			err = fmt.Errorf("writing %s: %w", path, werr)
+		}
+		prog.mark("end")
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if sorted && !count {
+		pairs.SortPairs(all)
+		chunks = formatParallel(all)
+	}
+	w, commit, abort, err := createOutput(env, path)
+	if err != nil {
+		return err
+	}
+	if count {
+		_, err = io.WriteString(w, strconv.FormatInt(n, 10)+"\n")
+	}
+	for _, c := range chunks {
+		if err != nil {
+			break
+		}
+		_, err = w.Write(c)
+	}
+	if err != nil {
+		abort()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	err = commit()
+	prog.mark("end")
+	return err
+}
+
+// streamOut writes formatted pairs to a file while they come. The
+// goroutines that produce the pairs format them into chunks of their own;
+// a full chunk is queued, and the producer that finds no write in progress
+// writes the queue, in order, until it is empty: one write(2) at a time
+// (several to one file go no faster, and writing through a shared mapping
+// from all of them was measured no faster; docs/BATMAP.md), no producer
+// waiting for another's write, and no writing goroutine waiting to be
+// scheduled while the queue grows. Written chunks are reused: a few
+// chunks in all, not a stream of fresh memory to page in. The file has a
+// temporary name until finish renames it.
+type streamOut struct {
+	f tempFile
+
+	mu      sync.Mutex
+	part    [][]byte // chunks being filled, not in use
+	free    [][]byte // empty chunks
+	full    [][]byte // chunks to write, in order
+	writing sync.Mutex
+
+	failed atomic.Bool
+	err    error // the first write's error; set under writing
+}
+
+// chunkCap is the capacity of a chunk, and chunkBytes the length from
+// which it is written: room for one more batch of the pairs package's
+// writers (4096 pairs, 33 bytes each at most; larger batches make it
+// grow). A chunk is one huge page where the kernel gives them.
+const (
+	chunkCap   = 2 << 20
+	chunkBytes = chunkCap - 33<<12 - 8
+)
+
+func newStreamOut(path string) (*streamOut, error) {
+	f, err := createTemp(path)
+	if err != nil {
+		return nil, err
+	}
+	return &streamOut{f: f}, nil
+}
+
+// errWriting stops a run whose output could not be written; finish
+// returns the write's error.
+var errWriting = errors.New("writing failed")
+
+// add formats and writes a batch of pairs; safe for concurrent use.
+func (o *streamOut) add(ps []pairs.Pair) error {
+	if o.failed.Load() {
+		return errWriting
+	}
+	var b []byte
+	o.mu.Lock()
+	if n := len(o.part); n > 0 {
+		b, o.part = o.part[n-1], o.part[:n-1]
+	} else if n := len(o.free); n > 0 {
+		b, o.free = o.free[n-1], o.free[:n-1]
+	}
+	o.mu.Unlock()
+	if b == nil {
+		b = hugepage.Make[byte](0, chunkCap)
+	}
+	b = formatPairs(b, ps)
+	full := len(b) >= chunkBytes
+	o.mu.Lock()
+	if full {
+		o.full = append(o.full, b)
+	} else {
+		o.part = append(o.part, b)
+	}
+	o.mu.Unlock()
+	if full {
+		o.flush()
+	}
+	return nil
+}
+
+// flush writes the queued chunks unless another goroutine is at it. The
+// check after each round catches the chunks queued while the writer was
+// finishing: their producers found it busy.
+func (o *streamOut) flush() {
+	for o.writing.TryLock() {
+		for {
+			o.mu.Lock()
+			if len(o.full) == 0 {
+				o.mu.Unlock()
+				break
+			}
+			b := o.full[0]
+			o.full = o.full[1:]
+			o.mu.Unlock()
+			if o.err == nil {
+				if _, o.err = o.f.Write(b); o.err != nil {
+					o.failed.Store(true)
+				}
+			}
+			o.mu.Lock()
+			o.free = append(o.free, b[:0])
+			o.mu.Unlock()
+		}
+		o.writing.Unlock()
+		o.mu.Lock()
+		n := len(o.full)
+		o.mu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
+}
+
+// finish writes the rest and completes the file, renamed if ok, or
+// removes it. No add may be running or follow.
+func (o *streamOut) finish(ok bool) error {
+	if ok {
+		o.full = append(o.full, o.part...)
+		o.flush()
+	}
+	o.part, o.free, o.full = nil, nil, nil
+	if !ok || o.err != nil {
+		o.f.abort()
+		return o.err
+	}
+	return o.f.commit()
+}
+
+// formatPairs appends a line "a<TAB>b<TAB>support" for each pair. The
+// digits are written in place: numbers below 2^16 (item ids and supports,
+// mostly) as one 8-byte store from a table, larger ones two digits at a
+// time; strconv's copies cost more than the conversion when millions of
+// pairs are printed.
+func formatPairs(b []byte, ps []pairs.Pair) []byte {
+	n := len(b)
+	// 3 × 10 digits and 3 separators a line, and slack for the last
+	// 8-byte store.
+	b = slices.Grow(b, 33*len(ps)+8)
+	b = b[:cap(b)]
+	tab := smallDecimals()
+	for _, p := range ps {
+		if p.A|p.B|p.Support < 1<<16 {
+			x, y, z := tab[p.A], tab[p.B], tab[p.Support]
+			binary.LittleEndian.PutUint64(b[n:], x)
+			n += int(x >> 56)
+			binary.LittleEndian.PutUint64(b[n:], y)
+			n += int(y >> 56)
+			// The support's tab becomes a newline.
+			l := z >> 56
+			binary.LittleEndian.PutUint64(b[n:], z^('\t'^'\n')<<(8*(l-1)&63))
+			n += int(l)
+			continue
+		}
+		n = putDecimal(b, n, p.A)
+		b[n] = '\t'
+		n = putDecimal(b, n+1, p.B)
+		b[n] = '\t'
+		n = putDecimal(b, n+1, p.Support)
+		b[n] = '\n'
+		n++
+	}
+	return b[:n]
+}
+
+// smallDecimals returns, for each v < 2^16, v's digits followed by a tab
+// in the low bytes of an entry (the first digit lowest: the order of a
+// little-endian store) and their number (digits and tab) in the top byte.
+// It is built on first use, each entry from that of v/10, in about 0.1 ms.
+var smallDecimals = sync.OnceValue(buildSmallDecimals)
+
+func buildSmallDecimals() *[1 << 16]uint64 {
+	t := new([1 << 16]uint64)
+	for v := range 10 {
+		t[v] = uint64('0'+v) | '\t'<<8 | 2<<56
+	}
+	for v := 10; v < len(t); v++ {
+		h := t[v/10]
+		l := h >> 56     // digits of v/10, and the tab
+		d := 8 * (l - 1) // where the tab of v/10 is
+		h &^= 0xff<<56 | 0xff<<d
+		t[v] = h | uint64('0'+v%10)<<d | '\t'<<(d+8) | (l+1)<<56
+	}
+	return t
+}
+
+// pow10 holds the powers of ten that fit in 32 bits.
+var pow10 = [...]uint32{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
+
+// decimalLen returns the number of decimal digits of v.
+func decimalLen(v uint32) int {
+	x := v | 1 // the same digits; never 0
+	t := bits.Len32(x) * 1233 >> 12
+	if x < pow10[t] {
+		return t
+	}
+	return t + 1
+}
+
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+// putDecimal writes v's digits at b[n:] and returns where they end.
+func putDecimal(b []byte, n int, v uint32) int {
+	end := n + decimalLen(v)
+	i := end
+	for v >= 100 {
+		q := v / 100
+		r := 2 * (v - 100*q)
+		i -= 2
+		b[i], b[i+1] = digitPairs[r], digitPairs[r+1]
+		v = q
+	}
+	if v >= 10 {
+		b[i-2], b[i-1] = digitPairs[2*v], digitPairs[2*v+1]
+	} else {
+		b[i-1] = byte('0' + v)
+	}
+	return end
+}
+
+// formatParallel formats sorted pairs in order, in pieces on all cores.
+func formatParallel(ps []pairs.Pair) [][]byte {
+	const piece = 1 << 16
+	chunks := make([][]byte, (len(ps)+piece-1)/piece)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i := range chunks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			part := ps[i*piece : min((i+1)*piece, len(ps))]
+			chunks[i] = formatPairs(make([]byte, 0, 20*len(part)), part)
+			<-sem
+		}()
+	}
+	wg.Wait()
+	return chunks
+}
+
+// stageBars shows one progress bar per stage of a run.
+// Reports may come from several goroutines out of order; the bar follows
+// the largest.
+type stageBars struct {
+	mu    sync.Mutex
+	stage string
+	shown int64
+	bar   *progress.Bar
+	times []stageTime // with --timings: when each stage began
+}
+
+// stageTime is the moment a stage of the run began.
+type stageTime struct {
+	stage string
+	at    time.Time
+}
+
+// mark notes that a stage begins (for --timings).
+func (s *stageBars) mark(stage string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.times != nil {
+		s.times = append(s.times, stageTime{stage, time.Now()})
+	}
+}
+
+// timings describes the stages' durations in one line.
+func (s *stageBars) timings() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("timings:")
+	for i := 1; i < len(s.times); i++ {
+		fmt.Fprintf(&b, " %s %.3f s,", s.times[i-1].stage, s.times[i].at.Sub(s.times[i-1].at).Seconds())
+	}
+	fmt.Fprintf(&b, " total %.3f s", time.Since(s.times[0].at).Seconds())
+	return b.String()
+}
+
+func (s *stageBars) update(stage string, done, total int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if stage != s.stage && s.times != nil {
+		s.times = append(s.times, stageTime{stage, time.Now()})
+	}
+	if stage != s.stage {
+		s.bar.Done()
+		s.stage, s.shown = stage, 0
+		s.bar = progress.Start(stage, "", total)
+	}
+	if done > s.shown {
+		s.bar.Add(done - s.shown)
+		s.shown = done
+	}
+}
+
+func (s *stageBars) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bar.Done()
+	s.bar, s.stage, s.shown = nil, "", 0
+}

@@ -1,0 +1,332 @@
+package cli
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/pairs"
+)
+
+func TestPairs(t *testing.T) {
+	// Items 1 and 2 together 3 times, 1 and 3 twice, 2 and 3 twice; 4
+	// appears once.
+	tx := writeFile(t, "tx.dat", "1 2 3\n2 1\n3 1 2 4\n\n2 1\n")
+	want := "1\t2\t4\n1\t3\t2\n2\t3\t2\n"
+	for _, e := range append([]string{"auto"}, pairs.EngineNames()...) {
+		code, stdout, stderr := run(t, "pairs", "--min-support", "2", "--engine", e, "--sort", tx)
+		if code != ExitOK || stdout != want {
+			t.Errorf("engine %s: code %d, stdout %q, stderr %q; want %q", e, code, stdout, stderr, want)
+		}
+		// Unsorted: the same lines in some order.
+		code, stdout, _ = run(t, "pairs", "--min-support", "2", "--engine", e, tx)
+		lines := strings.SplitAfter(stdout, "\n")
+		slices.Sort(lines)
+		if code != ExitOK || strings.Join(lines, "") != want {
+			t.Errorf("engine %s unsorted: code %d, stdout %q", e, code, stdout)
+		}
+	}
+	// 0.6 of 5 transactions is 3: only the pair (1, 2).
+	if code, stdout, _ := run(t, "pairs", "--min-support", "0.6", tx); code != ExitOK || stdout != "1\t2\t4\n" {
+		t.Errorf("fractional support: code %d, stdout %q", code, stdout)
+	}
+	if code, stdout, _ := run(t, "pairs", "--min-support", "60%", "--count", tx); code != ExitOK || stdout != "1\n" {
+		t.Errorf("--count: code %d, stdout %q", code, stdout)
+	}
+	code, stdout, stderr := run(t, "pairs", "--min-support", "2", "--explain", tx)
+	if code != ExitOK || stdout == "" || !strings.Contains(stderr, "chosen:") {
+		t.Errorf("--explain: code %d, stderr %q", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"pairs", tx},
+		{"pairs", "--min-support", "0", tx},
+		{"pairs", "--min-support", "x", tx},
+		{"pairs", "--min-support", "1.5", tx},
+		{"pairs", "--min-support", "2", "--engine", "nope", tx},
+		{"pairs", "--min-support", "2", "--device", "tpu", tx},
+		{"pairs", "--min-support", "2"},
+		{"pairs", "--min-support", "2", tx, tx},
+		{"pairs", "--min-support", "2", filepath.Join(t.TempDir(), "missing")},
+		{"pairs", "--min-support", "2", writeFile(t, "bad.dat", "1 2 x\n")},
+		{"pairs", "--min-support", "2", "--gen-items", "10", tx},
+		{"pairs", "--gen-items", "10", "--gen-p", "2", "--min-support", "2"},
+	} {
+		if code, stdout, _ := run(t, args...); code != ExitUsage || stdout != "" {
+			t.Errorf("%q: code %d, stdout %q; want %d and no output", args, code, stdout, ExitUsage)
+		}
+	}
+	// The GPU engine where there is a GPU; elsewhere a failure, not bad
+	// usage.
+	code, stdout, stderr = run(t, "pairs", "--min-support", "2", "--device", "gpu", "--sort", tx)
+	if gpurt.Available() == nil {
+		if code != ExitOK || stdout != want {
+			t.Errorf("--device gpu: code %d, stdout %q, stderr %q", code, stdout, stderr)
+		}
+	} else if code != ExitFailure || stdout != "" {
+		t.Errorf("--device gpu without a GPU: code %d, stdout %q", code, stdout)
+	}
+}
+
+// TestPairsFileOutput checks the output streamed to a file, the count,
+// and --timings, on every device.
+func TestPairsFileOutput(t *testing.T) {
+	dir := t.TempDir()
+	gen := filepath.Join(dir, "gen.dat")
+	if code, _, stderr := run(t, "pairs", "--gen-items", "300", "--gen-p", "0.1", "--gen-occurrences", "30000", "--gen-out", gen); code != ExitOK {
+		t.Fatalf("--gen-out: code %d, stderr %q", code, stderr)
+	}
+	code, want, stderr := run(t, "pairs", "--min-support", "15", "--device", "cpu", "--engine", "apriori", gen)
+	if code != ExitOK || want == "" {
+		t.Fatalf("apriori: code %d, stderr %q", code, stderr)
+	}
+	wantLines := strings.SplitAfter(want, "\n")
+	slices.Sort(wantLines)
+	want = strings.Join(wantLines, "")
+	devices := []string{"cpu", "auto"}
+	if gpurt.Available() == nil {
+		devices = append(devices, "gpu")
+	}
+	for _, dev := range devices {
+		for _, e := range []string{"batmap", "bitmap", "auto"} {
+			if e == "bitmap" && dev == "gpu" {
+				continue
+			}
+			out := filepath.Join(dir, "pairs.txt")
+			code, stdout, stderr := run(t, "pairs", "--min-support", "15", "--device", dev, "--engine", e, "--timings", "-o", out, gen)
+			if code != ExitOK || stdout != "" || !strings.Contains(stderr, "timings: read") {
+				t.Fatalf("%s/%s: code %d, stdout %q, stderr %q", dev, e, code, stdout, stderr)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(string(data), "\n")
+			slices.Sort(lines)
+			got := strings.Join(lines, "")
+			if got != want {
+				t.Fatalf("%s/%s: %d bytes written, want %d", dev, e, len(got), len(want))
+			}
+			code, stdout, _ = run(t, "pairs", "--min-support", "15", "--device", dev, "--engine", e, "--count", gen)
+			if wantN := strings.Count(want, "\n"); code != ExitOK || stdout != fmt.Sprintf("%d\n", wantN) {
+				t.Fatalf("%s/%s --count: %q, want %d", dev, e, stdout, wantN)
+			}
+		}
+	}
+	// A run that fails leaves no file behind.
+	out := filepath.Join(dir, "none.txt")
+	if code, _, _ := run(t, "pairs", "--min-support", "15", "--engine", "nope", "-o", out, gen); code == ExitOK {
+		t.Fatal("unknown engine accepted")
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("failed run left %s: %v", out, err)
+	}
+	// An output that cannot be created is named as the user gave it, not
+	// by the temporary name it is written under.
+	missing := filepath.Join(dir, "no-such-dir", "pairs.txt")
+	code, _, stderr = run(t, "pairs", "--min-support", "15", "-o", missing, gen)
+	if code == ExitOK || !strings.Contains(stderr, "creating "+missing) || strings.Contains(stderr, ".tmp") {
+		t.Fatalf("output in a missing directory: exit %d, %q", code, stderr)
+	}
+}
+
+func TestPairsGenerated(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "gen.dat")
+	if code, _, stderr := run(t, "pairs", "--gen-items", "50", "--gen-p", "0.2", "--gen-occurrences", "2000", "--gen-out", out); code != ExitOK {
+		t.Fatalf("--gen-out: code %d, stderr %q", code, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); n < 150 || n > 250 {
+		t.Fatalf("%d transactions, want about 2000/(50·0.2) = 200", n)
+	}
+	// Mining the file and the generated instance directly agree.
+	_, fromFile, _ := run(t, "pairs", "--min-support", "12", "--sort", out)
+	code, direct, stderr := run(t, "pairs", "--min-support", "12", "--sort", "--gen-items", "50", "--gen-p", "0.2", "--gen-occurrences", "2000")
+	if code != ExitOK || direct != fromFile || direct == "" {
+		t.Fatalf("generated instance: code %d, stderr %q; %d bytes direct, %d from the file", code, stderr, len(direct), len(fromFile))
+	}
+}
+
+// TestFormatPairs checks the digit writer against strconv.
+func TestFormatPairs(t *testing.T) {
+	vals := []uint32{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 65535, 99999, 100000, 999999999, 1000000000, 4294967295}
+	for p := uint32(10); p < 1e9; p *= 10 {
+		vals = append(vals, p-1, p, p+1)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		vals = append(vals, r.Uint32()>>r.IntN(32))
+	}
+	var ps []pairs.Pair
+	var want []byte
+	for i, v := range vals {
+		p := pairs.Pair{A: v, B: vals[(i*7+3)%len(vals)], Support: vals[(i*13+5)%len(vals)]}
+		ps = append(ps, p)
+		want = fmt.Appendf(want, "%d\t%d\t%d\n", p.A, p.B, p.Support)
+	}
+	if got := formatPairs([]byte("x"), ps); string(got) != "x"+string(want) {
+		t.Fatalf("formatPairs differs from fmt")
+	}
+}
+
+// TestStreamOut writes batches from several goroutines at once, enough
+// for many chunks, and checks that the file holds every line once; and
+// that a failed write is reported and leaves no file.
+func TestStreamOut(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.txt")
+	o, err := newStreamOut(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, batches, batch = 8, 40, 4096
+	var want []string
+	for w := range workers {
+		for i := range batches * batch {
+			want = append(want, fmt.Sprintf("%d\t%d\t%d\n", w, i, 1<<20+i))
+		}
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ps := make([]pairs.Pair, batch)
+			for x := range batches {
+				for y := range ps {
+					i := uint32(x*batch + y)
+					ps[y] = pairs.Pair{A: uint32(w), B: i, Support: 1<<20 + i}
+				}
+				if err := o.add(ps); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := o.finish(true); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 4*chunkBytes {
+		t.Fatalf("%d bytes: too few for the test", len(data))
+	}
+	got := strings.SplitAfter(string(data), "\n")
+	if got[len(got)-1] == "" {
+		got = got[:len(got)-1]
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d lines written, want %d (or they differ)", len(got), len(want))
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("%d files in the directory, want 1", len(entries))
+	}
+
+	// Writes that fail: the error comes back, and no file is left.
+	path = filepath.Join(dir, "failed.txt")
+	if o, err = newStreamOut(path); err != nil {
+		t.Fatal(err)
+	}
+	o.f.Close()
+	ps := make([]pairs.Pair, batch)
+	for i := range ps {
+		ps[i] = pairs.Pair{A: 123456, B: 234567, Support: 345678}
+	}
+	for i := 0; o.add(ps) == nil; i++ {
+		if i > 2*chunkBytes/(batch*20) {
+			t.Fatal("no error from writing to a closed file")
+		}
+	}
+	if err := o.finish(false); err == nil {
+		t.Fatal("finish: no error")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("%d files in the directory after a failed run, want 1", len(entries))
+	}
+}
+
+// TestSmallDecimals checks every entry of the table of numbers below 2^16
+// against strconv, and formatPairs at the numbers where the table ends and
+// at every length, in each field of a line, on buffers with and without
+// room to spare.
+func TestSmallDecimals(t *testing.T) {
+	tab := smallDecimals()
+	for v := range len(tab) {
+		e := tab[v]
+		want := strconv.Itoa(v) + "\t"
+		var got [8]byte
+		binary.LittleEndian.PutUint64(got[:], e)
+		l := int(e >> 56)
+		if l != len(want) || string(got[:l]) != want || e<<8>>(8+8*l) != 0 { // nothing between the tab and the length
+			t.Fatalf("entry %d: %q (length %d), want %q", v, got, l, want)
+		}
+	}
+	vals := []uint32{0, 65535, 65536, 1<<32 - 1}
+	for p := uint64(1); p < 1<<32; p *= 10 {
+		vals = append(vals, uint32(p), uint32(p-1), uint32(min(p+1, 1<<32-1))) // every length
+	}
+	for _, x := range vals {
+		for _, y := range vals {
+			for field := range 3 {
+				p := pairs.Pair{A: 7, B: 12345, Support: 65535}
+				switch field {
+				case 0:
+					p.A = x
+				case 1:
+					p.B = x
+				case 2:
+					p.Support = x
+				}
+				q := pairs.Pair{A: y, B: y, Support: y}
+				want := "ab" + strconv.FormatUint(uint64(p.A), 10) + "\t" + strconv.FormatUint(uint64(p.B), 10) + "\t" + strconv.FormatUint(uint64(p.Support), 10) + "\n" +
+					strconv.FormatUint(uint64(y), 10) + "\t" + strconv.FormatUint(uint64(y), 10) + "\t" + strconv.FormatUint(uint64(y), 10) + "\n"
+				for _, b := range [][]byte{[]byte("ab"), append(make([]byte, 0, 1000), "ab"...)} {
+					if got := formatPairs(b, []pairs.Pair{p, q}); string(got) != want {
+						t.Fatalf("formatPairs(%v, %v) = %q, want %q", p, q, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkFormatPairs formats the lines of a pair miner's output: item
+// ids below 16000 and supports below 1000 (the table), or every number
+// from 2^16 on (two digits at a time).
+func BenchmarkFormatPairs(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		name string
+		base uint32
+		ids  int
+		sup  int
+	}{{"small", 0, 16000, 1000}, {"large", 1 << 16, 16000, 1000}} {
+		ps := make([]pairs.Pair, 4096)
+		for i := range ps {
+			ps[i] = pairs.Pair{A: c.base + uint32(r.IntN(c.ids)), B: c.base + uint32(r.IntN(c.ids)), Support: c.base + 38 + uint32(r.IntN(c.sup))}
+		}
+		buf := make([]byte, 0, 1<<20)
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				buf = formatPairs(buf[:0], ps)
+			}
+			b.SetBytes(int64(len(buf)))
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ps)), "ns/pair")
+		})
+	}
+}

@@ -1,0 +1,179 @@
+// Package gpuallpairs adds GPU engines to package allpairs: the all-pairs
+// techniques of Bellas & Gounaris (seed 001, sections 3.2 to 4) on NVIDIA
+// GPUs, through package gpu. Importing it (for its side effects) registers
+// them; the planner then weighs them against the CPU engines.
+//
+//   - "mm": the collection as a 0/1 matrix M over the elements that some
+//     pair can share, counts = M·Mᵀ with cuBLAS on the tensor cores: int8
+//     inputs with int32 accumulation, which is exact (float16 inputs with
+//     float32 accumulation, exact below 2^24, where int8 is not offered).
+//     Matrices too large for the device are multiplied in slices of
+//     columns, accumulating.
+//   - "scancount": sf-gssjoin, a static inverted index with per-probe
+//     accumulation: one block per probe set walks the inverted lists of its
+//     elements and counts the candidates in shared memory.
+//   - "bitmap": BI-naive, every set's bitmap resident, AND and popcount in
+//     32×32 tiles of pairs staged through shared memory.
+//   - "bitmap-dynamic": BI-dynamic, one block per probe set builds its
+//     bitmap in shared memory and tests the candidates' elements.
+//   - "merge": per-pair intersection, one warp per pair, the smaller set's
+//     elements binary-searched in the larger (OBS).
+//
+// Every engine computes super-tiles of counts on the device, cuts them into
+// the caller's tiles (zeroing what lies on or below the diagonal of a
+// self-join) and copies them to pinned host memory while the next
+// super-tile is computed on another stream; the host hands tiles to
+// allpairs.Output while the device goes on. Memory is planned from the
+// device's free memory before anything is allocated: no more than a few
+// super-tiles of counts exist at once, on the device or the host.
+package gpuallpairs
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/xsect/xsect/allpairs"
+	"github.com/xsect/xsect/internal/gpurt"
+)
+
+//go:embed kernels/allpairs.cu
+var kernelSource string
+
+var source = gpurt.Source{Name: "allpairs.cu", Code: kernelSource}
+
+func init() {
+	for _, t := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
+		allpairs.Register(&engine{t: t})
+	}
+	allpairs.Register(mmjoinEngine{})
+}
+
+// engine adapts a technique to allpairs.Engine.
+type engine struct{ t technique }
+
+func (e *engine) Name() string { return e.t.name() }
+
+func (e *engine) Kind() allpairs.DeviceKind { return allpairs.GPU }
+
+func (e *engine) Device() (allpairs.Device, error) { return gpuDevice() }
+
+// gpuDevice opens the first GPU at first use (keeping it open) and
+// describes it, with its free memory.
+func gpuDevice() (allpairs.Device, error) {
+	d := allpairs.Device{Kind: allpairs.GPU, Name: "no GPU"}
+	st, free, err := openFree()
+	if err != nil {
+		return d, err
+	}
+	info := st.dev.Info()
+	d.Name, d.Parallelism, d.Memory = info.Name, info.SMs, free
+	return d, nil
+}
+
+// openFree opens the first GPU at first use and returns its state and the
+// memory a run may have: the device's free memory plus this package's
+// pooled buffers, which a plan may release.
+func openFree() (*state, int64, error) {
+	st, err := device()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+	}
+	free, _, err := st.dev.FreeMemory()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+	}
+	return st, int64(free) + st.devPooled.Load(), nil
+}
+
+func (e *engine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
+	st, free, err := openFree()
+	if err != nil {
+		return allpairs.Estimate{}, err
+	}
+	pl, err := plan(p, e.t, st.dev.Info(), budget(free))
+	if err != nil {
+		return allpairs.Estimate{}, err
+	}
+	return allpairs.Estimate{Seconds: pl.seconds, Memory: pl.memory, Detail: pl.detail}, nil
+}
+
+func (e *engine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
+	st, err := device()
+	if err != nil {
+		return err
+	}
+	return st.run(ctx, p, e.t, out)
+}
+
+// reserve is device memory left unplanned, for the context, cuBLAS's
+// workspace and other users.
+const reserve = 768 << 20
+
+func budget(free int64) int64 {
+	if memoryLimit > 0 {
+		free = min(free, memoryLimit+reserve)
+	}
+	return max(free-reserve, 0)
+}
+
+// Knobs that tests turn to force tiling and slicing.
+var (
+	// tileCounts is the most counts of one super-tile.
+	tileCounts int64 = 16 << 20
+	// memoryLimit, if positive, caps the planned device memory.
+	memoryLimit int64
+)
+
+// state is one device's engine state: the device, its module, and pinned
+// host memory that grows to the largest run and is kept for the next.
+type state struct {
+	dev *gpurt.Device
+	mu  sync.Mutex // one run at a time
+
+	// Owned by the device's goroutine.
+	mod       *gpurt.Module
+	int8OK    int // 0 unknown, 1 cuBLAS multiplies int8, -1 it does not
+	pinned    []*gpurt.HostBuffer
+	stage     []stageSlot
+	stageNext int
+
+	// Pinned buffers of MMJoin's bands, free for the taking; released from
+	// the CPU's workers.
+	poolMu   sync.Mutex
+	hostPool []*gpurt.HostBuffer
+
+	// Device buffers of earlier runs, kept for the next (owned by the
+	// device's goroutine); devPooled is their size, which planning counts
+	// as free.
+	devPool   []gpurt.Buffer
+	devPooled atomic.Int64
+}
+
+var device = sync.OnceValues(func() (*state, error) {
+	if err := gpurt.Available(); err != nil {
+		return nil, err
+	}
+	dev, err := gpurt.Open(0)
+	if err != nil {
+		return nil, err
+	}
+	return &state{dev: dev}, nil
+})
+
+// columns maps the problem's elements to the columns of the matrices and
+// bitmaps: only elements that some pair can share (in at least two sets of
+// a self-join; in both collections of a join) get one, in increasing order.
+type columns struct {
+	colOf []int32
+	k     int
+}
+
+// columnsOf is the problem's shared column numbering (computed once, in
+// parallel, by allpairs).
+func columnsOf(p *allpairs.Problem) *columns {
+	colOf, k := p.SharedColumns()
+	return &columns{colOf: colOf, k: k}
+}

@@ -1,0 +1,477 @@
+package gpuallpairs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/xsect/xsect/allpairs"
+	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/sets"
+)
+
+var techNames = []string{"mm", "scancount", "bitmap", "bitmap-dynamic", "merge"}
+
+// needGPU skips the test, saying why, where no GPU can be used.
+func needGPU(t testing.TB) {
+	t.Helper()
+	if err := gpurt.Available(); err != nil {
+		t.Skipf("%v; skipping", err)
+	}
+}
+
+func collection(t testing.TB, ss [][]uint32) *sets.Collection {
+	t.Helper()
+	c := sets.FromSets(ss...)
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func randomSets(rng *rand.Rand, k, universe, maxSize int) [][]uint32 {
+	out := make([][]uint32, k)
+	for i := range out {
+		n := rng.IntN(maxSize + 1)
+		m := map[uint32]bool{}
+		for len(m) < min(n, universe) {
+			m[uint32(rng.IntN(universe))] = true
+		}
+		out[i] = slices.Sorted(maps.Keys(m))
+	}
+	return out
+}
+
+// adversarial is a collection with empty, single-element, identical,
+// disjoint and extreme-valued sets, of sizes off every block size.
+func adversarial() [][]uint32 {
+	seq := func(lo, n, step uint32) []uint32 {
+		s := make([]uint32, n)
+		for i := range s {
+			s[i] = lo + uint32(i)*step
+		}
+		return s
+	}
+	return [][]uint32{
+		{},
+		{0},
+		{^uint32(0)},
+		{0, ^uint32(0)},
+		seq(0, 33, 1),
+		seq(0, 33, 1),
+		seq(1, 17, 2),
+		seq(0, 17, 2),
+		seq(100, 1, 1),
+		{},
+		seq(4000000000, 65, 3),
+		seq(0, 1000, 7),
+		seq(3, 999, 5),
+		{^uint32(0) - 1, ^uint32(0)},
+		seq(1<<31, 31, 1<<20),
+	}
+}
+
+// dense returns every count of r × s as row-major kr × ks (upper triangle
+// only for a self-join), from tiles.
+func denseFromTiles(kr, ks int, run func(fn func(*allpairs.Tile) error) error) ([]uint32, error) {
+	m := make([]uint32, kr*ks)
+	err := run(func(t *allpairs.Tile) error {
+		for x := 0; x < t.Rows; x++ {
+			for y := 0; y < t.Cols; y++ {
+				m[(t.Row0+x)*ks+t.Col0+y] = t.At(x, y)
+			}
+		}
+		return nil
+	})
+	return m, err
+}
+
+func tilesOf(r, s *sets.Collection, rows, cols int, opt allpairs.Options) ([]uint32, *allpairs.Plan, error) {
+	ks := r.Len()
+	if s != nil {
+		ks = s.Len()
+	}
+	var pl *allpairs.Plan
+	m, err := denseFromTiles(r.Len(), ks, func(fn func(*allpairs.Tile) error) error {
+		var err error
+		pl, err = allpairs.Tiles(context.Background(), r, s, rows, cols, opt, fn)
+		return err
+	})
+	return m, pl, err
+}
+
+// withKnobs sets the tiling knobs for one test.
+func withKnobs(t *testing.T, counts, limit int64) {
+	oc, ol := tileCounts, memoryLimit
+	tileCounts, memoryLimit = counts, limit
+	t.Cleanup(func() { tileCounts, memoryLimit = oc, ol })
+}
+
+type testCase struct {
+	name string
+	r, s [][]uint32
+}
+
+func testCases() []testCase {
+	rng := rand.New(rand.NewPCG(1, 2))
+	return []testCase{
+		{"adversarial", adversarial(), nil},
+		{"adversarial-x-random", adversarial(), randomSets(rng, 37, 2000, 40)},
+		{"random-small", randomSets(rng, 70, 300, 30), nil},
+		{"random-wide", randomSets(rng, 45, 1<<20, 300), nil},
+		{"random-rxs", randomSets(rng, 50, 500, 60), randomSets(rng, 61, 700, 80)},
+		{"dense", randomSets(rng, 40, 64, 64), nil},
+	}
+}
+
+// TestTilesMatchCPU checks every GPU technique's tiles against the CPU's,
+// with super-tiles small enough that there are many, tile shapes that do
+// not divide the collections, and (for mm) matrices sliced by columns.
+func TestTilesMatchCPU(t *testing.T) {
+	needGPU(t)
+	for _, tc := range testCases() {
+		r := collection(t, tc.r)
+		var s *sets.Collection
+		if tc.s != nil {
+			s = collection(t, tc.s)
+		}
+		for _, shape := range [][2]int{{7, 5}, {16, 16}, {64, 1000}, {1000, 1000}} {
+			want, _, err := tilesOf(r, s, shape[0], shape[1], allpairs.Options{Device: "cpu", Technique: "scancount"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tech := range techNames {
+				for _, counts := range []int64{int64(shape[0] * shape[1]), 300, 16 << 20} {
+					name := fmt.Sprintf("%s/%dx%d/%s/counts=%d", tc.name, shape[0], shape[1], tech, counts)
+					t.Run(name, func(t *testing.T) {
+						withKnobs(t, counts, 0)
+						got, pl, err := tilesOf(r, s, shape[0], shape[1], allpairs.Options{Device: "gpu", Technique: tech})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if pl.Chosen.Device.Kind != allpairs.GPU {
+							t.Fatalf("ran on %v", pl.Chosen.Device.Kind)
+						}
+						compare(t, want, got, r.Len())
+					})
+				}
+			}
+		}
+	}
+}
+
+func compare(t *testing.T, want, got []uint32, kr int) {
+	t.Helper()
+	bad := 0
+	ks := len(want) / max(kr, 1)
+	for i := range want {
+		if want[i] != got[i] {
+			if bad < 5 {
+				t.Errorf("count (%d, %d) = %d, want %d", i/ks, i%ks, got[i], want[i])
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d counts differ", bad, len(want))
+	}
+}
+
+// TestMatrixSlices forces mm to multiply its matrices in slices of
+// columns, accumulating.
+func TestMatrixSlices(t *testing.T) {
+	needGPU(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	r := collection(t, randomSets(rng, 90, 5000, 400))
+	s := collection(t, randomSets(rng, 70, 5000, 300))
+	for _, rs := range []*sets.Collection{nil, s} {
+		ks := r.Len()
+		if rs != nil {
+			ks = rs.Len()
+		}
+		want, _, err := tilesOf(r, rs, 32, 32, allpairs.Options{Device: "cpu", Technique: "scancount"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := allpairs.NewTilePlan(r, rs, 32, 32, allpairs.Options{Device: "gpu", Technique: "mm"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		withKnobs(t, 1024, 0)
+		info := mustDevice(t).dev.Info()
+		pl, err := plan(p.Problem, mmTech{}, info, 1<<40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rowsM := matrixRows(r.Len())
+		if rs != nil {
+			rowsM += matrixRows(ks)
+		}
+		matrix := int64(rowsM) * int64(pl.kc)
+		limit := pl.memory - matrix + matrix/5
+		withKnobs(t, 1024, limit)
+		pl, err = plan(p.Problem, mmTech{}, info, budget(1<<40))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pl.resident || pl.kc >= columnsOf(p.Problem).k {
+			t.Fatalf("plan under %d bytes keeps the matrices resident (%d columns per slice)", limit, pl.kc)
+		}
+		t.Logf("slices of %d of %d columns", pl.kc, columnsOf(p.Problem).k)
+		got, _, err := tilesOf(r, rs, 32, 32, allpairs.Options{Device: "gpu", Technique: "mm"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compare(t, want, got, r.Len())
+	}
+}
+
+func mustDevice(t *testing.T) *state {
+	st, err := device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestPairsMatchCPU checks pair plans (threshold, containment) against the
+// CPU, through the engines' parallel filtering of row strips.
+func TestPairsMatchCPU(t *testing.T) {
+	needGPU(t)
+	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 3}, {MinOverlap: 0}, {Containment: allpairs.Ratio{Num: 1, Den: 1}}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
+	for _, tc := range testCases() {
+		r := collection(t, tc.r)
+		var s *sets.Collection
+		if tc.s != nil {
+			s = collection(t, tc.s)
+		}
+		for qi, q := range queries {
+			want, err := allpairs.Collect(context.Background(), r, s, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tech := range techNames {
+				t.Run(fmt.Sprintf("%s/q%d/%s", tc.name, qi, tech), func(t *testing.T) {
+					withKnobs(t, 500, 0)
+					got, err := allpairs.Collect(context.Background(), r, s, q, allpairs.Options{Device: "gpu", Technique: tech})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(got, want) {
+						t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
+					}
+				})
+			}
+		}
+	}
+}
+
+func firstDiff(a, b []allpairs.Pair) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// TestLargest checks a GPU run on the largest sets of a skewed collection,
+// with ids mapped back.
+func TestLargest(t *testing.T) {
+	needGPU(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := collection(t, randomSets(rng, 300, 3000, 200))
+	want, err := allpairs.Collect(context.Background(), c, nil, allpairs.Query{MinOverlap: 2}, allpairs.Options{Device: "cpu", Largest: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := allpairs.Collect(context.Background(), c, nil, allpairs.Query{MinOverlap: 2}, allpairs.Options{Device: "gpu", Technique: "mm", Largest: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d pairs, want %d", len(got), len(want))
+	}
+}
+
+// TestMMJoinMatchCPU checks MMJoin across devices against the CPU's
+// scan-count: a split that makes many elements heavy, bands of a few rows
+// with a host budget of a few bands (so that workers wait for bands nobody
+// prefetched), int8 and float16 products, self-joins and joins, pair,
+// threshold and containment queries.
+func TestMMJoinMatchCPU(t *testing.T) {
+	needGPU(t)
+	st := mustDevice(t)
+	rng := rand.New(rand.NewPCG(25, 26))
+	r := collection(t, skewedSets(rng, 300, 2000, 400))
+	s := collection(t, skewedSets(rng, 200, 2500, 300))
+	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 0}, {MinOverlap: 3}, {Containment: allpairs.Ratio{Num: 1, Den: 1}}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
+	for _, other := range []*sets.Collection{nil, s} {
+		for qi, q := range queries {
+			want, err := allpairs.Collect(context.Background(), r, other, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cfg := range []struct {
+				wordNS float64
+				counts int64
+				host   int64
+				half   bool
+			}{{1e-6, 16 << 20, 1 << 30, false}, {1e-6, 1000, 8000, false}, {1e-4, 3000, 1 << 30, true}, {0, 4 << 20, 1 << 30, false}} {
+				name := fmt.Sprintf("self=%v/q%d/word=%g/counts=%d/host=%d/half=%v", other == nil, qi, cfg.wordNS, cfg.counts, cfg.host, cfg.half)
+				t.Run(name, func(t *testing.T) {
+					oc, oh, oi := bandCounts, bandHostBytes, st.int8OK
+					bandCounts, bandHostBytes = cfg.counts, cfg.host
+					if cfg.half {
+						st.int8OK = -1
+					}
+					t.Cleanup(func() { bandCounts, bandHostBytes, st.int8OK = oc, oh, oi })
+					withMMJoinKnobs(t, cfg.wordNS)
+					pl, err := allpairs.NewPlan(r, other, q, allpairs.Options{Device: "gpu", Technique: "mmjoin"})
+					if cfg.wordNS == 0 && err != nil && errors.Is(err, allpairs.ErrCannotRun) {
+						t.Skipf("the default costs make nothing heavy here: %v", err)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if pl.Chosen.Device.Kind != allpairs.GPU {
+						t.Fatalf("ran on %v", pl.Chosen.Device.Kind)
+					}
+					t.Log(pl.Chosen.Estimate.Detail)
+					got, err := pl.Collect(context.Background())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(got, want) {
+						t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMMJoinTiles checks that MMJoin refuses tile plans with a clear error.
+func TestMMJoinTiles(t *testing.T) {
+	needGPU(t)
+	c := collection(t, adversarial())
+	_, err := allpairs.NewTilePlan(c, nil, 8, 8, allpairs.Options{Device: "gpu", Technique: "mmjoin"})
+	if !errors.Is(err, allpairs.ErrCannotRun) {
+		t.Fatalf("tile plan: %v", err)
+	}
+}
+
+// TestPiecesMatchCPU forces plans in pieces with a tiny memoryLimit (a few
+// budgets per technique between the smallest that runs and the whole
+// problem's) and checks their tiles and pairs against the CPU: pieces of S
+// and of R, R's uploaded while the previous one is counted.
+func TestPiecesMatchCPU(t *testing.T) {
+	needGPU(t)
+	info := mustDevice(t).dev.Info()
+	rng := rand.New(rand.NewPCG(27, 28))
+	cases := []testCase{
+		{"self", randomSets(rng, 300, 3000, 200), nil},
+		{"rxs", randomSets(rng, 260, 3000, 150), randomSets(rng, 200, 3000, 250)},
+		{"adversarial", append(adversarial(), randomSets(rng, 100, 1000, 60)...), nil},
+	}
+	pieced := map[string]int{}
+	for _, tc := range cases {
+		r := collection(t, tc.r)
+		var s *sets.Collection
+		if tc.s != nil {
+			s = collection(t, tc.s)
+		}
+		const rows, cols = 24, 40
+		want, _, err := tilesOf(r, s, rows, cols, allpairs.Options{Device: "cpu", Technique: "scancount"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := allpairs.Query{MinOverlap: 2}
+		wantPairs, err := allpairs.Collect(context.Background(), r, s, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
+			withKnobs(t, 2000, 0)
+			tp, err := allpairs.NewTilePlan(r, s, rows, cols, allpairs.Options{Device: "cpu"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pp, err := allpairs.NewPlan(r, s, q, allpairs.Options{Device: "cpu"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pr := range []*allpairs.Problem{tp.Problem, pp.Problem} {
+				_, _, tiled := pr.Tiled()
+				for _, limit := range pieceLimits(t, pr, tech, info) {
+					pieced[tech.name()]++
+					t.Run(fmt.Sprintf("%s/%s/tiles=%v/limit=%d", tc.name, tech.name(), tiled, limit), func(t *testing.T) {
+						withKnobs(t, 2000, limit)
+						pl, err := plan(pr, tech, info, budget(1<<40))
+						if err != nil {
+							t.Fatal(err)
+						}
+						t.Logf("%d x %d pieces, super-tiles %dx%d, %d R buffers, %s", len(pl.rPieces), len(pl.sPieces), pl.g.sr, pl.g.sc, pl.rBufs, pl.detail)
+						opt := allpairs.Options{Device: "gpu", Technique: tech.name()}
+						if !tiled {
+							got, err := allpairs.Collect(context.Background(), r, s, q, opt)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if !slices.Equal(got, wantPairs) {
+								t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(wantPairs), firstDiff(got, wantPairs))
+							}
+							return
+						}
+						got, ap, err := tilesOf(r, s, rows, cols, opt)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if ap.Chosen.Device.Kind != allpairs.GPU {
+							t.Fatalf("ran on %v", ap.Chosen.Device.Kind)
+						}
+						compare(t, want, got, r.Len())
+					})
+				}
+			}
+		}
+	}
+	for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
+		if pieced[tech.name()] == 0 {
+			t.Errorf("%s never ran in pieces", tech.name())
+		}
+	}
+}
+
+// pieceLimits returns up to four budgets under which t runs p in pieces,
+// each giving a different plan (none when every budget that runs p at all
+// holds every set: mm's sliced matrices need little beside the sets).
+func pieceLimits(t *testing.T, p *allpairs.Problem, tech technique, info gpurt.Info) []int64 {
+	t.Helper()
+	whole, err := plan(p, tech, info, 1<<40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var limits []int64
+	seen := map[string]bool{}
+	for k := 39; k >= 1; k-- {
+		b := whole.memory * int64(k) / 40
+		pl, err := plan(p, tech, info, b)
+		if err != nil || len(pl.rPieces)+len(pl.sPieces) == 2 {
+			continue
+		}
+		key := fmt.Sprint(len(pl.rPieces), len(pl.sPieces), pl.g.sr, pl.g.sc)
+		if !seen[key] {
+			seen[key] = true
+			limits = append(limits, b)
+		}
+	}
+	if len(limits) > 4 {
+		limits = []int64{limits[0], limits[len(limits)/3], limits[2*len(limits)/3], limits[len(limits)-1]}
+	}
+	return limits
+}

@@ -1,0 +1,135 @@
+package gpuallpairs
+
+import (
+	"slices"
+	"unsafe"
+
+	"github.com/xsect/xsect/internal/gpurt"
+)
+
+// pinnedBuf returns slot i's pinned host buffer of at least n bytes,
+// reallocating only to grow: pinning costs about as much as copying, so the
+// buffers are kept from run to run.
+func (st *state) pinnedBuf(c *gpurt.Ctx, i, n int) ([]byte, error) {
+	for len(st.pinned) <= i {
+		st.pinned = append(st.pinned, nil)
+	}
+	if h := st.pinned[i]; h != nil && len(h.Bytes()) >= n {
+		return h.Bytes()[:n], nil
+	}
+	if h := st.pinned[i]; h != nil {
+		if err := c.Synchronize(); err != nil {
+			return nil, err
+		}
+		if err := c.FreeHost(h); err != nil {
+			return nil, err
+		}
+		st.pinned[i] = nil
+	}
+	h, err := c.AllocHost(max(n, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	st.pinned[i] = h
+	return h.Bytes()[:n], nil
+}
+
+// asUint32s views b (4-byte aligned, as pinned memory is) as uint32s.
+func asUint32s(b []byte) []uint32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+// int8Works reports whether cuBLAS multiplies int8 matrices with int32
+// results here, trying once on a small product.
+func (st *state) int8Works(c *gpurt.Ctx) bool {
+	if st.int8OK != 0 {
+		return st.int8OK > 0
+	}
+	st.int8OK = -1
+	bl, err := c.BLAS()
+	if err != nil {
+		return false
+	}
+	const n = 16
+	a, err := c.Alloc(n * n)
+	if err != nil {
+		return false
+	}
+	defer c.Free(a)
+	out, err := c.Alloc(4 * n * n)
+	if err != nil {
+		return false
+	}
+	defer c.Free(out)
+	ones := make([]byte, n*n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	if c.CopyToDevice(a, ones) != nil {
+		return false
+	}
+	if c.Gemm(bl, nil, gpurt.GemmInt8, n, n, n, a, n, a, n, false, out, n) != nil {
+		return false
+	}
+	got := make([]uint32, n*n)
+	if c.CopyToHost(gpurt.Bytes(got), out) != nil {
+		return false
+	}
+	for _, v := range got {
+		if v != n {
+			return false
+		}
+	}
+	st.int8OK = 1
+	return true
+}
+
+// devKeep is how much device memory runs leave allocated for the next:
+// allocating and freeing a run's buffers costs about a millisecond.
+const devKeep = 1 << 30
+
+// takeDev returns the smallest pooled device buffer of n to 2n bytes.
+// Called on the device's goroutine.
+func (st *state) takeDev(n int64) (gpurt.Buffer, bool) {
+	best := -1
+	for i, b := range st.devPool {
+		if l := int64(b.Len()); l >= n && l <= 2*n && (best < 0 || l < int64(st.devPool[best].Len())) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return gpurt.Buffer{}, false
+	}
+	b := st.devPool[best]
+	st.devPool = slices.Delete(st.devPool, best, best+1)
+	st.devPooled.Add(-int64(b.Len()))
+	return b, true
+}
+
+// dropDev frees the pooled device buffers.
+func (st *state) dropDev(c *gpurt.Ctx) {
+	for _, b := range st.devPool {
+		c.Free(b)
+	}
+	st.devPool = nil
+	st.devPooled.Store(0)
+}
+
+// keepDev puts a run's buffers in the pool, once the device is done with
+// them, and frees the largest beyond devKeep bytes.
+func (st *state) keepDev(c *gpurt.Ctx, bufs []gpurt.Buffer) {
+	for _, b := range bufs {
+		st.devPool = append(st.devPool, b)
+		st.devPooled.Add(int64(b.Len()))
+	}
+	slices.SortFunc(st.devPool, func(a, b gpurt.Buffer) int { return a.Len() - b.Len() })
+	for st.devPooled.Load() > devKeep {
+		b := st.devPool[len(st.devPool)-1]
+		st.devPool = st.devPool[:len(st.devPool)-1]
+		st.devPooled.Add(-int64(b.Len()))
+		c.Free(b)
+	}
+}

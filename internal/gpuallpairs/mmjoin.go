@@ -1,0 +1,534 @@
+package gpuallpairs
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/xsect/xsect/allpairs"
+	"github.com/xsect/xsect/internal/gpurt"
+)
+
+// mmjoinEngine is MMJoin across devices (seed 001, section 4.1): the split
+// of allpairs.PlanMMJoin, optimised for the GPU's product, with the heavy
+// sets × heavy elements multiplied by cuBLAS (int8 inputs, int32 sums:
+// exact) while the CPU's threads run the rest through the inverted index
+// (allpairs.RunMMJoin). Both run at once: the light probes, which need no
+// product, go first on the CPU while the device builds the matrices and
+// computes bands of the product ahead of the heavy probes.
+type mmjoinEngine struct{}
+
+func (mmjoinEngine) Name() string { return "mmjoin" }
+
+func (mmjoinEngine) Kind() allpairs.DeviceKind { return allpairs.GPU }
+
+func (mmjoinEngine) Device() (allpairs.Device, error) { return gpuDevice() }
+
+// Knobs that tests turn.
+var (
+	// mmjoinWordNS, if positive, replaces the product's cost per pair-word
+	// given to the optimiser (a tiny value makes many elements heavy).
+	mmjoinWordNS float64
+	// bandCounts is the most counts of one band of the heavy product.
+	bandCounts int64 = 4 << 20
+	// bandHostBytes caps the host memory of the bands computed ahead.
+	bandHostBytes int64 = 1 << 30
+)
+
+// mmjoinCosts returns the GPU product's costs in allpairs.PlanMMJoin's
+// units: nanoseconds per pair of 64-column words (64 int8 multiply-adds)
+// and per pair (its count copied to the host), times the CPU threads,
+// since the optimiser divides its estimates by them.
+func mmjoinCosts(p *allpairs.Problem) (wordNS, pairNS float64) {
+	t := float64(max(p.Threads, 1))
+	wordNS = t * 2 * 64 / int8Rate * 1e9
+	if mmjoinWordNS > 0 {
+		wordNS = mmjoinWordNS
+	}
+	return wordNS, t * 4 / downloadRate * 1e9
+}
+
+func mmjoinSplit(p *allpairs.Problem) *allpairs.MMJoinSplit {
+	w, pr := mmjoinCosts(p)
+	return allpairs.PlanMMJoin(p, w, pr)
+}
+
+// mjPlan is a run of the split on one device.
+type mjPlan struct {
+	sp        *allpairs.MMJoinSplit
+	hr, hs    int // heavy sets of R and S: the product's rows and columns
+	kp        int // heavy elements, rounded up to 16: the matrices' width
+	es        int // bytes per matrix entry: 1 (int8) or 2 (float16)
+	bandRows  int
+	hostBands int // bands held in host memory at once
+	slots     int
+	memory    int64
+	cpu, gpu  float64 // seconds of the two parts
+	transfers float64
+	seconds   float64
+}
+
+// planMMJoin sizes a run of sp on p with budget bytes of device memory.
+func planMMJoin(p *allpairs.Problem, sp *allpairs.MMJoinSplit, budget int64, half bool) (*mjPlan, error) {
+	if len(sp.Columns) == 0 {
+		return nil, cannot("nothing is heavy: MMJoin's split is scan-count on the CPU")
+	}
+	m := &mjPlan{sp: sp, hr: len(sp.HeavyR), hs: len(sp.HeavyS), kp: roundUp(len(sp.Columns), 16), es: 1, slots: 2}
+	if half {
+		m.es = 2
+		if len(sp.Columns) >= 1<<24 {
+			return nil, cannot("float16 products are exact below 2^24 only, and %d elements are heavy", len(sp.Columns))
+		}
+	}
+	ldMax := roundUp(m.hs, 16)
+	m.bandRows = clamp(int(bandCounts/int64(ldMax)), 1, max(m.hr, 1))
+	bandBytes := 4 * int64(m.bandRows) * int64(ldMax)
+	bands := ceilDiv(m.hr, m.bandRows)
+	m.hostBands = clamp(int(min(bandHostBytes, p.Memory/4)/bandBytes), 2*m.slots, max(bands, 2*m.slots))
+
+	// Device memory: the matrices, the heavy sets' column lists while they
+	// are expanded, and each slot's band of counts.
+	var heavyElems int64
+	rows := int64(matrixRows(m.hr))
+	for _, i := range sp.HeavyR {
+		heavyElems += int64(p.R.SetLen(int(i)))
+	}
+	if !p.Self {
+		rows += int64(matrixRows(m.hs))
+		for _, j := range sp.HeavyS {
+			heavyElems += int64(p.S.SetLen(int(j)))
+		}
+	}
+	matrices := rows * int64(m.kp) * int64(m.es)
+	lists := 4*heavyElems + 8*int64(m.hr+m.hs+2)
+	m.memory = matrices + lists + int64(m.slots)*bandBytes
+	if m.memory > budget {
+		return nil, cannot("the heavy matrices (%d sets x %d elements) need %s with their bands, the device has %s to plan in",
+			m.hr+m.hs, len(sp.Columns), gpurt.FormatBytes(uint64(m.memory)), gpurt.FormatBytes(uint64(max(budget, 0))))
+	}
+
+	// The two parts. PlanMMJoin's estimate is the index part on the CPU
+	// plus the product at the costs it was given; take the product out.
+	wordNS, pairNS := mmjoinCosts(p)
+	pairsHH := int64(m.hr) * int64(m.hs)
+	if p.Self {
+		pairsHH = int64(m.hr) * int64(m.hr-1) / 2
+	}
+	words := float64((len(sp.Columns) + 63) / 64)
+	m.cpu = max(sp.Seconds-(wordNS*words+pairNS)*float64(pairsHH)/float64(max(p.Threads, 1))/1e9, 0)
+	var entries float64 // counts computed: whole bands, a self-join's up to their last row
+	for r0 := 0; r0 < m.hr; r0 += m.bandRows {
+		w := m.hs
+		if p.Self {
+			w = min(m.hs, r0+m.bandRows)
+		}
+		entries += float64(min(m.bandRows, m.hr-r0)) * float64(roundUp(w, 16))
+	}
+	rate := int8Rate
+	if half {
+		rate = halfRate
+	}
+	m.gpu = 2*entries*float64(m.kp)/rate + float64(heavyElems)/buildRate + superSetup*float64(bands)
+	m.transfers = runSetup + float64(lists)/uploadRate + 4*entries/downloadRate
+	m.seconds = max(m.cpu, m.gpu) + m.transfers
+	return m, nil
+}
+
+func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
+	if _, _, ok := p.Tiled(); ok {
+		return allpairs.Estimate{}, cannot("reports pairs, not dense tiles")
+	}
+	if p.Stats.R.Elements+p.Stats.S.Elements >= math.MaxUint32 {
+		return allpairs.Estimate{}, cannot("over 2^32 elements")
+	}
+	_, free, err := openFree()
+	if err != nil {
+		return allpairs.Estimate{}, err
+	}
+	sp := mmjoinSplit(p)
+	m, err := planMMJoin(p, sp, budget(free), false)
+	if err != nil {
+		return allpairs.Estimate{}, err
+	}
+	detail := fmt.Sprintf("heavy: sets >= %d elements (%d", sp.Delta1, m.hr)
+	if !p.Self {
+		detail += fmt.Sprintf(" x %d", m.hs)
+	}
+	detail += fmt.Sprintf("), %d elements on the GPU; CPU part %.3g s, GPU part %.3g s, transfers %.3g s", len(sp.Columns), m.cpu, m.gpu, m.transfers)
+	return allpairs.Estimate{Seconds: m.seconds, Memory: m.memory, Detail: detail}, nil
+}
+
+func (e mmjoinEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
+	st, err := device()
+	if err != nil {
+		return err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	sp := mmjoinSplit(p)
+	g := &gpuBands{st: st, p: p, sp: sp}
+	err = st.dev.Do(func(c *gpurt.Ctx) error {
+		if err := st.load(c); err != nil {
+			return err
+		}
+		half := !st.int8Works(c)
+		free, _, err := c.MemInfo()
+		if err != nil {
+			return err
+		}
+		if g.m, err = planMMJoin(p, sp, budget(int64(free)+st.devPooled.Load()), half); err != nil {
+			return err
+		}
+		if budget(int64(free)) < g.m.memory {
+			st.dropDev(c)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	defer g.close()
+	cache := newBandCache(g, g.m.hr, g.m.hs, p.Self, g.m.bandRows, g.m.hostBands)
+	cache.start()
+	err = allpairs.RunMMJoin(ctx, p, out, sp, cache.product)
+	cache.stop()
+	cache.releaseAll()
+	if err == nil {
+		cache.mu.Lock()
+		err = cache.err
+		cache.mu.Unlock()
+	}
+	return err
+}
+
+// load compiles or loads the kernels once.
+func (st *state) load(c *gpurt.Ctx) error {
+	if st.mod != nil {
+		return nil
+	}
+	m, err := c.Load(source)
+	if err != nil {
+		return err
+	}
+	st.mod = m
+	return nil
+}
+
+// gpuBands computes bands of the heavy product on the device: the 0/1
+// matrices of the heavy sets over the heavy elements stay resident, and
+// each band is one GEMM into a slot's buffer and one copy to pinned host
+// memory, on the slot's stream.
+type gpuBands struct {
+	st *state
+	p  *allpairs.Problem
+	sp *allpairs.MMJoinSplit
+	m  *mjPlan
+
+	// Owned by the device's goroutine.
+	a, b    gpurt.Buffer // the matrices of R's and S's heavy sets (b == a in a self-join)
+	owned   []gpurt.Buffer
+	streams []*gpurt.Stream
+	events  []*gpurt.Event
+	outs    []gpurt.Buffer
+	ready   bool
+}
+
+func (g *gpuBands) slots() int { return g.m.slots }
+
+func (g *gpuBands) float() bool { return g.m.es == 2 }
+
+func (g *gpuBands) alloc(c *gpurt.Ctx, n int64) (gpurt.Buffer, error) {
+	b, err := c.Alloc(int(max(n, 4)))
+	if err == nil {
+		g.owned = append(g.owned, b)
+	}
+	return b, err
+}
+
+// setup builds the matrices and the slots; queue calls it first, so that
+// it runs while the CPU starts on the light sets.
+func (g *gpuBands) setup(c *gpurt.Ctx) error {
+	m := g.m
+	col := columnIndex(g.p, g.sp)
+	build := func(ids []uint32, side int) (gpurt.Buffer, error) {
+		offs, cols := heavyLists(g.p, ids, side, col)
+		mat, err := g.alloc(c, int64(matrixRows(len(ids)))*int64(m.kp)*int64(m.es))
+		if err != nil {
+			return mat, err
+		}
+		if err := c.Memset8(mat, 0, nil); err != nil {
+			return mat, err
+		}
+		if len(cols) == 0 {
+			return mat, nil
+		}
+		do, err := c.Alloc(8 * len(offs))
+		if err != nil {
+			return mat, err
+		}
+		defer c.Free(do)
+		dc, err := c.Alloc(4 * len(cols))
+		if err != nil {
+			return mat, err
+		}
+		defer c.Free(dc)
+		if err := g.st.upload(c, nil, do, gpurt.Bytes(offs)); err != nil {
+			return mat, err
+		}
+		if err := g.st.upload(c, nil, dc, gpurt.Bytes(cols)); err != nil {
+			return mat, err
+		}
+		k, err := g.st.mod.Kernel("set_ones")
+		if err != nil {
+			return mat, err
+		}
+		if err := c.Launch(k, blocks(len(ids)), threads, 0, nil, do, dc, uint32(len(ids)), uint64(m.kp), mat, b32(m.es == 2)); err != nil {
+			return mat, err
+		}
+		// The lists are freed on return: wait for the kernel.
+		return mat, c.Sync(nil)
+	}
+	var err error
+	if g.a, err = build(g.sp.HeavyR, 0); err != nil {
+		return err
+	}
+	g.b = g.a
+	if !g.p.Self {
+		if g.b, err = build(g.sp.HeavyS, 1); err != nil {
+			return err
+		}
+	}
+	for range m.slots {
+		s, err := c.NewStream()
+		if err != nil {
+			return err
+		}
+		g.streams = append(g.streams, s)
+		ev, err := c.NewEvent()
+		if err != nil {
+			return err
+		}
+		g.events = append(g.events, ev)
+		d, err := g.alloc(c, 4*int64(m.bandRows)*int64(roundUp(m.hs, 16)))
+		if err != nil {
+			return err
+		}
+		g.outs = append(g.outs, d)
+	}
+	g.ready = true
+	return nil
+}
+
+func (g *gpuBands) typ() gpurt.GemmType {
+	if g.m.es == 2 {
+		return gpurt.GemmFloat16
+	}
+	return gpurt.GemmInt8
+}
+
+func (g *gpuBands) queue(b *band, slot int) error {
+	return g.st.dev.Do(func(c *gpurt.Ctx) error {
+		if !g.ready {
+			if err := g.setup(c); err != nil {
+				return err
+			}
+		}
+		n := 4 * b.rows * b.ld
+		h, err := g.st.takeHost(c, n)
+		if err != nil {
+			return err
+		}
+		b.host, b.buf = h, asUint32s(h.Bytes()[:n])
+		bl, err := c.BLAS()
+		if err != nil {
+			return err
+		}
+		kp, es := g.m.kp, g.m.es
+		s := g.streams[slot]
+		a := g.a.Slice(b.r0*kp*es, b.rows*kp*es)
+		if err := c.Gemm(bl, s, g.typ(), b.rows, b.ld, kp, a, kp, g.b, kp, false, g.outs[slot], b.ld); err != nil {
+			return err
+		}
+		if err := c.CopyToHostAsync(h.Bytes()[:n], g.outs[slot].Slice(0, n), s); err != nil {
+			return err
+		}
+		return c.Record(g.events[slot], s)
+	})
+}
+
+func (g *gpuBands) finish(b *band, slot int) error {
+	return g.st.dev.Do(func(c *gpurt.Ctx) error { return c.Wait(g.events[slot]) })
+}
+
+func (g *gpuBands) release(b *band) {
+	if h, ok := b.host.(*gpurt.HostBuffer); ok {
+		g.st.putHost(h)
+	}
+}
+
+func (g *gpuBands) direct(ctx context.Context, row0, rows, col0, cols int, dst []uint32, stride int) error {
+	n := roundUp(cols, 16)
+	tmp := make([]uint32, rows*n)
+	err := g.st.dev.Do(func(c *gpurt.Ctx) error {
+		if !g.ready {
+			if err := g.setup(c); err != nil {
+				return err
+			}
+		}
+		d, err := c.Alloc(4 * rows * n)
+		if err != nil {
+			return err
+		}
+		defer c.Free(d)
+		bl, err := c.BLAS()
+		if err != nil {
+			return err
+		}
+		kp, es := g.m.kp, g.m.es
+		a := g.a.Slice(row0*kp*es, rows*kp*es)
+		b := g.b.Slice(col0*kp*es, n*kp*es)
+		if err := c.Gemm(bl, nil, g.typ(), rows, n, kp, a, kp, b, kp, false, d, n); err != nil {
+			return err
+		}
+		return c.CopyToHost(gpurt.Bytes(tmp), d)
+	})
+	if err != nil {
+		return err
+	}
+	for x := range rows {
+		for y := range cols {
+			v := tmp[x*n+y]
+			if g.float() {
+				v = uint32(math.Float32frombits(v))
+			}
+			dst[x*stride+y] = v
+		}
+	}
+	return nil
+}
+
+// close frees the device state once the bands are done.
+func (g *gpuBands) close() {
+	g.st.dev.Do(func(c *gpurt.Ctx) error {
+		c.Synchronize()
+		for i := range g.streams {
+			c.DestroyEvent(g.events[i])
+			c.DestroyStream(g.streams[i])
+		}
+		for _, b := range g.owned {
+			c.Free(b)
+		}
+		g.owned = nil
+		return g.st.trimHost(c, hostKeep)
+	})
+}
+
+// columnIndex maps the problem's elements to the split's columns plus one
+// (0: not heavy).
+func columnIndex(p *allpairs.Problem, sp *allpairs.MMJoinSplit) []int32 {
+	col := make([]int32, p.Universe)
+	for c, e := range sp.Columns {
+		col[e] = int32(c + 1)
+	}
+	return col
+}
+
+// heavyLists returns the columns of the heavy elements of the sets ids of
+// R (side 0) or S (side 1), as CSR: row x holds cols[offs[x]:offs[x+1]].
+// The CPU's threads share the work.
+func heavyLists(p *allpairs.Problem, ids []uint32, side int, col []int32) (offs []uint64, cols []uint32) {
+	c := p.R
+	if side == 1 {
+		c = p.S
+	}
+	n := len(ids)
+	offs = make([]uint64, n+1)
+	workers := clamp(p.Threads, 1, max(1, n/16))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for x := w * n / workers; x < (w+1)*n/workers; x++ {
+				var k uint64
+				for _, e := range c.Set(int(ids[x])) {
+					if col[e] != 0 {
+						k++
+					}
+				}
+				offs[x+1] = k
+			}
+		})
+	}
+	wg.Wait()
+	for x := range n {
+		offs[x+1] += offs[x]
+	}
+	cols = make([]uint32, offs[n])
+	for w := range workers {
+		wg.Go(func() {
+			for x := w * n / workers; x < (w+1)*n/workers; x++ {
+				q := offs[x]
+				for _, e := range c.Set(int(ids[x])) {
+					if k := col[e]; k != 0 {
+						cols[q] = uint32(k - 1)
+						q++
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return offs, cols
+}
+
+// hostKeep is how much pinned memory of bands stays allocated between
+// runs: pinning costs about as much as copying.
+const hostKeep = 512 << 20
+
+// takeHost returns a free pinned buffer of at least n bytes, allocating
+// one if none is free.
+func (st *state) takeHost(c *gpurt.Ctx, n int) (*gpurt.HostBuffer, error) {
+	st.poolMu.Lock()
+	for i, h := range st.hostPool {
+		if len(h.Bytes()) >= n {
+			st.hostPool = append(st.hostPool[:i], st.hostPool[i+1:]...)
+			st.poolMu.Unlock()
+			return h, nil
+		}
+	}
+	st.poolMu.Unlock()
+	return c.AllocHost(n)
+}
+
+// putHost gives a pinned buffer back to the pool; any goroutine may call it.
+func (st *state) putHost(h *gpurt.HostBuffer) {
+	st.poolMu.Lock()
+	st.hostPool = append(st.hostPool, h)
+	st.poolMu.Unlock()
+}
+
+// trimHost frees pooled buffers, smallest first, beyond keep bytes.
+func (st *state) trimHost(c *gpurt.Ctx, keep int) error {
+	st.poolMu.Lock()
+	defer st.poolMu.Unlock()
+	total := 0
+	for _, h := range st.hostPool {
+		total += len(h.Bytes())
+	}
+	var err error
+	for total > keep && len(st.hostPool) > 0 {
+		small := 0
+		for i, h := range st.hostPool {
+			if len(h.Bytes()) < len(st.hostPool[small].Bytes()) {
+				small = i
+			}
+		}
+		h := st.hostPool[small]
+		st.hostPool = append(st.hostPool[:small], st.hostPool[small+1:]...)
+		total -= len(h.Bytes())
+		if e := c.FreeHost(h); e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}

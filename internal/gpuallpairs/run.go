@@ -1,0 +1,777 @@
+package gpuallpairs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xsect/xsect/allpairs"
+	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/sets"
+)
+
+// runPlan is a technique's plan for one problem on one device.
+type runPlan struct {
+	g       grid
+	slots   int   // super-tiles in flight
+	memory  int64 // device bytes in all
+	seconds float64
+	detail  string
+	ldd     int // row stride of the device counts
+	// The matrix product's: columns per slice, whether all columns fit at
+	// once, and float16 instead of int8.
+	kc       int
+	resident bool
+	half     bool
+	// Pieces of R and S (one each when everything fits; then in a
+	// self-join the one piece serves both sides), the number of R piece
+	// buffers, and what each buffer of R and of S must hold.
+	rPieces, sPieces []span
+	shared           bool
+	rBufs            int
+	rBytes, sBytes   int64
+	fixed            int64 // the technique's structures over the universe
+}
+
+// technique is what differs between the engines: sizes, the device
+// structures, and the kernel that fills a super-tile of counts.
+type technique interface {
+	name() string
+	// prefCols is the super-tile width the technique works best with.
+	prefCols(p *allpairs.Problem, info gpurt.Info) int
+	// usesColumns reports whether the technique needs the column map.
+	usesColumns() bool
+	// fixed returns the device bytes of structures over the universe,
+	// whatever the pieces.
+	fixed(p *allpairs.Problem) int64
+	// size chooses how the technique runs with left bytes for its piece
+	// structures and per-slot buffers, whole (every set on the device at
+	// once) or in pieces, and returns each slot's own bytes; it may set
+	// the plan's technique fields. An error wraps allpairs.ErrCannotRun.
+	size(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (perSlot int64, err error)
+	// aux returns the device bytes of the technique's structure over n
+	// sets holding elems elements, in the given roles.
+	aux(p *allpairs.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64
+	// seconds estimates the device time of the technique's kernels: those
+	// that build its structures, and those that count, which overlap the
+	// copies of the counts to the host.
+	seconds(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64)
+	// build queues the building of pc's structure on s, its sets being on
+	// the device.
+	build(c *gpurt.Ctx, r *runner, pc *piece, s *gpurt.Stream) error
+	// fill queues the counts of super-tile t into sl.d on sl.stream, from
+	// the pieces r.rp and r.sp.
+	fill(c *gpurt.Ctx, r *runner, sl *slot, t super) error
+}
+
+func cannot(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", allpairs.ErrCannotRun, fmt.Sprintf(format, args...))
+}
+
+// Throughputs of the cost model, fitted on the H100: bytes per second to
+// the device through pinned staging and back to pinned memory, and the
+// fixed costs of a run and a super-tile.
+const (
+	uploadRate   = 16e9 // Go memory copied into pinned staging, then sent
+	downloadRate = 50e9
+	runSetup     = 2e-3
+	superSetup   = 30e-6
+)
+
+// plan sizes a run of t on p with budget bytes of device memory.
+func plan(p *allpairs.Problem, t technique, info gpurt.Info, budget int64) (*runPlan, error) {
+	return planWith(p, t, info, budget, false)
+}
+
+func planWith(p *allpairs.Problem, t technique, info gpurt.Info, budget int64, half bool) (*runPlan, error) {
+	cols := columnsOf(p)
+	pl := &runPlan{half: half}
+	pl.fixed = t.fixed(p)
+	if t.usesColumns() {
+		pl.fixed += 4 * int64(p.Universe)
+	}
+	// Super-tiles of tileCounts counts, the technique's width; where that
+	// does not fit even in pieces, smaller ones (cut finer, pieces can be
+	// smaller too).
+	var perSlot int64
+	var err error
+	most, width := tileCounts, t.prefCols(p, info)
+	for {
+		pl.g = newGrid(p, most, width)
+		if _, _, ok := p.Tiled(); ok && int64(pl.g.rows)*int64(pl.g.cols) > most {
+			// The caller's tiles are larger than our super-tiles: one each.
+			pl.g.sr, pl.g.sc = pl.g.rows, pl.g.cols
+		}
+		pl.ldd = roundUp(pl.g.sc, 16)
+		outSlot := 4*int64(pl.g.sr)*int64(pl.ldd) + 4*int64(pl.g.sr)*int64(pl.g.sc)
+		for pl.slots = 3; pl.slots >= 2; pl.slots-- {
+			avail := budget - pl.fixed - int64(pl.slots)*outSlot
+			if avail < 0 {
+				err = cannot("needs %s for structures over the %d elements and %d super-tiles of %dx%d counts, the device has %s to plan in",
+					gpurt.FormatBytes(uint64(pl.fixed)), p.Universe, pl.slots, pl.g.sr, pl.g.sc, gpurt.FormatBytes(uint64(max(budget, 0))))
+				continue
+			}
+			if perSlot, err = pl.whole(p, t, cols, info, avail); err == nil {
+				break
+			}
+			if perSlot, err = pl.pieced(p, t, cols, info, avail); err == nil {
+				break
+			}
+		}
+		rows, cols, tiled := p.Tiled()
+		if err == nil || most < 256 || tiled && pl.g.sr <= rows && pl.g.sc <= cols {
+			break
+		}
+		most, width = most/4, max(min(width, pl.g.sc)/2, 1)
+	}
+	if err != nil {
+		return nil, err
+	}
+	supers := pl.g.supers()
+	// No more slots than super-tiles: each costs allocations.
+	pl.slots = min(pl.slots, max(1, len(supers)))
+	outSlot := 4*int64(pl.g.sr)*int64(pl.ldd) + 4*int64(pl.g.sr)*int64(pl.g.sc)
+	pl.memory = pl.fixed + int64(pl.slots)*(outSlot+perSlot) + int64(pl.rBufs)*pl.rBytes
+	if !pl.shared {
+		pl.memory += pl.sBytes
+	}
+	var counts int64
+	for _, s := range supers {
+		counts += int64(s.rows) * int64(s.cols)
+	}
+	// Uploads: S's pieces once, R's once per S piece if it is cut.
+	up := csrBytes(p.R, span{0, p.R.Len()})
+	if len(pl.rPieces) > 1 {
+		up *= int64(len(pl.sPieces))
+	}
+	if !pl.shared {
+		up += csrBytes(p.S, span{0, p.S.Len()})
+	}
+	if _, ok := t.(scanTech); ok && len(pl.sPieces) == 1 {
+		up += 4 * int64(p.Universe) // the document frequencies
+	}
+	build, count := t.seconds(p, cols, info, pl)
+	if len(pl.rPieces) > 1 {
+		build += float64(len(pl.sPieces)-1) * float64(p.Stats.R.Elements) / buildRate
+	}
+	// The copies of the counts overlap the counting of the next super-tile,
+	// not perfectly: a quarter of the shorter is added.
+	down := float64(4*counts) / downloadRate
+	pl.seconds = runSetup + float64(up)/uploadRate + build + max(count, down) + min(count, down)/4 +
+		superSetup*float64(len(supers))
+	pl.detail = fmt.Sprintf("%d super-tiles of %dx%d, %d columns", len(supers), pl.g.sr, pl.g.sc, cols.k) + pl.detail
+	if !pl.shared && (len(pl.rPieces) > 1 || len(pl.sPieces) > 1) {
+		pl.detail += fmt.Sprintf(", in %d x %d pieces", len(pl.rPieces), len(pl.sPieces))
+	}
+	return pl, nil
+}
+
+// whole plans a run with every set on the device at once.
+func (pl *runPlan) whole(p *allpairs.Problem, t technique, cols *columns, info gpurt.Info, avail int64) (int64, error) {
+	all := func(c *sets.Collection) span { return span{0, c.Len()} }
+	in := csrBytes(p.R, all(p.R))
+	if !p.Self {
+		in += csrBytes(p.S, all(p.S))
+	}
+	left := avail - in
+	if left < 0 {
+		return 0, cannot("needs %s for the sets, %s left", gpurt.FormatBytes(uint64(in)), gpurt.FormatBytes(uint64(max(avail, 0))))
+	}
+	pl.detail = ""
+	perSlot, err := t.size(p, cols, info, pl, left, true)
+	if err != nil {
+		return 0, err
+	}
+	pl.rPieces, pl.sPieces, pl.shared, pl.rBufs = []span{all(p.R)}, []span{all(p.S)}, p.Self, 1
+	rc := pieceCap{sets: p.R.Len(), elems: p.Stats.R.Elements}
+	sc := pieceCap{sets: p.S.Len(), elems: p.Stats.S.Elements}
+	if p.Self {
+		rc.aux = t.aux(p, cols, pl, roleR|roleS, rc.sets, rc.elems)
+	} else {
+		rc.aux = t.aux(p, cols, pl, roleR, rc.sets, rc.elems)
+		sc.aux = t.aux(p, cols, pl, roleS, sc.sets, sc.elems)
+	}
+	pl.rBytes, pl.sBytes = rc.bytes(), sc.bytes()
+	need := pl.rBytes + int64(pl.slots)*perSlot
+	if !p.Self {
+		need += pl.sBytes
+	}
+	if need > avail {
+		return 0, cannot("needs %s of device memory, %s left", gpurt.FormatBytes(uint64(need)), gpurt.FormatBytes(uint64(avail)))
+	}
+	return perSlot, nil
+}
+
+// pieced plans a run with R and S cut into pieces that fit.
+func (pl *runPlan) pieced(p *allpairs.Problem, t technique, cols *columns, info gpurt.Info, avail int64) (int64, error) {
+	pl.detail = ""
+	perSlot, err := t.size(p, cols, info, pl, avail, false)
+	if err != nil {
+		return 0, err
+	}
+	left := avail - int64(pl.slots)*perSlot
+	capOf := func(c *sets.Collection, role int, sp span) pieceCap {
+		e := int64(c.Offsets[sp.hi] - c.Offsets[sp.lo])
+		return pieceCap{sets: sp.len(), elems: e, aux: t.aux(p, cols, pl, role, sp.len(), e)}
+	}
+	bytesR := func(sp span) int64 { return capOf(p.R, roleR, sp).bytes() }
+	bytesS := func(sp span) int64 { return capOf(p.S, roleS, sp).bytes() }
+	rp, sp, rBufs, ok := piecePlan(p, pl.g, left, bytesR, bytesS)
+	if !ok {
+		return 0, cannot("a piece of %d sets does not fit in the %s left", min(pl.g.sr, pl.g.sc), gpurt.FormatBytes(uint64(max(left, 0))))
+	}
+	pl.rPieces, pl.sPieces, pl.shared, pl.rBufs = rp, sp, false, rBufs
+	pl.rBytes, pl.sBytes = 0, 0
+	for _, x := range rp {
+		pl.rBytes = max(pl.rBytes, bytesR(x))
+	}
+	for _, x := range sp {
+		pl.sBytes = max(pl.sBytes, bytesS(x))
+	}
+	return perSlot, nil
+}
+
+// item is one super-tile and the pieces of R and S it reads.
+type item struct {
+	s    super
+	a, b int
+}
+
+// items orders the super-tiles by S piece, then R piece, then row-major.
+func (pl *runPlan) items() []item {
+	pieceOf := func(ps []span, x int) int {
+		for i, s := range ps {
+			if x < s.hi {
+				return i
+			}
+		}
+		return len(ps) - 1
+	}
+	var out []item
+	for _, s := range pl.g.supers() {
+		out = append(out, item{s, pieceOf(pl.rPieces, s.r0), pieceOf(pl.sPieces, s.c0)})
+	}
+	slices.SortStableFunc(out, func(x, y item) int {
+		if x.b != y.b {
+			return x.b - y.b
+		}
+		return x.a - y.a
+	})
+	return out
+}
+
+// runner is one run's device state.
+type runner struct {
+	st    *state
+	p     *allpairs.Problem
+	pl    *runPlan
+	t     technique
+	info  gpurt.Info
+	cols  *columns
+	owned []gpurt.Buffer
+
+	colOf       gpurt.Buffer
+	start, fill gpurt.Buffer // scan-count's list starts and fill counters, over the universe
+	sums        gpurt.Buffer // scan-count's partial sums of the list lengths
+	up          *gpurt.Stream
+
+	rBuf   []*piece // R's piece buffers (one is also S's when shared)
+	sBuf   *piece
+	rp, sp *piece // the pieces of the super-tiles being queued
+
+	trace *trace
+}
+
+// traceRuns, from $XSECT_GPUALLPAIRS_TRACE, prints the phases of every run
+// on standard error.
+var traceRuns = os.Getenv("XSECT_GPUALLPAIRS_TRACE") != ""
+
+// trace times a run's phases.
+type trace struct {
+	name   string
+	last   time.Time
+	phases []string
+}
+
+func (r *runner) mark(phase string) {
+	if t := r.trace; t != nil {
+		now := time.Now()
+		t.phases = append(t.phases, fmt.Sprintf("%s %.2f ms", phase, float64(now.Sub(t.last))/1e6))
+		t.last = now
+	}
+}
+
+func (r *runner) report() {
+	if t := r.trace; t != nil {
+		r.mark("free")
+		fmt.Fprintf(os.Stderr, "gpuallpairs %s: %s\n", t.name, strings.Join(t.phases, ", "))
+	}
+}
+
+// slot is one super-tile in flight: its stream, its device counts, packed
+// tiles and pinned host copy, and the event that says the copy is done.
+type slot struct {
+	stream *gpurt.Stream
+	ev     *gpurt.Event
+	d, pk  gpurt.Buffer
+	a, b   gpurt.Buffer // the matrix product's slices, when not resident
+	host   []byte
+	done   chan struct{} // closed when the host is done with host
+}
+
+// alloc returns n bytes of device memory for the run, from the pool of
+// buffers earlier runs left if one fits.
+func (r *runner) alloc(c *gpurt.Ctx, n int64) (gpurt.Buffer, error) {
+	n = max(n, 4)
+	b, ok := r.st.takeDev(n)
+	if !ok {
+		var err error
+		if b, err = c.Alloc(int(n)); err != nil {
+			return gpurt.Buffer{}, err
+		}
+	}
+	r.owned = append(r.owned, b)
+	return b.Slice(0, int(n)), nil
+}
+
+func (r *runner) launch(c *gpurt.Ctx, name string, grid, block gpurt.Dim, shared int, s *gpurt.Stream, args ...any) error {
+	k, err := r.st.mod.Kernel(name)
+	if err != nil {
+		return err
+	}
+	return c.Launch(k, grid, block, shared, s, args...)
+}
+
+// blocks returns a grid of n blocks, capped for grid-stride kernels.
+func blocks(n int) gpurt.Dim { return gpurt.Dim{X: clamp(n, 1, 1<<20)} }
+
+var threads = gpurt.Dim{X: 256}
+
+// newPiece allocates a piece buffer of capacity cp.
+func (r *runner) newPiece(c *gpurt.Ctx, role int, bytes int64) (*piece, error) {
+	pc := &piece{role: role, lastUse: -1}
+	var err error
+	if pc.buf, err = r.alloc(c, bytes); err != nil {
+		return nil, err
+	}
+	if pc.ev, err = c.NewEvent(); err != nil {
+		return nil, err
+	}
+	return pc, nil
+}
+
+// load queues the upload of sets sp into pc through u; the structure is
+// built by built once u is done.
+func (r *runner) load(c *gpurt.Ctx, pc *piece, sp span, u *uploader) error {
+	col := r.p.R
+	if pc.role == roleS {
+		col = r.p.S
+	}
+	pc.sp, pc.loaded = sp, true
+	lo, hi := col.Offsets[sp.lo], col.Offsets[sp.hi]
+	cp := pieceCap{sets: sp.len(), elems: int64(hi - lo)}
+	cp.aux = r.t.aux(r.p, r.cols, r.pl, pc.role, cp.sets, cp.elems)
+	eb, ob := cp.parts()
+	pc.elems, pc.offs, pc.aux = pc.buf.Slice(0, int(4*cp.elems)), pc.buf.Slice(int(eb), int(ob)), pc.buf.Slice(int(eb+ob), int(cp.aux))
+	offs := make([]uint64, sp.len()+1)
+	for i := range offs {
+		offs[i] = col.Offsets[sp.lo+i] - lo
+	}
+	u.add(pc.elems.Slice(0, 4*int(hi-lo)), gpurt.Bytes(col.Elements[lo:hi]))
+	u.add(pc.offs.Slice(0, 8*len(offs)), gpurt.Bytes(offs))
+	if _, ok := r.t.(scanTech); ok && pc.role&roleS != 0 && sp.len() == r.p.S.Len() {
+		// The lists' lengths, known for the whole of S (pieces count
+		// theirs on the device).
+		u.add(r.fill.Slice(0, 4*r.p.Universe), gpurt.Bytes(r.p.DFS))
+	}
+	return nil
+}
+
+// built queues pc's structure after its upload, and records its event.
+func (r *runner) built(c *gpurt.Ctx, pc *piece) error {
+	if err := r.t.build(c, r, pc, r.up); err != nil {
+		return err
+	}
+	return c.Record(pc.ev, r.up)
+}
+
+// loadNow uploads and builds sp into pc and waits for it.
+func (r *runner) loadNow(c *gpurt.Ctx, pc *piece, sp span) error {
+	u := &uploader{st: r.st, s: r.up}
+	if err := r.load(c, pc, sp, u); err != nil {
+		return err
+	}
+	if err := u.flush(c); err != nil {
+		return err
+	}
+	r.mark("upload queued")
+	if err := r.built(c, pc); err != nil {
+		return err
+	}
+	err := c.Wait(pc.ev)
+	r.mark("uploaded and built")
+	return err
+}
+
+// run computes p with t and delivers every super-tile through out.
+func (st *state) run(ctx context.Context, p *allpairs.Problem, t technique, out *allpairs.Output) error {
+	var tr *trace
+	if traceRuns {
+		tr = &trace{name: t.name(), last: time.Now()}
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.dev.Do(func(c *gpurt.Ctx) error {
+		if err := st.load(c); err != nil {
+			return err
+		}
+		half := false
+		if _, ok := t.(mmTech); ok {
+			half = !st.int8Works(c)
+		}
+		free, _, err := c.MemInfo()
+		if err != nil {
+			return err
+		}
+		pl, err := planWith(p, t, c.Info(), budget(int64(free)+st.devPooled.Load()), half)
+		if err != nil {
+			return err
+		}
+		if budget(int64(free)) < pl.memory {
+			st.dropDev(c) // the pooled buffers may not fit the plan's
+		}
+		r := &runner{st: st, p: p, pl: pl, t: t, info: c.Info(), cols: columnsOf(p), trace: tr}
+		r.mark("plan")
+		slots := make([]*slot, pl.slots)
+		defer r.report()
+		defer func() {
+			c.Synchronize()
+			for _, sl := range slots {
+				if sl != nil {
+					c.DestroyEvent(sl.ev)
+					c.DestroyStream(sl.stream)
+				}
+			}
+			for _, pc := range append(r.rBuf, r.sBuf) {
+				if pc != nil {
+					c.DestroyEvent(pc.ev)
+				}
+			}
+			c.DestroyStream(r.up)
+			st.keepDev(c, r.owned)
+		}()
+		for i := range slots {
+			sl := &slot{}
+			slots[i] = sl
+			if sl.stream, err = c.NewStream(); err != nil {
+				return err
+			}
+			if sl.ev, err = c.NewEvent(); err != nil {
+				return err
+			}
+			if sl.d, err = r.alloc(c, 4*int64(pl.g.sr)*int64(pl.ldd)); err != nil {
+				return err
+			}
+			if sl.pk, err = r.alloc(c, 4*int64(pl.g.sr)*int64(pl.g.sc)); err != nil {
+				return err
+			}
+			if sl.host, err = st.pinnedBuf(c, i, 4*pl.g.sr*pl.g.sc); err != nil {
+				return err
+			}
+		}
+		if r.up, err = c.NewStream(); err != nil {
+			return err
+		}
+		if t.usesColumns() {
+			if r.colOf, err = r.alloc(c, 4*int64(p.Universe)); err != nil {
+				return err
+			}
+			if err := st.upload(c, r.up, r.colOf.Slice(0, 4*p.Universe), gpurt.Bytes(r.cols.colOf)); err != nil {
+				return err
+			}
+		}
+		if _, ok := t.(scanTech); ok {
+			if r.start, err = r.alloc(c, 8*int64(p.Universe+1)); err != nil {
+				return err
+			}
+			if r.fill, err = r.alloc(c, 4*int64(p.Universe)); err != nil {
+				return err
+			}
+			if r.sums, err = r.alloc(c, 8*1024); err != nil {
+				return err
+			}
+		}
+		for range pl.rBufs {
+			role := roleR
+			if pl.shared {
+				role |= roleS
+			}
+			pc, err := r.newPiece(c, role, pl.rBytes)
+			if err != nil {
+				return err
+			}
+			r.rBuf = append(r.rBuf, pc)
+		}
+		if pl.shared {
+			r.sBuf = r.rBuf[0]
+		} else if r.sBuf, err = r.newPiece(c, roleS, pl.sBytes); err != nil {
+			return err
+		}
+		r.mark("allocate")
+		return r.pipeline(ctx, c, slots, out)
+	})
+}
+
+// pipeline computes the super-tiles, each on its slot's stream, while the
+// host delivers the previous ones and the next R piece is uploaded.
+func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, out *allpairs.Output) error {
+	items := r.pl.items()
+	var (
+		errMu sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	fail := func(err error) {
+		errMu.Lock()
+		if first == nil {
+			first = err
+		}
+		errMu.Unlock()
+	}
+	failed := func() error {
+		errMu.Lock()
+		defer errMu.Unlock()
+		return first
+	}
+	deliver := func(i int) error {
+		sl := slots[i%len(slots)]
+		if err := c.Wait(sl.ev); err != nil {
+			return err
+		}
+		sl.done = make(chan struct{})
+		wg.Add(1)
+		go func(s super, sl *slot) {
+			defer wg.Done()
+			defer close(sl.done)
+			if err := r.deliver(s, sl, out); err != nil {
+				fail(err)
+			}
+		}(items[i].s, sl)
+		return nil
+	}
+	// The next R piece, uploading into the buffer not in use.
+	var next struct {
+		u     *uploader
+		pc    *piece
+		a     int
+		steps int
+	}
+	var err error
+	for i, it := range items {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		if err = failed(); err != nil {
+			break
+		}
+		newBlock := i == 0 || it.a != items[i-1].a || it.b != items[i-1].b
+		if newBlock {
+			if err = r.enter(c, it, next.u, next.pc, next.a); err != nil {
+				break
+			}
+			next.u, next.pc = nil, nil
+			if i == 0 {
+				r.mark("upload and build")
+			}
+		}
+		sl := slots[i%len(slots)]
+		if sl.done != nil {
+			<-sl.done // the host is done with the slot's last super-tile
+		}
+		if err = r.queue(c, sl, it.s); err != nil {
+			break
+		}
+		r.rp.lastUse, r.sp.lastUse = i, i
+		if i > 0 {
+			if err = deliver(i - 1); err != nil {
+				break
+			}
+		}
+		if newBlock && len(r.rBuf) > 1 {
+			// Everything before this block is done: start the upload
+			// of the next block's R piece into the other buffer.
+			end := i + 1
+			for end < len(items) && items[end].a == it.a && items[end].b == it.b {
+				end++
+			}
+			if end < len(items) && items[end].a != it.a {
+				pc := r.rBuf[0]
+				if pc == r.rp {
+					pc = r.rBuf[1]
+				}
+				if want := r.pl.rPieces[items[end].a]; pc.lastUse < i && !(pc.loaded && pc.sp == want) {
+					next.u, next.pc, next.a = &uploader{st: r.st, s: r.up}, pc, items[end].a
+					if err = r.load(c, pc, want, next.u); err != nil {
+						break
+					}
+					next.steps = max(1, end-i-1)
+				}
+			}
+		}
+		if next.u != nil && !next.u.done() {
+			// Spread the upload over the block's super-tiles.
+			if err = next.u.step(c, ceilDiv(next.u.left, next.steps)); err != nil {
+				break
+			}
+			next.steps = max(1, next.steps-1)
+		}
+	}
+	if err == nil && len(items) > 0 {
+		err = deliver(len(items) - 1)
+	}
+	r.mark("count and copy")
+	wg.Wait()
+	r.mark("deliver")
+	if err == nil {
+		err = failed()
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+// enter makes the pieces of it's block current: S's piece (loaded after
+// the device is done with the last one), and R's, which may be on its way
+// through u into pc.
+func (r *runner) enter(c *gpurt.Ctx, it item, u *uploader, pc *piece, a int) error {
+	want := r.pl.sPieces[it.b]
+	if !r.sBuf.loaded || r.sBuf.sp != want {
+		if err := c.Synchronize(); err != nil {
+			return err
+		}
+		if err := r.loadNow(c, r.sBuf, want); err != nil {
+			return err
+		}
+	}
+	r.sp = r.sBuf
+	want = r.pl.rPieces[it.a]
+	if r.pl.shared {
+		r.rp = r.sBuf
+		return nil
+	}
+	if u != nil && a == it.a {
+		if err := u.flush(c); err != nil {
+			return err
+		}
+		if err := r.built(c, pc); err != nil {
+			return err
+		}
+	}
+	for _, pc := range r.rBuf {
+		if pc.loaded && pc.sp == want {
+			r.rp = pc
+			return c.Wait(pc.ev)
+		}
+	}
+	// Not prefetched: load it into a buffer the device is done with.
+	pc = r.rBuf[0]
+	if len(r.rBuf) > 1 && pc == r.rp {
+		pc = r.rBuf[1]
+	}
+	if err := c.Synchronize(); err != nil {
+		return err
+	}
+	if err := r.loadNow(c, pc, want); err != nil {
+		return err
+	}
+	r.rp = pc
+	return nil
+}
+
+// queue queues one super-tile: its counts, the repacking into the
+// caller's tiles, and the copy to the slot's pinned memory.
+func (r *runner) queue(c *gpurt.Ctx, sl *slot, s super) error {
+	g := r.pl.g
+	if err := r.t.fill(c, r, sl, s); err != nil {
+		return err
+	}
+	n := s.rows * s.cols
+	self := uint32(0)
+	if g.self {
+		self = 1
+	}
+	isFloat := uint32(0)
+	if _, ok := r.t.(mmTech); ok && r.pl.half {
+		isFloat = 1
+	}
+	rows, cols := min(g.rows, s.rows), min(g.cols, s.cols)
+	if err := r.launch(c, "repack", blocks(min(ceilDiv(n, 256), r.info.SMs*32)), threads, 0, sl.stream,
+		sl.d, isFloat, uint64(r.pl.ldd), uint32(s.rows), uint32(s.cols), uint32(rows), uint32(cols),
+		uint64(s.r0), uint64(s.c0), self, sl.pk); err != nil {
+		return err
+	}
+	// Copy only the tiles the caller gets (not those below the diagonal),
+	// in runs of adjacent ones.
+	spans := [][2]int{{0, n}}
+	if _, _, ok := r.p.Tiled(); ok {
+		spans = spans[:0]
+		for _, t := range g.parts(s) {
+			end := t.off + t.rows*t.cols
+			if k := len(spans) - 1; k >= 0 && spans[k][1] == t.off {
+				spans[k][1] = end
+			} else {
+				spans = append(spans, [2]int{t.off, end})
+			}
+		}
+	}
+	for _, sp := range spans {
+		lo, hi := 4*sp[0], 4*sp[1]
+		if err := c.CopyToHostAsync(sl.host[lo:hi], sl.pk.Slice(lo, hi-lo), sl.stream); err != nil {
+			return err
+		}
+	}
+	return c.Record(sl.ev, sl.stream)
+}
+
+// deliver hands a super-tile, now in pinned memory, to out: the caller's
+// tiles one by one, or for pair plans row strips filtered in parallel.
+func (r *runner) deliver(s super, sl *slot, out *allpairs.Output) error {
+	all := asUint32s(sl.host)
+	g := r.pl.g
+	if _, _, ok := r.p.Tiled(); ok {
+		for _, t := range g.parts(s) {
+			tile := &allpairs.Tile{Row0: t.row0, Col0: t.col0, Rows: t.rows, Cols: t.cols, Counts: all[t.off : t.off+t.rows*t.cols]}
+			if err := out.Tile(tile); err != nil {
+				return err
+			}
+			out.Progress(pairsIn(g.self, t.row0, t.col0, t.rows, t.cols))
+		}
+		return nil
+	}
+	strips := clamp(r.p.Threads, 1, s.rows)
+	h := ceilDiv(s.rows, strips)
+	var wg sync.WaitGroup
+	errs := make([]error, strips)
+	for k := 0; k < strips; k++ {
+		x0 := k * h
+		if x0 >= s.rows {
+			break
+		}
+		x1 := min(s.rows, x0+h)
+		wg.Add(1)
+		go func(k, x0, x1 int) {
+			defer wg.Done()
+			tile := &allpairs.Tile{Row0: s.r0 + x0, Col0: s.c0, Rows: x1 - x0, Cols: s.cols, Counts: all[x0*s.cols : x1*s.cols]}
+			errs[k] = out.Tile(tile)
+			out.Progress(pairsIn(g.self, tile.Row0, tile.Col0, tile.Rows, tile.Cols))
+		}(k, x0, x1)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

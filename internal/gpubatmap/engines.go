@@ -1,0 +1,288 @@
+package gpubatmap
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/xsect/xsect/allpairs"
+	"github.com/xsect/xsect/batmap"
+	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/pairs"
+)
+
+func init() {
+	pairs.Register(pairsEngine{})
+	allpairs.Register(allpairsEngine{})
+}
+
+// The cost model, measured on the H100 host (docs/BATMAP.md): seconds to
+// open the GPU (driver, context, cached module, pinned buffers) and what a
+// process that opened it spends more in its exit (the context's teardown:
+// 0.11 to 0.13 s in whole runs of xsect pairs), 32-bit word pairs the
+// kernel compares per second (tile padding included), the fixed costs of a
+// run and a batch, the upload rate, and the CPU's cost of inserting one
+// element into a batmap (per thread, with the tidlists built on the way:
+// 70 to 100 ns on the H100 host's 16 cores).
+const (
+	openSeconds  = 0.22
+	closeSeconds = 0.12
+	wordPairRate = 3.5e12
+	runSetup     = 3e-3
+	batchSetup   = 50e-6
+	uploadRate   = 15e9
+	insertNS     = 80
+	// cpuWordPairNS is about what the CPU's AVX-512 kernel takes per word
+	// pair and thread: past openSeconds of such work, the allpairs
+	// engine's estimates start opening the GPU.
+	cpuWordPairNS = 0.035
+)
+
+// layoutConfig is the engines' batmap configuration; tests force
+// insertion failures and entry widths through it.
+var layoutConfig batmap.Config
+
+// estimate predicts a run over sets of the given sizes with layout l:
+// seconds (the CPU's building on threads while the GPU opens, whichever
+// takes longer, then the device's work, and the cost of closing the GPU
+// unless it is open already), the device memory, and a description.
+// elements is the sum of the sizes. With warm, when the comparisons alone
+// would keep the CPU busy longer than opening the GPU takes, it starts
+// opening it (Prewarm), so that the GPU is ready by the time the planner
+// has chosen and the batmaps are built.
+func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, m mode, warm bool) (float64, int64, string, error) {
+	if err := gpurt.Present(); err != nil {
+		return 0, 0, "", err
+	}
+	info := deviceInfo()
+	widths := make([]int, len(sizes))
+	maxN := 0
+	for i, n := range sizes {
+		widths[i] = l.Words(n)
+		maxN = max(maxN, n)
+	}
+	slices.Sort(widths)
+	offsets := make([]uint64, len(widths)+1)
+	for i, w := range widths {
+		offsets[i+1] = offsets[i] + uint64(w)
+	}
+	pl, err := newPlan(planInput{offsets: offsets, maxSize: maxN}, m, maxBatchEntries, int64(info.Memory)-reserve)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	if warm && pl.wordPairs*cpuWordPairNS*1e-9/float64(max(threads, 1)) > openSeconds {
+		Prewarm()
+	}
+	// The batmaps are built while the GPU opens. Closing it counts until
+	// it is being opened; then it is paid whatever runs.
+	build := float64(elements) * insertNS * 1e-9 / float64(max(threads, 1))
+	sec := max(openWait(), build)
+	if warmStart.Load() == 0 {
+		sec += closeSeconds
+	}
+	sec += runSetup + float64(4*pl.words)/uploadRate + pl.wordPairs/wordPairRate + batchSetup*float64(len(pl.batches))
+	detail := fmt.Sprintf("%s; %d batmaps in %d groups, %d tiles in %d batches, %.3g word pairs on %s",
+		l, len(sizes), len(pl.groups), len(pl.tiles), len(pl.batches), pl.wordPairs, info.Name)
+	return sec, pl.memory(), detail, nil
+}
+
+// LastStats returns the figures of the engines' last run in this
+// process, or nil.
+func LastStats() *Stats { return lastStats.Load() }
+
+var lastStats atomic.Pointer[Stats]
+
+// String describes the figures in one line.
+func (s *Stats) String() string {
+	return fmt.Sprintf("%s: %d batches, %d tiles, %.3g word pairs, %d entries back, upload %.1f ms, kernels %.1f ms (device), run %.1f ms, %s of device memory",
+		s.Kernel, s.Batches, s.Tiles, s.WordPairs, s.Entries, ms(s.Upload), ms(s.KernelDev), ms(s.Total), gpurt.FormatBytes(uint64(s.Memory)))
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+
+// ------------------------------------------------------------ pairs
+
+// pairsEngine mines frequent pairs with BATMAP on the GPU: one batmap per
+// frequent item's tidlist, built on the CPU, all pairs compared on the
+// device, the frequent ones compacted there.
+type pairsEngine struct{}
+
+func (pairsEngine) Name() string   { return "batmap" }
+func (pairsEngine) Device() string { return "gpu" }
+
+func (pairsEngine) Available() error {
+	if err := gpurt.Present(); err != nil {
+		return fmt.Errorf("%w: %v", pairs.ErrCannotRun, err)
+	}
+	return nil
+}
+
+func pairsLayout(d *pairs.Data) (*batmap.Layout, []int, error) { return d.BatmapLayout(layoutConfig) }
+
+func (pairsEngine) Estimate(d *pairs.Data) (pairs.Estimate, error) {
+	l, sizes, err := pairsLayout(d)
+	if err != nil {
+		return pairs.Estimate{}, fmt.Errorf("%w: %v", pairs.ErrCannotRun, err)
+	}
+	// No speculative opening here: the planner may well choose a CPU
+	// engine (the padded tiles of sparse data overstate the comparisons),
+	// and a process that opened the GPU pays its teardown at exit. Run
+	// starts opening it before it builds the batmaps.
+	sec, dmem, detail, err := estimate(l, sizes, d.Occurrences, d.Threads, modePairs, false)
+	if err != nil {
+		return pairs.Estimate{}, fmt.Errorf("%w: %v", pairs.ErrCannotRun, err)
+	}
+	return pairs.Estimate{Seconds: sec, Memory: d.VerticalBytes() + l.Memory(sizes, d.Threads),
+		Detail: fmt.Sprintf("%s, %s of device memory", detail, gpurt.FormatBytes(uint64(dmem)))}, nil
+}
+
+func (pairsEngine) Run(ctx context.Context, d *pairs.Data, out *pairs.Output) error {
+	// Open the GPU while the tidlists and batmaps are built on the CPU.
+	Prewarm()
+	l, _, err := pairsLayout(d)
+	if err != nil {
+		return err
+	}
+	b, err := d.BuildBatmaps(ctx, l, out)
+	if err != nil {
+		return err
+	}
+	dev, err := Default()
+	if err != nil {
+		return err
+	}
+	opt := Options{MinCount: uint32(min(d.MinSupport, 1<<32-1)), Threads: d.Threads,
+		Progress: func(done, total int64) { out.Progress("pairs", done, total) }, Stats: new(Stats)}
+	defer func() { lastStats.Store(opt.Stats) }()
+	writers := make([]*pairs.Writer, d.Threads)
+	for i := range writers {
+		writers[i] = out.Writer()
+	}
+	defer func() {
+		for _, w := range writers {
+			w.Close()
+		}
+	}()
+	if out.CountOnly() {
+		n, err := Count(ctx, dev, b, opt)
+		writers[0].AddCount(n)
+		return err
+	}
+	return Pairs(ctx, dev, b, opt, func(w int, ps []Pair) error {
+		wr := writers[w]
+		for _, p := range ps {
+			wr.Add(b.IDs[p.P], b.IDs[p.Q], p.Count)
+		}
+		return out.Err()
+	})
+}
+
+// ------------------------------------------------------------ allpairs
+
+// allpairsEngine is BATMAP in package allpairs on the GPU: self-joins
+// only, every set a batmap, the pairs that reach their threshold
+// compacted on the device.
+type allpairsEngine struct{}
+
+func (allpairsEngine) Name() string { return "batmap" }
+
+func (allpairsEngine) Kind() allpairs.DeviceKind { return allpairs.GPU }
+
+func (allpairsEngine) Device() (allpairs.Device, error) {
+	d := allpairs.Device{Kind: allpairs.GPU, Name: "no GPU"}
+	dev, err := Default()
+	if err != nil {
+		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+	}
+	info := dev.Info()
+	d.Name, d.Parallelism = info.Name, info.SMs
+	free, _, err := dev.FreeMemory()
+	if err != nil {
+		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+	}
+	d.Memory = int64(free)
+	return d, nil
+}
+
+func allpairsLayout(p *allpairs.Problem) (*batmap.Layout, []int, error) {
+	sizes := make([]int, p.R.Len())
+	for i := range sizes {
+		sizes[i] = p.R.SetLen(i)
+	}
+	l, err := batmap.NewLayout(uint64(max(p.Universe, 1)), sizes, layoutConfig)
+	return l, sizes, err
+}
+
+func (allpairsEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
+	if _, _, ok := p.Tiled(); ok {
+		return allpairs.Estimate{}, fmt.Errorf("%w: its tiles follow the batmaps' order, not the caller's grid", allpairs.ErrCannotRun)
+	}
+	if !p.Self {
+		return allpairs.Estimate{}, fmt.Errorf("%w: compares a collection with itself only", allpairs.ErrCannotRun)
+	}
+	l, sizes, err := allpairsLayout(p)
+	if err != nil {
+		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+	}
+	sec, dmem, detail, err := estimate(l, sizes, p.Stats.R.Elements, p.Threads, modePairs, true)
+	if err != nil {
+		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+	}
+	return allpairs.Estimate{Seconds: sec, Memory: dmem, Detail: detail}, nil
+}
+
+func (allpairsEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
+	// Open the GPU while the batmaps are built on the CPU.
+	Prewarm()
+	l, _, err := allpairsLayout(p)
+	if err != nil {
+		return err
+	}
+	b, err := l.Build(p.R, p.Threads, nil)
+	if err != nil {
+		return err
+	}
+	dev, err := Default()
+	if err != nil {
+		return err
+	}
+	// Thresholds by position: a pair's is the smaller of its sets'
+	// (Problem.Need), the same array on both sides of a self-join.
+	need := make([]uint32, b.Len())
+	for k, id := range b.IDs {
+		need[k] = p.NeedR(int(id))
+	}
+	var reported int64
+	opt := Options{Need: need, Threads: p.Threads, Progress: func(done, total int64) {
+		out.Progress(done - reported)
+		reported = done
+	}, Stats: new(Stats)}
+	defer func() { lastStats.Store(opt.Stats) }()
+	writers := make([]*allpairs.Writer, p.Threads)
+	for i := range writers {
+		writers[i] = out.Writer()
+	}
+	defer func() {
+		for _, w := range writers {
+			w.Close()
+		}
+	}()
+	if writers[0].CountOnly() {
+		n, err := Count(ctx, dev, b, opt)
+		writers[0].AddCount(n)
+		return err
+	}
+	return Pairs(ctx, dev, b, opt, func(w int, ps []Pair) error {
+		wr := writers[w]
+		for _, pr := range ps {
+			i, j := int(b.IDs[pr.P]), int(b.IDs[pr.Q])
+			if i > j {
+				i, j = j, i
+			}
+			wr.Add(i, j, pr.Count)
+		}
+		return out.Err()
+	})
+}

@@ -1,0 +1,595 @@
+package gpubatmap
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/xsect/xsect/batmap"
+	"github.com/xsect/xsect/internal/gpurt"
+)
+
+// Knobs that tests turn to force many batches and small pinned pieces.
+var (
+	// maxBatchEntries bounds the entries (compacted pairs, or dense
+	// counts) one batch may write.
+	maxBatchEntries int64 = 1 << 24
+	// pinnedBytes is the size of each of the two pinned host buffers that
+	// outputs come back through and batmaps go up through.
+	pinnedBytes = 8 << 20
+)
+
+// reserve is device memory left unplanned: the context, other users.
+const reserve = 512 << 20
+
+// state is one device's: the pinned buffers, kept from run to run (the
+// modules stay loaded in the device's context).
+type state struct {
+	mu     sync.Mutex // one run at a time
+	pinned [2]*gpurt.HostBuffer
+	meta   [2]*gpurt.HostBuffer
+}
+
+var states struct {
+	sync.Mutex
+	m map[*gpurt.Device]*state
+}
+
+func stateOf(dev *gpurt.Device) *state {
+	states.Lock()
+	defer states.Unlock()
+	if states.m == nil {
+		states.m = map[*gpurt.Device]*state{}
+	}
+	st := states.m[dev]
+	if st == nil {
+		st = &state{}
+		states.m[dev] = st
+	}
+	return st
+}
+
+// warm allocates the pinned buffers and loads the compiler's library (the
+// kernel a run needs is known only then). Inside Do.
+func (st *state) warm(c *gpurt.Ctx) error {
+	gpurt.Compiler() // an error shows again when a kernel loads
+	for i := range st.pinned {
+		if st.pinned[i] == nil {
+			h, err := c.AllocHost(pinnedBytes)
+			if err != nil {
+				return err
+			}
+			st.pinned[i] = h
+		}
+	}
+	return nil
+}
+
+// metaBuf returns slot i's pinned buffer for counters and runs, at least n
+// bytes.
+func (st *state) metaBuf(c *gpurt.Ctx, i, n int) ([]byte, error) {
+	if h := st.meta[i]; h != nil && len(h.Bytes()) >= n {
+		return h.Bytes()[:n], nil
+	}
+	if st.meta[i] != nil {
+		if err := c.FreeHost(st.meta[i]); err != nil {
+			return nil, err
+		}
+		st.meta[i] = nil
+	}
+	h, err := c.AllocHost(max(n, 64<<10))
+	if err != nil {
+		return nil, err
+	}
+	st.meta[i] = h
+	return h.Bytes()[:n], nil
+}
+
+// growPinned makes both pinned buffers at least n bytes.
+func (st *state) growPinned(c *gpurt.Ctx, n int) error {
+	for i, h := range st.pinned {
+		if len(h.Bytes()) >= n {
+			continue
+		}
+		if err := c.FreeHost(h); err != nil {
+			return err
+		}
+		st.pinned[i] = nil
+		nh, err := c.AllocHost(n)
+		if err != nil {
+			return err
+		}
+		st.pinned[i] = nh
+	}
+	return nil
+}
+
+func u32s(b []byte) []uint32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+func u64s(b []byte) []uint64 {
+	if len(b) < 8 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), len(b)/8)
+}
+
+// kernelName returns the kernel for the batmaps' entries.
+func kernelName(b *batmap.Batmaps) string {
+	switch b.Layout.EntryBits {
+	case 8:
+		if maxSize(b) >= 1<<25 {
+			return "batmap8popc" // DP4A's 128 per match would overflow
+		}
+		return "batmap8"
+	case 16:
+		return "batmap16"
+	}
+	return "batmap32"
+}
+
+func maxSize(b *batmap.Batmaps) int {
+	m := 0
+	for _, s := range b.Sizes {
+		m = max(m, int(s))
+	}
+	return m
+}
+
+func planFor(b *batmap.Batmaps, m mode, budget int64) (*plan, error) {
+	return newPlanFailed(planInput{offsets: b.Offsets, maxSize: maxSize(b)}, m, maxBatchEntries, budget,
+		4*int64(b.Len()+1)+12*int64(len(b.Failed)))
+}
+
+// run computes the batmaps' pairs on dev in mode m, delivering them
+// through emit (modePairs) or tileFn (modeDense); modeCount returns the
+// count.
+func run(ctx context.Context, dev *gpurt.Device, b *batmap.Batmaps, opt Options, m mode,
+	emit func(int, []Pair) error, tileFn func(*batmap.Tile) error) (int64, error) {
+	start := time.Now()
+	if b.Len() < 2 {
+		return 0, ctx.Err()
+	}
+	st := stateOf(dev)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var total int64
+	err := dev.Do(func(c *gpurt.Ctx) error {
+		if err := st.warm(c); err != nil {
+			return err
+		}
+		free, _, err := c.MemInfo()
+		if err != nil {
+			return err
+		}
+		budget := int64(free) - reserve
+		if opt.Memory > 0 {
+			budget = min(budget, opt.Memory)
+		}
+		pl, err := planFor(b, m, budget)
+		if err != nil {
+			return err
+		}
+		d := newDecoder(b, pl, opt)
+		d.emit, d.tileFn = emit, tileFn
+		r := &runner{st: st, c: c, b: b, pl: pl, d: d, opt: opt}
+		defer r.release()
+		total, err = r.run(ctx)
+		if opt.Stats != nil {
+			s := opt.Stats
+			s.Kernel, s.Batches, s.Tiles, s.WordPairs, s.Memory = kernelName(b), len(pl.batches), len(pl.tiles), pl.wordPairs, pl.memory()
+			s.Entries, s.Upload, s.KernelDev = r.entries, r.upload, r.kernelDev
+		}
+		return err
+	})
+	if opt.Stats != nil {
+		opt.Stats.Total = time.Since(start)
+	}
+	return total, err
+}
+
+// runner is one run's device state.
+type runner struct {
+	st  *state
+	c   *gpurt.Ctx
+	b   *batmap.Batmaps
+	pl  *plan
+	d   *decoder
+	opt Options
+
+	owned   []gpurt.Buffer
+	streams [2]*gpurt.Stream
+	metaEv  [2]*gpurt.Event // after each slot's counters and runs are copied back
+	doneEv  [2]*gpurt.Event // after each slot's last kernel
+	pinEv   [2]*gpurt.Event // after each pinned buffer's last upload
+	first   *gpurt.Event    // before the first kernel
+	ran     [2]bool
+
+	kernel                     *gpurt.Kernel
+	words, ginfo, gbase, tiles gpurt.Buffer
+	need, foff, fel, fh        gpurt.Buffer
+	out, meta                  [2]gpurt.Buffer
+
+	entries   int64
+	upload    time.Duration
+	kernelDev time.Duration
+}
+
+func (r *runner) alloc(n int64) (gpurt.Buffer, error) {
+	buf, err := r.c.Alloc(int(max(n, 8)))
+	if err != nil {
+		return gpurt.Buffer{}, err
+	}
+	r.owned = append(r.owned, buf)
+	return buf, nil
+}
+
+func (r *runner) release() {
+	c := r.c
+	c.Synchronize()
+	for i := range r.streams {
+		c.DestroyEvent(r.metaEv[i])
+		c.DestroyEvent(r.doneEv[i])
+		c.DestroyEvent(r.pinEv[i])
+		c.DestroyStream(r.streams[i])
+	}
+	c.DestroyEvent(r.first)
+	for _, buf := range r.owned {
+		c.Free(buf)
+	}
+}
+
+func (r *runner) run(ctx context.Context) (int64, error) {
+	c, pl, b := r.c, r.pl, r.b
+	var err error
+	name := kernelName(b)
+	mod, err := c.Load(sourceOf(name))
+	if err != nil {
+		return 0, err
+	}
+	if r.kernel, err = mod.Kernel(name); err != nil {
+		return 0, err
+	}
+	for i := range r.streams {
+		if r.streams[i], err = c.NewStream(); err != nil {
+			return 0, err
+		}
+		if r.metaEv[i], err = c.NewEvent(); err != nil {
+			return 0, err
+		}
+		if r.doneEv[i], err = c.NewEvent(); err != nil {
+			return 0, err
+		}
+		if r.pinEv[i], err = c.NewEvent(); err != nil {
+			return 0, err
+		}
+	}
+	if r.first, err = c.NewEvent(); err != nil {
+		return 0, err
+	}
+	// Device memory, as planned.
+	G := len(pl.groups)
+	if r.words, err = r.alloc(4 * pl.words); err != nil {
+		return 0, err
+	}
+	if r.ginfo, err = r.alloc(16 * int64(G)); err != nil {
+		return 0, err
+	}
+	if r.gbase, err = r.alloc(8 * int64(G)); err != nil {
+		return 0, err
+	}
+	if r.tiles, err = r.alloc(8 * int64(len(pl.tiles))); err != nil {
+		return 0, err
+	}
+	n := int64(pl.n)
+	if r.need, err = r.alloc(4 * n); err != nil {
+		return 0, err
+	}
+	if r.foff, err = r.alloc(4 * (n + 1)); err != nil {
+		return 0, err
+	}
+	F := int64(len(b.Failed))
+	if r.fel, err = r.alloc(4 * F); err != nil {
+		return 0, err
+	}
+	if r.fh, err = r.alloc(8 * F); err != nil {
+		return 0, err
+	}
+	metaBytes := 32 + 8*int64(pl.maxTiles)
+	for i := range r.out {
+		if r.out[i], err = r.alloc(pl.entryBytes() * max(pl.maxEntries, 1)); err != nil {
+			return 0, err
+		}
+		if r.meta[i], err = r.alloc(metaBytes); err != nil {
+			return 0, err
+		}
+	}
+	// Upload: the batmaps through the pinned buffers, the small arrays
+	// straight from Go memory (the driver stages them).
+	t0 := time.Now()
+	s0 := r.streams[0]
+	if err := r.uploadWords(s0); err != nil {
+		return 0, err
+	}
+	ginfo := make([]uint32, 4*G)
+	gbase := make([]uint64, G)
+	for g, gr := range pl.groups {
+		ginfo[4*g], ginfo[4*g+1], ginfo[4*g+2] = uint32(gr.start), uint32(gr.len), uint32(gr.width)
+		gbase[g] = gr.base
+	}
+	tiles := make([]uint32, 2*len(pl.tiles))
+	for i, t := range pl.tiles {
+		tiles[2*i], tiles[2*i+1] = t.g, t.h
+	}
+	// The failed elements, by position, with their hashes for tables 1
+	// and 2, for the exact corrections.
+	if F >= 1<<32 {
+		return 0, fmt.Errorf("gpubatmap: %d failed insertions, at most 2^32-1", F)
+	}
+	foff := make([]uint32, n+1)
+	for p := range foff {
+		foff[p] = uint32(b.FailOffsets[p])
+	}
+	fh := make([]uint32, 2*F)
+	for k, x := range b.Failed {
+		fh[2*k], fh[2*k+1] = b.Layout.Hash(0, x), b.Layout.Hash(1, x)
+	}
+	for _, u := range []struct {
+		dst gpurt.Buffer
+		src []byte
+	}{
+		{r.ginfo, gpurt.Bytes(ginfo)}, {r.gbase, gpurt.Bytes(gbase)}, {r.tiles, gpurt.Bytes(tiles)},
+		{r.need, gpurt.Bytes(r.d.deviceNeed())}, {r.foff, gpurt.Bytes(foff)},
+		{r.fel, gpurt.Bytes(b.Failed)}, {r.fh, gpurt.Bytes(fh)},
+	} {
+		if len(u.src) > 0 {
+			if err := c.CopyToDeviceAsync(u.dst.Slice(0, len(u.src)), u.src, s0); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := c.Sync(s0); err != nil {
+		return 0, err
+	}
+	r.upload = time.Since(t0)
+	if pl.mode == modeDense {
+		// Whole rows of a batch come back in one piece.
+		if err := r.st.growPinned(c, int(4*n)); err != nil {
+			return 0, err
+		}
+	}
+	total, err := r.pipeline(ctx)
+	if err == nil {
+		for i := range r.doneEv {
+			if !r.ran[i] {
+				continue
+			}
+			if t, e := c.Elapsed(r.first, r.doneEv[i]); e == nil {
+				r.kernelDev = max(r.kernelDev, t)
+			}
+		}
+	}
+	return total, err
+}
+
+// uploadWords copies the batmaps to the device through the two pinned
+// buffers: goroutines fill one while the device reads the other.
+func (r *runner) uploadWords(s *gpurt.Stream) error {
+	c := r.c
+	src := gpurt.Bytes(r.b.Words)
+	piece := len(r.st.pinned[0].Bytes())
+	var used [2]bool
+	threads := r.d.threads
+	for i, off := 0, 0; off < len(src); i, off = i+1, off+piece {
+		k := i % 2
+		if used[k] {
+			if err := c.Wait(r.pinEv[k]); err != nil {
+				return err
+			}
+		}
+		m := min(piece, len(src)-off)
+		dst := r.st.pinned[k].Bytes()[:m]
+		parallelCopy(dst, src[off:off+m], threads)
+		if err := c.CopyToDeviceAsync(r.words.Slice(off, m), dst, s); err != nil {
+			return err
+		}
+		if err := c.Record(r.pinEv[k], s); err != nil {
+			return err
+		}
+		used[k] = true
+	}
+	return nil
+}
+
+// parallelCopy copies src to dst on up to threads goroutines.
+func parallelCopy(dst, src []byte, threads int) {
+	const grain = 1 << 20
+	T := min(threads, (len(src)+grain-1)/grain)
+	if T <= 1 {
+		copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range T {
+		a, e := len(src)*w/T, len(src)*(w+1)/T
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[a:e], src[a:e])
+		}()
+	}
+	wg.Wait()
+}
+
+// queue queues batch bi on slot bi%2: zeroed counters (and dense output),
+// the kernel, the copy of the counters and runs to pinned memory.
+func (r *runner) queue(bi int) error {
+	c, pl := r.c, r.pl
+	bt := &pl.batches[bi]
+	s := bi % 2
+	st := r.streams[s]
+	if bi == 0 {
+		if err := c.Record(r.first, st); err != nil {
+			return err
+		}
+	}
+	if err := c.Memset32(r.meta[s].Slice(0, 32), 0, st); err != nil {
+		return err
+	}
+	ldo := uint64(pl.n - bt.rows[0])
+	if pl.mode == modeDense {
+		if err := c.Memset32(r.out[s].Slice(0, int(4*bt.entries)), 0, st); err != nil {
+			return err
+		}
+	}
+	wide := uint32(b2i(pl.wide))
+	nt := len(bt.tiles)
+	capEntries := uint64(max(bt.entries, 0))
+	if pl.mode != modeDense && capEntries >= 1<<32-1 {
+		return fmt.Errorf("gpubatmap: batch of %d entries (at most 2^32-2)", capEntries)
+	}
+	if err := c.Launch(r.kernel, gpurt.Dim{X: nt}, gpurt.Dim{X: 256}, 0, st,
+		r.words, r.ginfo, r.gbase, r.tiles.Slice(8*bt.firstTile, 8*nt), r.need, r.foff, r.fel, r.fh,
+		uint32(r.b.Layout.Shift), uint32(r.b.Layout.R0), uint32(pl.mode), wide, uint32(bt.rows[0]), ldo, r.out[s], capEntries,
+		r.meta[s].Slice(32, 8*nt), r.meta[s].Slice(0, 32)); err != nil {
+		return err
+	}
+	if err := c.Record(r.doneEv[s], st); err != nil {
+		return err
+	}
+	r.ran[s] = true
+	host, err := r.st.metaBuf(c, s, 32+8*nt)
+	if err != nil {
+		return err
+	}
+	if err := c.CopyToHostAsync(host, r.meta[s].Slice(0, 32+8*nt), st); err != nil {
+		return err
+	}
+	return c.Record(r.metaEv[s], st)
+}
+
+// pipeline runs the batches, two in flight, and decodes each one's output
+// while the next runs: pieces of it are copied into the two pinned
+// buffers in turn, and the decoder's workers take each piece in small
+// jobs, so that they stay busy while the next piece is copied.
+func (r *runner) pipeline(ctx context.Context) (int64, error) {
+	c, pl := r.c, r.pl
+	nb := len(pl.batches)
+	for bi := range min(2, nb) {
+		if err := r.queue(bi); err != nil {
+			return 0, err
+		}
+	}
+	// Dense pieces are delivered in order by one goroutine; pairs by the
+	// decoder's workers.
+	var dense chan error
+	waitDense := func() error {
+		if dense == nil {
+			return nil
+		}
+		err := <-dense
+		dense = nil
+		return err
+	}
+	var pinUse [2]sync.WaitGroup // the jobs still reading each pinned buffer
+	if pl.mode == modePairs {
+		r.d.start()
+	}
+	defer func() {
+		waitDense()
+		r.d.stop()
+	}()
+	var counted, done int64
+	eb := pl.entryBytes()
+	pin := 0
+	var totalPairs int64
+	for _, bt := range pl.batches {
+		totalPairs += bt.pairs
+	}
+	if r.opt.Progress != nil {
+		r.opt.Progress(0, totalPairs)
+	}
+	for bi := 0; bi < nb; bi++ {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if err := r.d.err(); err != nil {
+			return 0, err
+		}
+		s := bi % 2
+		bt := &pl.batches[bi]
+		if err := c.Wait(r.metaEv[s]); err != nil {
+			return 0, err
+		}
+		meta := r.st.meta[s].Bytes()
+		counters := u64s(meta[:32])
+		if counters[2] != 0 {
+			return 0, fmt.Errorf("gpubatmap: batch %d overflowed its %d entries (a bug)", bi, bt.entries)
+		}
+		var entries int64
+		var spans []span
+		switch pl.mode {
+		case modeDense:
+			entries = bt.entries
+		case modePairs:
+			entries = int64(counters[0])
+			spans = spansOf(bt, u32s(meta[32:32+8*len(bt.tiles)]))
+		case modeCount:
+			counted += int64(counters[1])
+		}
+		r.entries += entries
+		per := int64(len(r.st.pinned[0].Bytes())) / eb
+		cols := int64(pl.n - bt.rows[0])
+		if pl.mode == modeDense {
+			per = per / cols * cols // whole rows
+		}
+		for off := int64(0); off < entries; off += per {
+			cnt := min(per, entries-off)
+			pinUse[pin].Wait()
+			if pl.mode == modeDense {
+				if err := waitDense(); err != nil {
+					return 0, err
+				}
+			}
+			dst := r.st.pinned[pin].Bytes()[:cnt*eb]
+			if err := c.CopyToHostAsync(dst, r.out[s].Slice(int(off*eb), int(cnt*eb)), r.streams[s]); err != nil {
+				return 0, err
+			}
+			if err := c.Sync(r.streams[s]); err != nil {
+				return 0, err
+			}
+			words := u32s(dst)
+			if pl.mode == modeDense {
+				row0, rows := bt.rows[0]+int(off/cols), int(cnt/cols)
+				dense = make(chan error, 1)
+				go func() { dense <- r.d.dense(row0, bt.rows[0], rows, words) }()
+			} else {
+				r.d.submit(spans, words, off, &pinUse[pin])
+			}
+			pin ^= 1
+		}
+		// The slot's output has been copied: the slot takes batch bi+2.
+		if bi+2 < nb {
+			if err := r.queue(bi + 2); err != nil {
+				return 0, err
+			}
+		}
+		done += bt.pairs
+		if r.opt.Progress != nil {
+			r.opt.Progress(done, totalPairs)
+		}
+	}
+	if err := waitDense(); err != nil {
+		return 0, err
+	}
+	if err := r.d.stop(); err != nil {
+		return 0, err
+	}
+	return counted, nil
+}
