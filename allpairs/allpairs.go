@@ -31,10 +31,7 @@ import (
 // Pair is one reported pair: I indexes the first collection (r), J the
 // second (s, or r again in a self-join, where I < J), both by the sets'
 // original positions. Count is |r[I] ∩ s[J]|.
-type Pair struct {
-	I, J  uint32
-	Count uint32
-}
+type Pair = sets.Pair
 
 // Ratio is an exact fraction Num/Den, the form in which containment
 // thresholds are compared: no rounding ever decides whether a pair is kept.

@@ -56,18 +56,18 @@ func refPairs(r, s *sets.Collection, q Query) []Pair {
 			for j := j0; j < s.Len(); j++ {
 				c := counts[[2]int{i, j}]
 				if refKeep(q, c, r.SetLen(i), s.SetLen(j)) {
-					out = append(out, Pair{uint32(i), uint32(j), uint32(c)})
+					out = append(out, Pair{I: uint32(i), J: uint32(j), Count: uint32(c)})
 				}
 			}
 		}
 	} else {
 		for ij, c := range counts {
 			if refKeep(q, c, r.SetLen(ij[0]), s.SetLen(ij[1])) {
-				out = append(out, Pair{uint32(ij[0]), uint32(ij[1]), uint32(c)})
+				out = append(out, Pair{I: uint32(ij[0]), J: uint32(ij[1]), Count: uint32(c)})
 			}
 		}
 	}
-	slices.SortFunc(out, comparePairs)
+	slices.SortFunc(out, sets.ComparePairs)
 	return out
 }
 
@@ -128,7 +128,7 @@ func refQuery(r, s *sets.Collection, q Query, largest int) []Pair {
 			ps[x].J = uint32(sid[ps[x].J])
 		}
 	}
-	SortPairs(ps)
+	sets.SortPairs(ps)
 	return ps
 }
 
@@ -617,22 +617,6 @@ func TestExplain(t *testing.T) {
 	}
 }
 
-func TestSortPairs(t *testing.T) {
-	rng := rand.New(rand.NewPCG(4, 4))
-	ps := make([]Pair, 20000)
-	for i := range ps {
-		ps[i] = Pair{uint32(rng.IntN(3000)), uint32(rng.IntN(3000)), uint32(i)}
-	}
-	want := slices.Clone(ps)
-	slices.SortStableFunc(want, comparePairs)
-	SortPairs(ps)
-	for i := range ps {
-		if comparePairs(ps[i], want[i]) != 0 {
-			t.Fatalf("SortPairs: position %d = %v, want %v", i, ps[i], want[i])
-		}
-	}
-}
-
 // TestMMJoinProduct runs MMJoin with an external product, as a device
 // engine would, with splits that make many elements heavy.
 func TestMMJoinProduct(t *testing.T) {
@@ -687,7 +671,7 @@ func TestMMJoinProduct(t *testing.T) {
 				if err := RunMMJoin(context.Background(), p, out, split, product); err != nil {
 					t.Fatal(err)
 				}
-				SortPairs(got)
+				sets.SortPairs(got)
 				if !slices.Equal(got, want) || calls.Load() == 0 {
 					t.Fatalf("self %v query %+v element-major %v: %d calls\n%s", sc == nil, q, em, calls.Load(), diffPairs(got, want))
 				}

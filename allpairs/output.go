@@ -91,7 +91,7 @@ func (w *Writer) Add(i, j int, c uint32) {
 		w.n++
 		return
 	}
-	w.buf = append(w.buf, Pair{w.rids[i], w.sids[j], c})
+	w.buf = append(w.buf, Pair{I: w.rids[i], J: w.sids[j], Count: c})
 	if len(w.buf) == cap(w.buf) {
 		w.flush()
 	}
@@ -232,7 +232,7 @@ func compactRow(dst []Pair, rid uint32, sids, row []uint32, need uint32) int {
 	dst = dst[:len(row)]
 	k := 0
 	for y, c := range row {
-		dst[k] = Pair{rid, sids[y], c}
+		dst[k] = Pair{I: rid, J: sids[y], Count: c}
 		k += int(b2u(c >= need))
 	}
 	return k

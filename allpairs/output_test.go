@@ -48,7 +48,7 @@ func TestFilterTile(t *testing.T) {
 					for y := range tile.Cols {
 						i, j := tile.Row0+x, tile.Col0+y
 						if c := tile.At(x, y); (!self || i < j) && c >= p.Need(i, j) {
-							want = append(want, Pair{p.RIDs[i], p.SIDs[j], c})
+							want = append(want, Pair{I: p.RIDs[i], J: p.SIDs[j], Count: c})
 							wantN++
 						}
 					}

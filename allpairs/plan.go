@@ -254,7 +254,7 @@ func (pl *Plan) Collect(ctx context.Context) ([]Pair, error) {
 	if err != nil {
 		return nil, err
 	}
-	SortPairs(all)
+	sets.SortPairs(all)
 	return all, nil
 }
 
@@ -264,50 +264,6 @@ func (pl *Plan) Tiles(ctx context.Context, fn func(*Tile) error) error {
 		return errors.New("allpairs: Tiles on a pair plan")
 	}
 	return pl.run(ctx, &Output{tileFn: fn})
-}
-
-// SortPairs sorts pairs by I, then J, in linear time plus small sorts: a
-// counting sort on I, then each run of equal I sorted by J.
-func SortPairs(ps []Pair) {
-	if len(ps) < 1<<12 {
-		slices.SortFunc(ps, comparePairs)
-		return
-	}
-	var maxI uint32
-	for _, p := range ps {
-		maxI = max(maxI, p.I)
-	}
-	if int64(maxI) > 4*int64(len(ps)) {
-		slices.SortFunc(ps, comparePairs)
-		return
-	}
-	start := make([]int, int(maxI)+2)
-	for _, p := range ps {
-		start[p.I+1]++
-	}
-	for i := 1; i < len(start); i++ {
-		start[i] += start[i-1]
-	}
-	sorted := make([]Pair, len(ps))
-	fill := slices.Clone(start)
-	for _, p := range ps {
-		sorted[fill[p.I]] = p
-		fill[p.I]++
-	}
-	for i := 0; i+1 < len(start); i++ {
-		run := sorted[start[i]:start[i+1]]
-		if !slices.IsSortedFunc(run, comparePairs) {
-			slices.SortFunc(run, comparePairs)
-		}
-	}
-	copy(ps, sorted)
-}
-
-func comparePairs(a, b Pair) int {
-	if c := cmp.Compare(a.I, b.I); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.J, b.J)
 }
 
 // Explain writes the problem's statistics, every engine's estimate (or why

@@ -30,12 +30,9 @@ import (
 	"github.com/xsect/xsect/sets"
 )
 
-// Pair is a frequent pair: items A < B (the input's ids) occur together in
-// Support transactions.
-type Pair struct {
-	A, B    uint32
-	Support uint32
-}
+// Pair is a frequent pair: items I < J (the input's ids) occur together in
+// Count transactions. It is the pair type of every xsect workload.
+type Pair = sets.Pair
 
 // Options configure a plan. MinSupport is required; the zero value of the
 // others runs the fastest engine on all cores.
@@ -305,7 +302,7 @@ func Mine(ctx context.Context, tx *sets.Collection, opt Options, fn func([]Pair)
 	return p, err
 }
 
-// Collect returns the frequent pairs of tx sorted by A, then B.
+// Collect returns the frequent pairs of tx sorted by I, then J.
 func Collect(ctx context.Context, tx *sets.Collection, opt Options) ([]Pair, error) {
 	var mu sync.Mutex
 	var all []Pair
@@ -318,18 +315,8 @@ func Collect(ctx context.Context, tx *sets.Collection, opt Options) ([]Pair, err
 	if err != nil {
 		return nil, err
 	}
-	SortPairs(all)
+	sets.SortPairs(all)
 	return all, nil
-}
-
-// SortPairs sorts pairs by A, then B.
-func SortPairs(ps []Pair) {
-	slices.SortFunc(ps, func(x, y Pair) int {
-		if x.A != y.A {
-			return int(x.A) - int(y.A)
-		}
-		return int(x.B) - int(y.B)
-	})
 }
 
 // Explain describes the plan: the data's shape, every engine's estimate,
@@ -425,7 +412,7 @@ func (w *Writer) Add(a, b uint32, support uint32) {
 // pair returns the pair of ranks a and b, as items in increasing order.
 func (w *Writer) pair(a, b, support uint32) Pair {
 	x, y := w.items[a], w.items[b]
-	return Pair{min(x, y), max(x, y), support}
+	return Pair{I: min(x, y), J: max(x, y), Count: support}
 }
 
 // addRanked is Add for every pair of ps: ranks I and J, support Count.

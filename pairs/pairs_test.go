@@ -32,10 +32,10 @@ func reference(tx *sets.Collection, minSupport int) []Pair {
 	out := []Pair{}
 	for k, c := range count {
 		if int(c) >= minSupport {
-			out = append(out, Pair{k[0], k[1], c})
+			out = append(out, Pair{I: k[0], J: k[1], Count: c})
 		}
 	}
-	SortPairs(out)
+	sets.SortPairs(out)
 	return out
 }
 

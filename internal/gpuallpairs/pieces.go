@@ -95,7 +95,7 @@ type piece struct {
 	elems, offs gpurt.Buffer
 	aux         gpurt.Buffer
 	ev          *gpurt.Event // recorded once it is built
-	lastUse     int        // the last super-tile queued on it
+	lastUse     int          // the last super-tile queued on it
 }
 
 // Upload from Go memory goes through pinned staging buffers in two banks:

@@ -185,7 +185,7 @@ func (d *decoder) decodeRange(w int, spans []span, words []uint32, lo, a, e int6
 			if cnt < d.needOf(p, q) {
 				return fmt.Errorf("gpubatmap: pair (%d, %d) of count %d under its threshold %d (corrupt output)", p, q, cnt, d.needOf(p, q))
 			}
-			buf = append(buf, Pair{uint32(p), uint32(q), cnt})
+			buf = append(buf, Pair{I: uint32(p), J: uint32(q), Count: cnt})
 			if len(buf) == cap(buf) {
 				if err := d.emit(w, buf); err != nil {
 					return err

@@ -173,7 +173,7 @@ func (pairsEngine) Run(ctx context.Context, d *pairs.Data, out *pairs.Output) er
 	return Pairs(ctx, dev, b, opt, func(w int, ps []Pair) error {
 		wr := writers[w]
 		for _, p := range ps {
-			wr.Add(b.IDs[p.P], b.IDs[p.Q], p.Count)
+			wr.Add(b.IDs[p.I], b.IDs[p.J], p.Count)
 		}
 		return out.Err()
 	})
@@ -277,7 +277,7 @@ func (allpairsEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpair
 	return Pairs(ctx, dev, b, opt, func(w int, ps []Pair) error {
 		wr := writers[w]
 		for _, pr := range ps {
-			i, j := int(b.IDs[pr.P]), int(b.IDs[pr.Q])
+			i, j := int(b.IDs[pr.I]), int(b.IDs[pr.J])
 			if i > j {
 				i, j = j, i
 			}

@@ -40,6 +40,7 @@ import (
 
 	"github.com/xsect/xsect/batmap"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/sets"
 )
 
 //go:embed kernels/batmap.cu
@@ -60,11 +61,8 @@ func sourceOf(name string) gpurt.Source {
 // device; the engines wrap them again in their packages' ErrCannotRun.
 var errCannotRun = errors.New("cannot run")
 
-// Pair is a pair of batmaps by position (P < Q) and |S_P ∩ S_Q|, exact.
-type Pair struct {
-	P, Q  uint32
-	Count uint32
-}
+// Pair is a pair of batmaps by position, I < J, with |S_I ∩ S_J|, exact.
+type Pair = sets.Pair
 
 // Options configure a run. The zero value counts every pair.
 type Options struct {

@@ -496,17 +496,17 @@ func checkResults(t *testing.T, c refCase, b *batmap.Batmaps, runFn func(opt Opt
 			t.Fatalf("pairs, need %v/%v: %d pairs, want %d", opt.MinCount, opt.Need != nil, len(pairs), wantN)
 		}
 		slices.SortFunc(pairs, func(x, y Pair) int {
-			if x.P != y.P {
-				return int(x.P) - int(y.P)
+			if x.I != y.I {
+				return int(x.I) - int(y.I)
 			}
-			return int(x.Q) - int(y.Q)
+			return int(x.J) - int(y.J)
 		})
 		for i, pr := range pairs {
-			if pr.P >= pr.Q || (i > 0 && pairs[i-1].P == pr.P && pairs[i-1].Q == pr.Q) {
-				t.Fatalf("pair (%d, %d) out of order or twice", pr.P, pr.Q)
+			if pr.I >= pr.J || (i > 0 && pairs[i-1].I == pr.I && pairs[i-1].J == pr.J) {
+				t.Fatalf("pair (%d, %d) out of order or twice", pr.I, pr.J)
 			}
-			if w := want[pr.P][pr.Q]; pr.Count != w || w < need(int(pr.P), int(pr.Q)) {
-				t.Fatalf("pair (%d, %d): %d, want %d (need %d)", pr.P, pr.Q, pr.Count, w, need(int(pr.P), int(pr.Q)))
+			if w := want[pr.I][pr.J]; pr.Count != w || w < need(int(pr.I), int(pr.J)) {
+				t.Fatalf("pair (%d, %d): %d, want %d (need %d)", pr.I, pr.J, pr.Count, w, need(int(pr.I), int(pr.J)))
 			}
 		}
 		cnt, err := runFn(opt, modeCount, nil, nil)

@@ -495,8 +495,8 @@ func (s *Set) dev() devSet { return devSet{buf: s.buf, n: uint64(s.n), first: s.
 // job is a method's main kernel, ready to run in any mode.
 type job struct {
 	mod     *gpurt.Module // nil: the module of kernel's family
-	kernel  string      // the kernel's base name: kernel_total, _blocks, _write
-	threads int         // block size; 0: threads
+	kernel  string        // the kernel's base name: kernel_total, _blocks, _write
+	threads int           // block size; 0: threads
 	grid    int
 	units   int   // work units: the length of counts and offsets
 	args    []any // the kernel's arguments before the four sinks

@@ -167,7 +167,7 @@ func parseLine(t *testing.T, line string) []uint32 {
 }
 
 func TestInfoRealData(t *testing.T) {
-	path := filepath.Join("..", "..", "data", "retail.dat.gz")
+	path := filepath.Join("..", "..", "..", "..", "data", "retail.dat.gz")
 	code, stdout, stderr := run(t, "info", path)
 	if code != ExitOK {
 		t.Fatalf("info %s: %d %s", path, code, stderr)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/gpuintersect"
+	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/intersect"
 )
 

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/gpuintersect"
+	"github.com/xsect/xsect/internal/gpurt"
 )
 
 func TestDevices(t *testing.T) {

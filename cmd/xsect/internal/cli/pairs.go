@@ -222,7 +222,7 @@ func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog 
 		return err
 	}
 	if sorted && !count {
-		pairs.SortPairs(all)
+		sets.SortPairs(all)
 		chunks = formatParallel(all)
 	}
 	w, commit, abort, err := createOutput(env, path)
@@ -383,8 +383,8 @@ func formatPairs(b []byte, ps []pairs.Pair) []byte {
 	b = b[:cap(b)]
 	tab := smallDecimals()
 	for _, p := range ps {
-		if p.A|p.B|p.Support < 1<<16 {
-			x, y, z := tab[p.A], tab[p.B], tab[p.Support]
+		if p.I|p.J|p.Count < 1<<16 {
+			x, y, z := tab[p.I], tab[p.J], tab[p.Count]
 			binary.LittleEndian.PutUint64(b[n:], x)
 			n += int(x >> 56)
 			binary.LittleEndian.PutUint64(b[n:], y)
@@ -395,11 +395,11 @@ func formatPairs(b []byte, ps []pairs.Pair) []byte {
 			n += int(l)
 			continue
 		}
-		n = putDecimal(b, n, p.A)
+		n = putDecimal(b, n, p.I)
 		b[n] = '\t'
-		n = putDecimal(b, n+1, p.B)
+		n = putDecimal(b, n+1, p.J)
 		b[n] = '\t'
-		n = putDecimal(b, n+1, p.Support)
+		n = putDecimal(b, n+1, p.Count)
 		b[n] = '\n'
 		n++
 	}

@@ -170,9 +170,9 @@ func TestFormatPairs(t *testing.T) {
 	var ps []pairs.Pair
 	var want []byte
 	for i, v := range vals {
-		p := pairs.Pair{A: v, B: vals[(i*7+3)%len(vals)], Support: vals[(i*13+5)%len(vals)]}
+		p := pairs.Pair{I: v, J: vals[(i*7+3)%len(vals)], Count: vals[(i*13+5)%len(vals)]}
 		ps = append(ps, p)
-		want = fmt.Appendf(want, "%d\t%d\t%d\n", p.A, p.B, p.Support)
+		want = fmt.Appendf(want, "%d\t%d\t%d\n", p.I, p.J, p.Count)
 	}
 	if got := formatPairs([]byte("x"), ps); string(got) != "x"+string(want) {
 		t.Fatalf("formatPairs differs from fmt")
@@ -205,7 +205,7 @@ func TestStreamOut(t *testing.T) {
 			for x := range batches {
 				for y := range ps {
 					i := uint32(x*batch + y)
-					ps[y] = pairs.Pair{A: uint32(w), B: i, Support: 1<<20 + i}
+					ps[y] = pairs.Pair{I: uint32(w), J: i, Count: 1<<20 + i}
 				}
 				if err := o.add(ps); err != nil {
 					t.Error(err)
@@ -245,7 +245,7 @@ func TestStreamOut(t *testing.T) {
 	o.f.Close()
 	ps := make([]pairs.Pair, batch)
 	for i := range ps {
-		ps[i] = pairs.Pair{A: 123456, B: 234567, Support: 345678}
+		ps[i] = pairs.Pair{I: 123456, J: 234567, Count: 345678}
 	}
 	for i := 0; o.add(ps) == nil; i++ {
 		if i > 2*chunkBytes/(batch*20) {
@@ -283,17 +283,17 @@ func TestSmallDecimals(t *testing.T) {
 	for _, x := range vals {
 		for _, y := range vals {
 			for field := range 3 {
-				p := pairs.Pair{A: 7, B: 12345, Support: 65535}
+				p := pairs.Pair{I: 7, J: 12345, Count: 65535}
 				switch field {
 				case 0:
-					p.A = x
+					p.I = x
 				case 1:
-					p.B = x
+					p.J = x
 				case 2:
-					p.Support = x
+					p.Count = x
 				}
-				q := pairs.Pair{A: y, B: y, Support: y}
-				want := "ab" + strconv.FormatUint(uint64(p.A), 10) + "\t" + strconv.FormatUint(uint64(p.B), 10) + "\t" + strconv.FormatUint(uint64(p.Support), 10) + "\n" +
+				q := pairs.Pair{I: y, J: y, Count: y}
+				want := "ab" + strconv.FormatUint(uint64(p.I), 10) + "\t" + strconv.FormatUint(uint64(p.J), 10) + "\t" + strconv.FormatUint(uint64(p.Count), 10) + "\n" +
 					strconv.FormatUint(uint64(y), 10) + "\t" + strconv.FormatUint(uint64(y), 10) + "\t" + strconv.FormatUint(uint64(y), 10) + "\n"
 				for _, b := range [][]byte{[]byte("ab"), append(make([]byte, 0, 1000), "ab"...)} {
 					if got := formatPairs(b, []pairs.Pair{p, q}); string(got) != want {
@@ -318,7 +318,7 @@ func BenchmarkFormatPairs(b *testing.B) {
 	}{{"small", 0, 16000, 1000}, {"large", 1 << 16, 16000, 1000}} {
 		ps := make([]pairs.Pair, 4096)
 		for i := range ps {
-			ps[i] = pairs.Pair{A: c.base + uint32(r.IntN(c.ids)), B: c.base + uint32(r.IntN(c.ids)), Support: c.base + 38 + uint32(r.IntN(c.sup))}
+			ps[i] = pairs.Pair{I: c.base + uint32(r.IntN(c.ids)), J: c.base + uint32(r.IntN(c.ids)), Count: c.base + 38 + uint32(r.IntN(c.sup))}
 		}
 		buf := make([]byte, 0, 1<<20)
 		b.Run(c.name, func(b *testing.B) {
