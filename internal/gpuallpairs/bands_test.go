@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xsect/xsect/allpairs"
+	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -33,7 +33,7 @@ type fakeBands struct {
 	failAt  int64 // queue fails at this band (counted from 1), if positive
 }
 
-func newFakeBands(p *allpairs.Problem, sp *allpairs.MMJoinSplit, slots int) *fakeBands {
+func newFakeBands(p *overlap.Problem, sp *overlap.MMJoinSplit, slots int) *fakeBands {
 	f := &fakeBands{hr: len(sp.HeavyR), hs: len(sp.HeavyS), nslots: slots, rng: rand.New(rand.NewPCG(1, uint64(slots)))}
 	f.prod = naiveHeavyProduct(p, sp)
 	f.inSlot = make([]chan error, slots)
@@ -41,7 +41,7 @@ func newFakeBands(p *allpairs.Problem, sp *allpairs.MMJoinSplit, slots int) *fak
 }
 
 // naiveHeavyProduct is |HeavyR[x] ∩ HeavyS[y] ∩ Columns| for every x, y.
-func naiveHeavyProduct(p *allpairs.Problem, sp *allpairs.MMJoinSplit) []uint32 {
+func naiveHeavyProduct(p *overlap.Problem, sp *overlap.MMJoinSplit) []uint32 {
 	heavy := map[uint32]bool{}
 	for _, e := range sp.Columns {
 		heavy[e] = true
@@ -132,18 +132,18 @@ var fakeConfig struct {
 	last                    *fakeBands
 }
 
-func init() { allpairs.Register(fakeMMJoin{}) }
+func init() { overlap.Register(fakeMMJoin{}) }
 
-func (fakeMMJoin) Name() string              { return "gpuallpairs-test-mmjoin" }
-func (fakeMMJoin) Kind() allpairs.DeviceKind { return allpairs.CPU }
-func (fakeMMJoin) Device() (allpairs.Device, error) {
-	return allpairs.Device{Kind: allpairs.CPU, Name: "test"}, nil
+func (fakeMMJoin) Name() string             { return "gpuallpairs-test-mmjoin" }
+func (fakeMMJoin) Kind() overlap.DeviceKind { return overlap.CPU }
+func (fakeMMJoin) Device() (overlap.Device, error) {
+	return overlap.Device{Kind: overlap.CPU, Name: "test"}, nil
 }
-func (fakeMMJoin) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
-	return allpairs.Estimate{Seconds: 1e9}, nil
+func (fakeMMJoin) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
+	return overlap.Estimate{Seconds: 1e9}, nil
 }
 
-func (fakeMMJoin) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
+func (fakeMMJoin) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
 	sp := mmjoinSplit(p)
 	fakeConfig.Lock()
 	f := newFakeBands(p, sp, fakeConfig.slots)
@@ -153,7 +153,7 @@ func (fakeMMJoin) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Ou
 	fakeConfig.Unlock()
 	c := newBandCache(f, len(sp.HeavyR), len(sp.HeavyS), p.Self, rows, budget)
 	c.start()
-	err := allpairs.RunMMJoin(ctx, p, out, sp, c.product)
+	err := overlap.RunMMJoin(ctx, p, out, sp, c.product)
 	c.stop()
 	c.releaseAll()
 	return err
@@ -195,10 +195,10 @@ func TestBandCacheMMJoin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	r := collection(t, skewedSets(rng, 160, 400, 90))
 	s := collection(t, skewedSets(rng, 130, 500, 70))
-	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 0}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
+	queries := []overlap.Query{{MinOverlap: 1}, {MinOverlap: 0}, {Containment: overlap.Ratio{Num: 1, Den: 2}}}
 	for _, other := range []*sets.Collection{nil, s} {
 		for qi, q := range queries {
-			want, err := allpairs.Collect(context.Background(), r, other, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
+			want, err := overlap.Collect(context.Background(), r, other, q, overlap.Options{Device: "cpu", Technique: "scancount"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,7 +209,7 @@ func TestBandCacheMMJoin(t *testing.T) {
 						fakeConfig.Lock()
 						fakeConfig.slots, fakeConfig.bandRows, fakeConfig.budget, fakeConfig.failAt = cfg[0], cfg[1], cfg[2], 0
 						fakeConfig.Unlock()
-						got, err := allpairs.Collect(context.Background(), r, other, q, allpairs.Options{Device: "cpu", Technique: "gpuallpairs-test-mmjoin", Threads: threads})
+						got, err := overlap.Collect(context.Background(), r, other, q, overlap.Options{Device: "cpu", Technique: "gpuallpairs-test-mmjoin", Threads: threads})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -313,7 +313,7 @@ func TestBandCacheFailure(t *testing.T) {
 	fakeConfig.slots, fakeConfig.bandRows, fakeConfig.budget, fakeConfig.failAt = 2, 3, 2, 3
 	fakeConfig.Unlock()
 	defer func() { fakeConfig.failAt = 0 }()
-	_, err := allpairs.Collect(context.Background(), r, nil, allpairs.Query{MinOverlap: 1}, allpairs.Options{Device: "cpu", Technique: "gpuallpairs-test-mmjoin", Threads: 3})
+	_, err := overlap.Collect(context.Background(), r, nil, overlap.Query{MinOverlap: 1}, overlap.Options{Device: "cpu", Technique: "gpuallpairs-test-mmjoin", Threads: 3})
 	if err == nil || err.Error() != "fake device failure" {
 		t.Fatalf("error %v, want the device's", err)
 	}

@@ -23,7 +23,7 @@
 // the caller's tiles (zeroing what lies on or below the diagonal of a
 // self-join) and copies them to pinned host memory while the next
 // super-tile is computed on another stream; the host hands tiles to
-// allpairs.Output while the device goes on. Memory is planned from the
+// overlap.Output while the device goes on. Memory is planned from the
 // device's free memory before anything is allocated: no more than a few
 // super-tiles of counts exist at once, on the device or the host.
 package gpuallpairs
@@ -35,8 +35,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/overlap"
 )
 
 //go:embed kernels/allpairs.cu
@@ -46,24 +46,24 @@ var source = gpurt.Source{Name: "allpairs.cu", Code: kernelSource}
 
 func init() {
 	for _, t := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
-		allpairs.Register(&engine{t: t})
+		overlap.Register(&engine{t: t})
 	}
-	allpairs.Register(mmjoinEngine{})
+	overlap.Register(mmjoinEngine{})
 }
 
-// engine adapts a technique to allpairs.Engine.
+// engine adapts a technique to overlap.Engine.
 type engine struct{ t technique }
 
 func (e *engine) Name() string { return e.t.name() }
 
-func (e *engine) Kind() allpairs.DeviceKind { return allpairs.GPU }
+func (e *engine) Kind() overlap.DeviceKind { return overlap.GPU }
 
-func (e *engine) Device() (allpairs.Device, error) { return gpuDevice() }
+func (e *engine) Device() (overlap.Device, error) { return gpuDevice() }
 
 // gpuDevice opens the first GPU at first use (keeping it open) and
 // describes it, with its free memory.
-func gpuDevice() (allpairs.Device, error) {
-	d := allpairs.Device{Kind: allpairs.GPU, Name: "no GPU"}
+func gpuDevice() (overlap.Device, error) {
+	d := overlap.Device{Kind: overlap.GPU, Name: "no GPU"}
 	st, free, err := openFree()
 	if err != nil {
 		return d, err
@@ -79,28 +79,28 @@ func gpuDevice() (allpairs.Device, error) {
 func openFree() (*state, int64, error) {
 	st, err := device()
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+		return nil, 0, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
 	free, _, err := st.dev.FreeMemory()
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+		return nil, 0, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
 	return st, int64(free) + st.devPooled.Load(), nil
 }
 
-func (e *engine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
+func (e *engine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	st, free, err := openFree()
 	if err != nil {
-		return allpairs.Estimate{}, err
+		return overlap.Estimate{}, err
 	}
 	pl, err := plan(p, e.t, st.dev.Info(), budget(free))
 	if err != nil {
-		return allpairs.Estimate{}, err
+		return overlap.Estimate{}, err
 	}
-	return allpairs.Estimate{Seconds: pl.seconds, Memory: pl.memory, Detail: pl.detail}, nil
+	return overlap.Estimate{Seconds: pl.seconds, Memory: pl.memory, Detail: pl.detail}, nil
 }
 
-func (e *engine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
+func (e *engine) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
 	st, err := device()
 	if err != nil {
 		return err
@@ -173,7 +173,7 @@ type columns struct {
 
 // columnsOf is the problem's shared column numbering (computed once, in
 // parallel, by allpairs).
-func columnsOf(p *allpairs.Problem) *columns {
+func columnsOf(p *overlap.Problem) *columns {
 	colOf, k := p.SharedColumns()
 	return &columns{colOf: colOf, k: k}
 }

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -77,9 +77,9 @@ func adversarial() [][]uint32 {
 
 // dense returns every count of r × s as row-major kr × ks (upper triangle
 // only for a self-join), from tiles.
-func denseFromTiles(kr, ks int, run func(fn func(*allpairs.Tile) error) error) ([]uint32, error) {
+func denseFromTiles(kr, ks int, run func(fn func(*overlap.Tile) error) error) ([]uint32, error) {
 	m := make([]uint32, kr*ks)
-	err := run(func(t *allpairs.Tile) error {
+	err := run(func(t *overlap.Tile) error {
 		for x := 0; x < t.Rows; x++ {
 			for y := 0; y < t.Cols; y++ {
 				m[(t.Row0+x)*ks+t.Col0+y] = t.At(x, y)
@@ -90,15 +90,15 @@ func denseFromTiles(kr, ks int, run func(fn func(*allpairs.Tile) error) error) (
 	return m, err
 }
 
-func tilesOf(r, s *sets.Collection, rows, cols int, opt allpairs.Options) ([]uint32, *allpairs.Plan, error) {
+func tilesOf(r, s *sets.Collection, rows, cols int, opt overlap.Options) ([]uint32, *overlap.Plan, error) {
 	ks := r.Len()
 	if s != nil {
 		ks = s.Len()
 	}
-	var pl *allpairs.Plan
-	m, err := denseFromTiles(r.Len(), ks, func(fn func(*allpairs.Tile) error) error {
+	var pl *overlap.Plan
+	m, err := denseFromTiles(r.Len(), ks, func(fn func(*overlap.Tile) error) error {
 		var err error
-		pl, err = allpairs.Tiles(context.Background(), r, s, rows, cols, opt, fn)
+		pl, err = overlap.Tiles(context.Background(), r, s, rows, cols, opt, fn)
 		return err
 	})
 	return m, pl, err
@@ -140,7 +140,7 @@ func TestTilesMatchCPU(t *testing.T) {
 			s = collection(t, tc.s)
 		}
 		for _, shape := range [][2]int{{7, 5}, {16, 16}, {64, 1000}, {1000, 1000}} {
-			want, _, err := tilesOf(r, s, shape[0], shape[1], allpairs.Options{Device: "cpu", Technique: "scancount"})
+			want, _, err := tilesOf(r, s, shape[0], shape[1], overlap.Options{Device: "cpu", Technique: "scancount"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,11 +149,11 @@ func TestTilesMatchCPU(t *testing.T) {
 					name := fmt.Sprintf("%s/%dx%d/%s/counts=%d", tc.name, shape[0], shape[1], tech, counts)
 					t.Run(name, func(t *testing.T) {
 						withKnobs(t, counts, 0)
-						got, pl, err := tilesOf(r, s, shape[0], shape[1], allpairs.Options{Device: "gpu", Technique: tech})
+						got, pl, err := tilesOf(r, s, shape[0], shape[1], overlap.Options{Device: "gpu", Technique: tech})
 						if err != nil {
 							t.Fatal(err)
 						}
-						if pl.Chosen.Device.Kind != allpairs.GPU {
+						if pl.Chosen.Device.Kind != overlap.GPU {
 							t.Fatalf("ran on %v", pl.Chosen.Device.Kind)
 						}
 						compare(t, want, got, r.Len())
@@ -193,11 +193,11 @@ func TestMatrixSlices(t *testing.T) {
 		if rs != nil {
 			ks = rs.Len()
 		}
-		want, _, err := tilesOf(r, rs, 32, 32, allpairs.Options{Device: "cpu", Technique: "scancount"})
+		want, _, err := tilesOf(r, rs, 32, 32, overlap.Options{Device: "cpu", Technique: "scancount"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := allpairs.NewTilePlan(r, rs, 32, 32, allpairs.Options{Device: "gpu", Technique: "mm"})
+		p, err := overlap.NewTilePlan(r, rs, 32, 32, overlap.Options{Device: "gpu", Technique: "mm"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +222,7 @@ func TestMatrixSlices(t *testing.T) {
 			t.Fatalf("plan under %d bytes keeps the matrices resident (%d columns per slice)", limit, pl.kc)
 		}
 		t.Logf("slices of %d of %d columns", pl.kc, columnsOf(p.Problem).k)
-		got, _, err := tilesOf(r, rs, 32, 32, allpairs.Options{Device: "gpu", Technique: "mm"})
+		got, _, err := tilesOf(r, rs, 32, 32, overlap.Options{Device: "gpu", Technique: "mm"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +242,7 @@ func mustDevice(t *testing.T) *state {
 // CPU, through the engines' parallel filtering of row strips.
 func TestPairsMatchCPU(t *testing.T) {
 	needGPU(t)
-	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 3}, {MinOverlap: 0}, {Containment: allpairs.Ratio{Num: 1, Den: 1}}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
+	queries := []overlap.Query{{MinOverlap: 1}, {MinOverlap: 3}, {MinOverlap: 0}, {Containment: overlap.Ratio{Num: 1, Den: 1}}, {Containment: overlap.Ratio{Num: 1, Den: 2}}}
 	for _, tc := range testCases() {
 		r := collection(t, tc.r)
 		var s *sets.Collection
@@ -250,14 +250,14 @@ func TestPairsMatchCPU(t *testing.T) {
 			s = collection(t, tc.s)
 		}
 		for qi, q := range queries {
-			want, err := allpairs.Collect(context.Background(), r, s, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
+			want, err := overlap.Collect(context.Background(), r, s, q, overlap.Options{Device: "cpu", Technique: "scancount"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, tech := range techNames {
 				t.Run(fmt.Sprintf("%s/q%d/%s", tc.name, qi, tech), func(t *testing.T) {
 					withKnobs(t, 500, 0)
-					got, err := allpairs.Collect(context.Background(), r, s, q, allpairs.Options{Device: "gpu", Technique: tech})
+					got, err := overlap.Collect(context.Background(), r, s, q, overlap.Options{Device: "gpu", Technique: tech})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -270,7 +270,7 @@ func TestPairsMatchCPU(t *testing.T) {
 	}
 }
 
-func firstDiff(a, b []allpairs.Pair) int {
+func firstDiff(a, b []overlap.Pair) int {
 	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {
 			return i
@@ -285,11 +285,11 @@ func TestLargest(t *testing.T) {
 	needGPU(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	c := collection(t, randomSets(rng, 300, 3000, 200))
-	want, err := allpairs.Collect(context.Background(), c, nil, allpairs.Query{MinOverlap: 2}, allpairs.Options{Device: "cpu", Largest: 100})
+	want, err := overlap.Collect(context.Background(), c, nil, overlap.Query{MinOverlap: 2}, overlap.Options{Device: "cpu", Largest: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := allpairs.Collect(context.Background(), c, nil, allpairs.Query{MinOverlap: 2}, allpairs.Options{Device: "gpu", Technique: "mm", Largest: 100})
+	got, err := overlap.Collect(context.Background(), c, nil, overlap.Query{MinOverlap: 2}, overlap.Options{Device: "gpu", Technique: "mm", Largest: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,10 +309,10 @@ func TestMMJoinMatchCPU(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	r := collection(t, skewedSets(rng, 300, 2000, 400))
 	s := collection(t, skewedSets(rng, 200, 2500, 300))
-	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 0}, {MinOverlap: 3}, {Containment: allpairs.Ratio{Num: 1, Den: 1}}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
+	queries := []overlap.Query{{MinOverlap: 1}, {MinOverlap: 0}, {MinOverlap: 3}, {Containment: overlap.Ratio{Num: 1, Den: 1}}, {Containment: overlap.Ratio{Num: 1, Den: 2}}}
 	for _, other := range []*sets.Collection{nil, s} {
 		for qi, q := range queries {
-			want, err := allpairs.Collect(context.Background(), r, other, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
+			want, err := overlap.Collect(context.Background(), r, other, q, overlap.Options{Device: "cpu", Technique: "scancount"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -331,14 +331,14 @@ func TestMMJoinMatchCPU(t *testing.T) {
 					}
 					t.Cleanup(func() { bandCounts, bandHostBytes, st.int8OK = oc, oh, oi })
 					withMMJoinKnobs(t, cfg.wordNS)
-					pl, err := allpairs.NewPlan(r, other, q, allpairs.Options{Device: "gpu", Technique: "mmjoin"})
-					if cfg.wordNS == 0 && err != nil && errors.Is(err, allpairs.ErrCannotRun) {
+					pl, err := overlap.NewPlan(r, other, q, overlap.Options{Device: "gpu", Technique: "mmjoin"})
+					if cfg.wordNS == 0 && err != nil && errors.Is(err, overlap.ErrCannotRun) {
 						t.Skipf("the default costs make nothing heavy here: %v", err)
 					}
 					if err != nil {
 						t.Fatal(err)
 					}
-					if pl.Chosen.Device.Kind != allpairs.GPU {
+					if pl.Chosen.Device.Kind != overlap.GPU {
 						t.Fatalf("ran on %v", pl.Chosen.Device.Kind)
 					}
 					t.Log(pl.Chosen.Estimate.Detail)
@@ -359,8 +359,8 @@ func TestMMJoinMatchCPU(t *testing.T) {
 func TestMMJoinTiles(t *testing.T) {
 	needGPU(t)
 	c := collection(t, adversarial())
-	_, err := allpairs.NewTilePlan(c, nil, 8, 8, allpairs.Options{Device: "gpu", Technique: "mmjoin"})
-	if !errors.Is(err, allpairs.ErrCannotRun) {
+	_, err := overlap.NewTilePlan(c, nil, 8, 8, overlap.Options{Device: "gpu", Technique: "mmjoin"})
+	if !errors.Is(err, overlap.ErrCannotRun) {
 		t.Fatalf("tile plan: %v", err)
 	}
 }
@@ -386,26 +386,26 @@ func TestPiecesMatchCPU(t *testing.T) {
 			s = collection(t, tc.s)
 		}
 		const rows, cols = 24, 40
-		want, _, err := tilesOf(r, s, rows, cols, allpairs.Options{Device: "cpu", Technique: "scancount"})
+		want, _, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "cpu", Technique: "scancount"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		q := allpairs.Query{MinOverlap: 2}
-		wantPairs, err := allpairs.Collect(context.Background(), r, s, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
+		q := overlap.Query{MinOverlap: 2}
+		wantPairs, err := overlap.Collect(context.Background(), r, s, q, overlap.Options{Device: "cpu", Technique: "scancount"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
 			withKnobs(t, 2000, 0)
-			tp, err := allpairs.NewTilePlan(r, s, rows, cols, allpairs.Options{Device: "cpu"})
+			tp, err := overlap.NewTilePlan(r, s, rows, cols, overlap.Options{Device: "cpu"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			pp, err := allpairs.NewPlan(r, s, q, allpairs.Options{Device: "cpu"})
+			pp, err := overlap.NewPlan(r, s, q, overlap.Options{Device: "cpu"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, pr := range []*allpairs.Problem{tp.Problem, pp.Problem} {
+			for _, pr := range []*overlap.Problem{tp.Problem, pp.Problem} {
 				_, _, tiled := pr.Tiled()
 				for _, limit := range pieceLimits(t, pr, tech, info) {
 					pieced[tech.name()]++
@@ -416,9 +416,9 @@ func TestPiecesMatchCPU(t *testing.T) {
 							t.Fatal(err)
 						}
 						t.Logf("%d x %d pieces, super-tiles %dx%d, %d R buffers, %s", len(pl.rPieces), len(pl.sPieces), pl.g.sr, pl.g.sc, pl.rBufs, pl.detail)
-						opt := allpairs.Options{Device: "gpu", Technique: tech.name()}
+						opt := overlap.Options{Device: "gpu", Technique: tech.name()}
 						if !tiled {
-							got, err := allpairs.Collect(context.Background(), r, s, q, opt)
+							got, err := overlap.Collect(context.Background(), r, s, q, opt)
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -431,7 +431,7 @@ func TestPiecesMatchCPU(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						if ap.Chosen.Device.Kind != allpairs.GPU {
+						if ap.Chosen.Device.Kind != overlap.GPU {
 							t.Fatalf("ran on %v", ap.Chosen.Device.Kind)
 						}
 						compare(t, want, got, r.Len())
@@ -450,7 +450,7 @@ func TestPiecesMatchCPU(t *testing.T) {
 // pieceLimits returns up to four budgets under which t runs p in pieces,
 // each giving a different plan (none when every budget that runs p at all
 // holds every set: mm's sliced matrices need little beside the sets).
-func pieceLimits(t *testing.T, p *allpairs.Problem, tech technique, info gpurt.Info) []int64 {
+func pieceLimits(t *testing.T, p *overlap.Problem, tech technique, info gpurt.Info) []int64 {
 	t.Helper()
 	whole, err := plan(p, tech, info, 1<<40)
 	if err != nil {

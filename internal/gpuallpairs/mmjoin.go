@@ -6,24 +6,24 @@ import (
 	"math"
 	"sync"
 
-	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/overlap"
 )
 
 // mmjoinEngine is MMJoin across devices (seed 001, section 4.1): the split
-// of allpairs.PlanMMJoin, optimised for the GPU's product, with the heavy
+// of overlap.PlanMMJoin, optimised for the GPU's product, with the heavy
 // sets × heavy elements multiplied by cuBLAS (int8 inputs, int32 sums:
 // exact) while the CPU's threads run the rest through the inverted index
-// (allpairs.RunMMJoin). Both run at once: the light probes, which need no
+// (overlap.RunMMJoin). Both run at once: the light probes, which need no
 // product, go first on the CPU while the device builds the matrices and
 // computes bands of the product ahead of the heavy probes.
 type mmjoinEngine struct{}
 
 func (mmjoinEngine) Name() string { return "mmjoin" }
 
-func (mmjoinEngine) Kind() allpairs.DeviceKind { return allpairs.GPU }
+func (mmjoinEngine) Kind() overlap.DeviceKind { return overlap.GPU }
 
-func (mmjoinEngine) Device() (allpairs.Device, error) { return gpuDevice() }
+func (mmjoinEngine) Device() (overlap.Device, error) { return gpuDevice() }
 
 // Knobs that tests turn.
 var (
@@ -36,11 +36,11 @@ var (
 	bandHostBytes int64 = 1 << 30
 )
 
-// mmjoinCosts returns the GPU product's costs in allpairs.PlanMMJoin's
+// mmjoinCosts returns the GPU product's costs in overlap.PlanMMJoin's
 // units: nanoseconds per pair of 64-column words (64 int8 multiply-adds)
 // and per pair (its count copied to the host), times the CPU threads,
 // since the optimiser divides its estimates by them.
-func mmjoinCosts(p *allpairs.Problem) (wordNS, pairNS float64) {
+func mmjoinCosts(p *overlap.Problem) (wordNS, pairNS float64) {
 	t := float64(max(p.Threads, 1))
 	wordNS = t * 2 * 64 / int8Rate * 1e9
 	if mmjoinWordNS > 0 {
@@ -49,14 +49,14 @@ func mmjoinCosts(p *allpairs.Problem) (wordNS, pairNS float64) {
 	return wordNS, t * 4 / downloadRate * 1e9
 }
 
-func mmjoinSplit(p *allpairs.Problem) *allpairs.MMJoinSplit {
+func mmjoinSplit(p *overlap.Problem) *overlap.MMJoinSplit {
 	w, pr := mmjoinCosts(p)
-	return allpairs.PlanMMJoin(p, w, pr)
+	return overlap.PlanMMJoin(p, w, pr)
 }
 
 // mjPlan is a run of the split on one device.
 type mjPlan struct {
-	sp        *allpairs.MMJoinSplit
+	sp        *overlap.MMJoinSplit
 	hr, hs    int // heavy sets of R and S: the product's rows and columns
 	kp        int // heavy elements, rounded up to 16: the matrices' width
 	es        int // bytes per matrix entry: 1 (int8) or 2 (float16)
@@ -70,7 +70,7 @@ type mjPlan struct {
 }
 
 // planMMJoin sizes a run of sp on p with budget bytes of device memory.
-func planMMJoin(p *allpairs.Problem, sp *allpairs.MMJoinSplit, budget int64, half bool) (*mjPlan, error) {
+func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, budget int64, half bool) (*mjPlan, error) {
 	if len(sp.Columns) == 0 {
 		return nil, cannot("nothing is heavy: MMJoin's split is scan-count on the CPU")
 	}
@@ -135,31 +135,31 @@ func planMMJoin(p *allpairs.Problem, sp *allpairs.MMJoinSplit, budget int64, hal
 	return m, nil
 }
 
-func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
+func (e mmjoinEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	if _, _, ok := p.Tiled(); ok {
-		return allpairs.Estimate{}, cannot("reports pairs, not dense tiles")
+		return overlap.Estimate{}, cannot("reports pairs, not dense tiles")
 	}
 	if p.Stats.R.Elements+p.Stats.S.Elements >= math.MaxUint32 {
-		return allpairs.Estimate{}, cannot("over 2^32 elements")
+		return overlap.Estimate{}, cannot("over 2^32 elements")
 	}
 	_, free, err := openFree()
 	if err != nil {
-		return allpairs.Estimate{}, err
+		return overlap.Estimate{}, err
 	}
 	sp := mmjoinSplit(p)
 	m, err := planMMJoin(p, sp, budget(free), false)
 	if err != nil {
-		return allpairs.Estimate{}, err
+		return overlap.Estimate{}, err
 	}
 	detail := fmt.Sprintf("heavy: sets >= %d elements (%d", sp.Delta1, m.hr)
 	if !p.Self {
 		detail += fmt.Sprintf(" x %d", m.hs)
 	}
 	detail += fmt.Sprintf("), %d elements on the GPU; CPU part %.3g s, GPU part %.3g s, transfers %.3g s", len(sp.Columns), m.cpu, m.gpu, m.transfers)
-	return allpairs.Estimate{Seconds: m.seconds, Memory: m.memory, Detail: detail}, nil
+	return overlap.Estimate{Seconds: m.seconds, Memory: m.memory, Detail: detail}, nil
 }
 
-func (e mmjoinEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
+func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
 	st, err := device()
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func (e mmjoinEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpair
 	defer g.close()
 	cache := newBandCache(g, g.m.hr, g.m.hs, p.Self, g.m.bandRows, g.m.hostBands)
 	cache.start()
-	err = allpairs.RunMMJoin(ctx, p, out, sp, cache.product)
+	err = overlap.RunMMJoin(ctx, p, out, sp, cache.product)
 	cache.stop()
 	cache.releaseAll()
 	if err == nil {
@@ -221,8 +221,8 @@ func (st *state) load(c *gpurt.Ctx) error {
 // memory, on the slot's stream.
 type gpuBands struct {
 	st *state
-	p  *allpairs.Problem
-	sp *allpairs.MMJoinSplit
+	p  *overlap.Problem
+	sp *overlap.MMJoinSplit
 	m  *mjPlan
 
 	// Owned by the device's goroutine.
@@ -426,7 +426,7 @@ func (g *gpuBands) close() {
 
 // columnIndex maps the problem's elements to the split's columns plus one
 // (0: not heavy).
-func columnIndex(p *allpairs.Problem, sp *allpairs.MMJoinSplit) []int32 {
+func columnIndex(p *overlap.Problem, sp *overlap.MMJoinSplit) []int32 {
 	col := make([]int32, p.Universe)
 	for c, e := range sp.Columns {
 		col[e] = int32(c + 1)
@@ -437,7 +437,7 @@ func columnIndex(p *allpairs.Problem, sp *allpairs.MMJoinSplit) []int32 {
 // heavyLists returns the columns of the heavy elements of the sets ids of
 // R (side 0) or S (side 1), as CSR: row x holds cols[offs[x]:offs[x+1]].
 // The CPU's threads share the work.
-func heavyLists(p *allpairs.Problem, ids []uint32, side int, col []int32) (offs []uint64, cols []uint32) {
+func heavyLists(p *overlap.Problem, ids []uint32, side int, col []int32) (offs []uint64, cols []uint32) {
 	c := p.R
 	if side == 1 {
 		c = p.S

@@ -3,8 +3,8 @@ package gpuallpairs
 import (
 	"sync"
 
-	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -240,7 +240,7 @@ func (st *state) upload(c *gpurt.Ctx, s *gpurt.Stream, dst gpurt.Buffer, src []b
 // piecePlan cuts p into pieces that fit in left bytes (after the fixed
 // structures and the slots), with bytesR and bytesS the device bytes of a
 // piece of R and of S.
-func piecePlan(p *allpairs.Problem, g grid, left int64, bytesR, bytesS func(span) int64) (rp, sp []span, rBufs int, ok bool) {
+func piecePlan(p *overlap.Problem, g grid, left int64, bytesR, bytesS func(span) int64) (rp, sp []span, rBufs int, ok bool) {
 	kr, ks := p.R.Len(), p.S.Len()
 	if whole := bytesS(span{0, ks}); whole <= left {
 		if rp, ok = cutPieces(kr, g.sr, (left-whole)/2, bytesR); ok {

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/overlap"
 )
 
 // TestGridCovers checks that the super-tiles and their parts cover every
@@ -78,7 +78,7 @@ func TestPackedIndexIsPermutation(t *testing.T) {
 	}
 }
 
-func problem(t *testing.T, r, s [][]uint32, rows, cols int) *allpairs.Problem {
+func problem(t *testing.T, r, s [][]uint32, rows, cols int) *overlap.Problem {
 	t.Helper()
 	var sc = collection(t, r)
 	var ss = sc
@@ -87,12 +87,12 @@ func problem(t *testing.T, r, s [][]uint32, rows, cols int) *allpairs.Problem {
 	} else {
 		ss = nil
 	}
-	var pl *allpairs.Plan
+	var pl *overlap.Plan
 	var err error
 	if rows > 0 {
-		pl, err = allpairs.NewTilePlan(sc, ss, rows, cols, allpairs.Options{Device: "cpu"})
+		pl, err = overlap.NewTilePlan(sc, ss, rows, cols, overlap.Options{Device: "cpu"})
 	} else {
-		pl, err = allpairs.NewPlan(sc, ss, allpairs.Query{MinOverlap: 1}, allpairs.Options{Device: "cpu"})
+		pl, err = overlap.NewPlan(sc, ss, overlap.Query{MinOverlap: 1}, overlap.Options{Device: "cpu"})
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +161,7 @@ func TestPlanMemory(t *testing.T) {
 	}
 	for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
 		_, err := plan(p, tech, h100, 1000)
-		if !errors.Is(err, allpairs.ErrCannotRun) {
+		if !errors.Is(err, overlap.ErrCannotRun) {
 			t.Errorf("%s with 1000 bytes: %v", tech.name(), err)
 		}
 		pl, err := plan(p, tech, h100, 1<<34)
@@ -229,7 +229,7 @@ func TestPlanPieces(t *testing.T) {
 				b := whole.memory * int64(k) / 40
 				pl, err := plan(p, tech, h100, b)
 				if err != nil {
-					if !errors.Is(err, allpairs.ErrCannotRun) {
+					if !errors.Is(err, overlap.ErrCannotRun) {
 						t.Fatalf("%s, budget %d: %v", tech.name(), b, err)
 					}
 					continue

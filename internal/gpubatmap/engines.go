@@ -7,15 +7,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/batmap"
+	"github.com/xsect/xsect/internal/freqpairs"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/pairs"
+	"github.com/xsect/xsect/internal/overlap"
 )
 
 func init() {
-	pairs.Register(pairsEngine{})
-	allpairs.Register(allpairsEngine{})
+	freqpairs.Register(pairsEngine{})
+	overlap.Register(allpairsEngine{})
 }
 
 // The cost model, measured on the H100 host (docs/BATMAP.md): seconds to
@@ -114,17 +114,19 @@ func (pairsEngine) Device() string { return "gpu" }
 
 func (pairsEngine) Available() error {
 	if err := gpurt.Present(); err != nil {
-		return fmt.Errorf("%w: %v", pairs.ErrCannotRun, err)
+		return fmt.Errorf("%w: %v", freqpairs.ErrCannotRun, err)
 	}
 	return nil
 }
 
-func pairsLayout(d *pairs.Data) (*batmap.Layout, []int, error) { return d.BatmapLayout(layoutConfig) }
+func pairsLayout(d *freqpairs.Data) (*batmap.Layout, []int, error) {
+	return d.BatmapLayout(layoutConfig)
+}
 
-func (pairsEngine) Estimate(d *pairs.Data) (pairs.Estimate, error) {
+func (pairsEngine) Estimate(d *freqpairs.Data) (freqpairs.Estimate, error) {
 	l, sizes, err := pairsLayout(d)
 	if err != nil {
-		return pairs.Estimate{}, fmt.Errorf("%w: %v", pairs.ErrCannotRun, err)
+		return freqpairs.Estimate{}, fmt.Errorf("%w: %v", freqpairs.ErrCannotRun, err)
 	}
 	// No speculative opening here: the planner may well choose a CPU
 	// engine (the padded tiles of sparse data overstate the comparisons),
@@ -132,13 +134,13 @@ func (pairsEngine) Estimate(d *pairs.Data) (pairs.Estimate, error) {
 	// starts opening it before it builds the batmaps.
 	sec, dmem, detail, err := estimate(l, sizes, d.Occurrences, d.Threads, modePairs, false)
 	if err != nil {
-		return pairs.Estimate{}, fmt.Errorf("%w: %v", pairs.ErrCannotRun, err)
+		return freqpairs.Estimate{}, fmt.Errorf("%w: %v", freqpairs.ErrCannotRun, err)
 	}
-	return pairs.Estimate{Seconds: sec, Memory: d.VerticalBytes() + l.Memory(sizes, d.Threads),
+	return freqpairs.Estimate{Seconds: sec, Memory: d.VerticalBytes() + l.Memory(sizes, d.Threads),
 		Detail: fmt.Sprintf("%s, %s of device memory", detail, gpurt.FormatBytes(uint64(dmem)))}, nil
 }
 
-func (pairsEngine) Run(ctx context.Context, d *pairs.Data, out *pairs.Output) error {
+func (pairsEngine) Run(ctx context.Context, d *freqpairs.Data, out *freqpairs.Output) error {
 	// Open the GPU while the tidlists and batmaps are built on the CPU.
 	Prewarm()
 	l, _, err := pairsLayout(d)
@@ -156,7 +158,7 @@ func (pairsEngine) Run(ctx context.Context, d *pairs.Data, out *pairs.Output) er
 	opt := Options{MinCount: uint32(min(d.MinSupport, 1<<32-1)), Threads: d.Threads,
 		Progress: func(done, total int64) { out.Progress("pairs", done, total) }, Stats: new(Stats)}
 	defer func() { lastStats.Store(opt.Stats) }()
-	writers := make([]*pairs.Writer, d.Threads)
+	writers := make([]*freqpairs.Writer, d.Threads)
 	for i := range writers {
 		writers[i] = out.Writer()
 	}
@@ -188,25 +190,25 @@ type allpairsEngine struct{}
 
 func (allpairsEngine) Name() string { return "batmap" }
 
-func (allpairsEngine) Kind() allpairs.DeviceKind { return allpairs.GPU }
+func (allpairsEngine) Kind() overlap.DeviceKind { return overlap.GPU }
 
-func (allpairsEngine) Device() (allpairs.Device, error) {
-	d := allpairs.Device{Kind: allpairs.GPU, Name: "no GPU"}
+func (allpairsEngine) Device() (overlap.Device, error) {
+	d := overlap.Device{Kind: overlap.GPU, Name: "no GPU"}
 	dev, err := Default()
 	if err != nil {
-		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+		return d, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
 	info := dev.Info()
 	d.Name, d.Parallelism = info.Name, info.SMs
 	free, _, err := dev.FreeMemory()
 	if err != nil {
-		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+		return d, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
 	d.Memory = int64(free)
 	return d, nil
 }
 
-func allpairsLayout(p *allpairs.Problem) (*batmap.Layout, []int, error) {
+func allpairsLayout(p *overlap.Problem) (*batmap.Layout, []int, error) {
 	sizes := make([]int, p.R.Len())
 	for i := range sizes {
 		sizes[i] = p.R.SetLen(i)
@@ -215,25 +217,25 @@ func allpairsLayout(p *allpairs.Problem) (*batmap.Layout, []int, error) {
 	return l, sizes, err
 }
 
-func (allpairsEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
+func (allpairsEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	if _, _, ok := p.Tiled(); ok {
-		return allpairs.Estimate{}, fmt.Errorf("%w: its tiles follow the batmaps' order, not the caller's grid", allpairs.ErrCannotRun)
+		return overlap.Estimate{}, fmt.Errorf("%w: its tiles follow the batmaps' order, not the caller's grid", overlap.ErrCannotRun)
 	}
 	if !p.Self {
-		return allpairs.Estimate{}, fmt.Errorf("%w: compares a collection with itself only", allpairs.ErrCannotRun)
+		return overlap.Estimate{}, fmt.Errorf("%w: compares a collection with itself only", overlap.ErrCannotRun)
 	}
 	l, sizes, err := allpairsLayout(p)
 	if err != nil {
-		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+		return overlap.Estimate{}, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
 	sec, dmem, detail, err := estimate(l, sizes, p.Stats.R.Elements, p.Threads, modePairs, true)
 	if err != nil {
-		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
+		return overlap.Estimate{}, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
-	return allpairs.Estimate{Seconds: sec, Memory: dmem, Detail: detail}, nil
+	return overlap.Estimate{Seconds: sec, Memory: dmem, Detail: detail}, nil
 }
 
-func (allpairsEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
+func (allpairsEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
 	// Open the GPU while the batmaps are built on the CPU.
 	Prewarm()
 	l, _, err := allpairsLayout(p)
@@ -260,7 +262,7 @@ func (allpairsEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpair
 		reported = done
 	}, Stats: new(Stats)}
 	defer func() { lastStats.Store(opt.Stats) }()
-	writers := make([]*allpairs.Writer, p.Threads)
+	writers := make([]*overlap.Writer, p.Threads)
 	for i := range writers {
 		writers[i] = out.Writer()
 	}

@@ -18,10 +18,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xsect/xsect/internal/freqpairs"
 	"github.com/xsect/xsect/internal/gpubatmap"
 	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/progress"
-	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
 )
@@ -51,7 +51,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 (the FIMI format) and nothing is mined.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			support := fs.String("min-support", "", "minimum support `S`: a count, or a fraction of the transactions below 1")
-			engine := fs.String("engine", "auto", "engine `NAME`: auto, "+joinNames(pairs.EngineNames()))
+			engine := fs.String("engine", "auto", "engine `NAME`: auto, "+joinNames(freqpairs.EngineNames()))
 			device := fs.String("device", "auto", "device: cpu, gpu or auto")
 			explain := fs.Bool("explain", false, "print the plan (data shape, every engine's estimate, the choice) on standard error")
 			sorted := fs.Bool("sort", false, "print the pairs sorted by a, then b")
@@ -107,7 +107,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if *support == "" {
 					return usagef("--min-support is required")
 				}
-				s, err := pairs.ParseSupport(*support, tx.Len())
+				s, err := freqpairs.ParseSupport(*support, tx.Len())
 				if err != nil {
 					return usageError{err.Error()}
 				}
@@ -122,10 +122,10 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					}()
 				}
 				defer prog.done()
-				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Engine: *engine, Device: *device, Threads: *threads,
+				plan, err := freqpairs.NewPlan(tx, freqpairs.Options{MinSupport: s, Engine: *engine, Device: *device, Threads: *threads,
 					Progress: prog.update, CountOnly: *count})
 				if err != nil {
-					if errors.Is(err, pairs.ErrCannotRun) {
+					if errors.Is(err, freqpairs.ErrCannotRun) {
 						return err
 					}
 					return usageError{err.Error()}
@@ -160,7 +160,7 @@ func pairsInput(args []string, n int, p, occ float64, seed uint64) (*sets.Collec
 		if occ < 0 || occ > 1<<36 || occ != float64(int64(occ)) {
 			return nil, usagef("--gen-occurrences %v: want an integer in [0, 2^36]", occ)
 		}
-		tx, err := pairs.GenerateBernoulli(n, p, int64(occ), seed)
+		tx, err := freqpairs.GenerateBernoulli(n, p, int64(occ), seed)
 		if err != nil {
 			return nil, usageError{err.Error()}
 		}
@@ -177,7 +177,7 @@ func pairsInput(args []string, n int, p, occ float64, seed uint64) (*sets.Collec
 // batches. A file is written while the pairs come, under a temporary name
 // renamed at the end, so a failed run leaves no file; standard output gets
 // nothing before the run has succeeded.
-func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog *stageBars) error {
+func runPairs(env *Env, plan *freqpairs.Plan, path string, sorted, count bool, prog *stageBars) error {
 	ctx := context.Background()
 	var out *streamOut
 	if !sorted && !count && path != "-" && path != "" {
@@ -189,9 +189,9 @@ func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog 
 	var (
 		mu     sync.Mutex
 		chunks [][]byte
-		all    []pairs.Pair
+		all    []freqpairs.Pair
 	)
-	n, err := plan.Run(ctx, func(ps []pairs.Pair) error {
+	n, err := plan.Run(ctx, func(ps []freqpairs.Pair) error {
 		switch {
 		case count:
 		case sorted:
@@ -292,7 +292,7 @@ func newStreamOut(path string) (*streamOut, error) {
 var errWriting = errors.New("writing failed")
 
 // add formats and writes a batch of pairs; safe for concurrent use.
-func (o *streamOut) add(ps []pairs.Pair) error {
+func (o *streamOut) add(ps []freqpairs.Pair) error {
 	if o.failed.Load() {
 		return errWriting
 	}
@@ -375,7 +375,7 @@ func (o *streamOut) finish(ok bool) error {
 // mostly) as one 8-byte store from a table, larger ones two digits at a
 // time; strconv's copies cost more than the conversion when millions of
 // pairs are printed.
-func formatPairs(b []byte, ps []pairs.Pair) []byte {
+func formatPairs(b []byte, ps []freqpairs.Pair) []byte {
 	n := len(b)
 	// 3 × 10 digits and 3 separators a line, and slack for the last
 	// 8-byte store.
@@ -462,7 +462,7 @@ func putDecimal(b []byte, n int, v uint32) int {
 }
 
 // formatParallel formats sorted pairs in order, in pieces on all cores.
-func formatParallel(ps []pairs.Pair) [][]byte {
+func formatParallel(ps []freqpairs.Pair) [][]byte {
 	const piece = 1 << 16
 	chunks := make([][]byte, (len(ps)+piece-1)/piece)
 	var wg sync.WaitGroup

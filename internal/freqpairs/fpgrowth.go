@@ -1,0 +1,195 @@
+package freqpairs
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/xsect/xsect/sets"
+)
+
+// fpgrowth is FP-growth restricted to pairs. Transactions, items in
+// decreasing order of support, are stored in a prefix tree (the FP-tree)
+// with a count per node; the pairs {b, a} with b more frequent than a are
+// then counted from a's conditional pattern base: for every node of a, its
+// count is added to each item on the path up to the root. With pairs only
+// there is no recursion into conditional trees.
+//
+// The tree is built without hashing children: the transactions are sorted
+// lexicographically, after which each one shares with the tree exactly
+// its longest common prefix with the previous one. One tree is built per
+// worker, on its share of the transactions, in parallel; the counting
+// then walks every tree's nodes of a.
+type fpgrowth struct{ cpu }
+
+func (fpgrowth) Name() string { return "fpgrowth" }
+
+func (fpgrowth) Estimate(d *Data) (Estimate, error) {
+	// Without knowing the tree, the walk is bounded by the pair
+	// occurrences (a tree that shares no prefix).
+	m := float64(d.Transactions)
+	c := d.unitCosts()
+	sec := (float64(d.PairSteps)*c.fpStep + m*log2(m)*c.fpSort + float64(d.Occurrences)*c.fpNode) / float64(d.Threads)
+	mem := d.HorizontalBytes() + 4*d.Occurrences + 16*d.Occurrences + 4*int64(d.Transactions) + 8*int64(d.Frequent())*int64(d.Threads)
+	return Estimate{Seconds: sec, Memory: mem, Detail: fmt.Sprintf("%d trees of at most %d nodes", d.Threads, d.Occurrences)}, nil
+}
+
+// fpTree is a prefix tree in arrays; node 0 is the root.
+type fpTree struct {
+	parent []int32
+	item   []uint32
+	count  []uint32
+	// nodes[start[a]:start[a+1]] are the nodes of item a.
+	start []int32
+	nodes []int32
+}
+
+func buildTree(h *sets.Collection, tids []uint32, f int) *fpTree {
+	slices.SortFunc(tids, func(x, y uint32) int { return slices.Compare(h.Set(int(x)), h.Set(int(y))) })
+	nodes := 1
+	for _, tid := range tids {
+		nodes += h.SetLen(int(tid))
+	}
+	t := &fpTree{parent: make([]int32, 1, nodes), item: make([]uint32, 1, nodes), count: make([]uint32, 1, nodes)}
+	t.parent[0] = -1
+	var path []int32 // nodes of the previous transaction, by depth
+	var prev []uint32
+	for _, tid := range tids {
+		s := h.Set(int(tid))
+		l := 0
+		for l < len(s) && l < len(prev) && s[l] == prev[l] {
+			l++
+		}
+		path = path[:l]
+		for _, n := range path {
+			t.count[n]++
+		}
+		for _, it := range s[l:] {
+			p := int32(0)
+			if len(path) > 0 {
+				p = path[len(path)-1]
+			}
+			t.parent = append(t.parent, p)
+			t.item = append(t.item, it)
+			t.count = append(t.count, 1)
+			path = append(path, int32(len(t.parent)-1))
+		}
+		prev = s
+	}
+	// Group the nodes by item (counting sort).
+	t.start = make([]int32, f+1)
+	for _, it := range t.item[1:] {
+		t.start[it+1]++
+	}
+	for a := range f {
+		t.start[a+1] += t.start[a]
+	}
+	t.nodes = make([]int32, len(t.item)-1)
+	at := slices.Clone(t.start[:f])
+	for n := 1; n < len(t.item); n++ {
+		it := t.item[n]
+		t.nodes[at[it]] = int32(n)
+		at[it]++
+	}
+	return t
+}
+
+// relabel returns the transactions of h with every rank r replaced by
+// label[r], each transaction sorted.
+func relabel(h *sets.Collection, label []uint32, threads int) *sets.Collection {
+	out := &sets.Collection{Offsets: h.Offsets, Elements: make([]uint32, len(h.Elements))}
+	m := h.Len()
+	workers := min(max(threads, 1), max(1, m>>10))
+	parallelDo(workers, func(w int) {
+		for t := w * m / workers; t < (w+1)*m/workers; t++ {
+			dst := out.Elements[h.Offsets[t]:h.Offsets[t+1]]
+			for i, r := range h.Set(t) {
+				dst[i] = label[r]
+			}
+			slices.Sort(dst)
+		}
+	})
+	return out
+}
+
+func (fpgrowth) Run(ctx context.Context, d *Data, out *Output) error {
+	f := d.Frequent()
+	// FP-growth orders items by decreasing support: relabel the ranks
+	// (label 0 the most frequent) and sort each transaction by label.
+	byFreq := make([]uint32, f) // label -> rank
+	for r := range byFreq {
+		byFreq[r] = uint32(r)
+	}
+	slices.SortStableFunc(byFreq, func(a, b uint32) int { return cmp.Compare(d.Support[b], d.Support[a]) })
+	label := make([]uint32, f) // rank -> label
+	for l, r := range byFreq {
+		label[r] = uint32(l)
+	}
+	h := relabel(d.Horizontal(), label, d.Threads)
+	// Transactions with fewer than two frequent items hold no pair.
+	var tids []uint32
+	for t, n := range d.Lengths {
+		if n >= 2 {
+			tids = append(tids, uint32(t))
+		}
+	}
+	parts := min(d.Threads, max(1, len(tids)>>10))
+	trees := make([]*fpTree, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			trees[p] = buildTree(h, tids[p*len(tids)/parts:(p+1)*len(tids)/parts], f)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	writers := make([]*Writer, d.Threads)
+	counters := make([][]uint32, d.Threads)
+	touched := make([][]uint32, d.Threads)
+	for i := range writers {
+		writers[i] = out.Writer()
+	}
+	need := uint32(d.MinSupport)
+	// Label a's nodes lie at depth up to a.
+	weight := func(a int) int64 { return int64(d.Support[byFreq[a]]) * int64(a) / int64(max(f, 1)) * 16 }
+	err := forItems(ctx, d.Threads, f, weight, out, "pairs", func(w, a int) {
+		cnt := counters[w]
+		if cnt == nil {
+			cnt = make([]uint32, f)
+			counters[w] = cnt
+		}
+		tl := touched[w][:0]
+		for _, t := range trees {
+			parent, item := t.parent, t.item
+			for _, n := range t.nodes[t.start[a]:t.start[a+1]] {
+				c := t.count[n]
+				for p := parent[n]; p > 0; p = parent[p] {
+					it := item[p]
+					if cnt[it] == 0 {
+						tl = append(tl, it)
+					}
+					cnt[it] += c
+				}
+			}
+		}
+		// Ancestors are more frequent: labels below a.
+		wr := writers[w]
+		for _, b := range tl {
+			if c := cnt[b]; c >= need {
+				wr.Add(byFreq[b], byFreq[a], c)
+			}
+			cnt[b] = 0
+		}
+		touched[w] = tl
+	})
+	for _, wr := range writers {
+		wr.Close()
+	}
+	return err
+}

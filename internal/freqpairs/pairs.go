@@ -1,0 +1,459 @@
+// Package pairs mines frequent pairs: given transactions (sets of items)
+// and a minimum support s, it reports every pair of items {a, b} that
+// occurs together in at least s transactions, with its support.
+//
+// Several engines compute the same pairs (see Engines): BATMAP (Amossen and
+// Pagh: one batmap per frequent item, all pairs compared entry by entry,
+// package batmap), and the classic CPU miners the paper compares with:
+// Apriori-style counting in a triangular array, Eclat (tidlist
+// intersections with package intersect's SIMD kernels) and FP-growth
+// restricted to pairs. Infrequent items are removed first, as every miner
+// does. NewPlan prepares the data, predicts each engine's time and memory
+// from the data's shape, and picks the fastest that fits (Options.Engine
+// "auto"); Plan.Explain says why.
+package freqpairs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/xsect/xsect/internal/overlap"
+	"github.com/xsect/xsect/internal/sysinfo"
+	"github.com/xsect/xsect/sets"
+)
+
+// Pair is a frequent pair: items I < J (the input's ids) occur together in
+// Count transactions. It is the pair type of every xsect workload.
+type Pair = sets.Pair
+
+// Options configure a plan. MinSupport is required; the zero value of the
+// others runs the fastest engine on all cores.
+type Options struct {
+	// MinSupport is the absolute support a pair needs, at least 1 (see
+	// ParseSupport for fractions).
+	MinSupport int
+	// Engine is an engine name (see Engines) or "auto" (also "").
+	Engine string
+	// Device is "cpu", "gpu" or "auto" (also ""): where the engine may run.
+	Device string
+	// Threads is the number of CPU goroutines; 0 means GOMAXPROCS.
+	Threads int
+	// Memory bounds the bytes a plan may allocate; 0 means half of the
+	// machine's physical memory. Engines predicted to need more are not
+	// run.
+	Memory int64
+	// Progress, if set, is called now and then, from any goroutine, with
+	// the current stage ("supports", "estimates", "run" - the engine's
+	// set-up -, "batmaps", "pairs", ...), the work done in it and its
+	// total.
+	Progress func(stage string, done, total int64)
+	// CountOnly says that the caller wants only the number of pairs:
+	// engines that can count without naming them may then give Run's fn
+	// no pairs (Output.CountOnly).
+	CountOnly bool
+}
+
+// ErrCannotRun is wrapped by the errors of engines or devices that cannot
+// run a problem: too much memory, no GPU.
+var ErrCannotRun = errors.New("cannot run")
+
+// ParseSupport returns the absolute minimum support that s denotes for a
+// database of the given number of transactions: an integer count, or a
+// fraction of the transactions when below 1 ("0.001", "1e-4", or with a
+// percent sign "0.1%"), rounded up, as Borgelt's miners do. The fraction is
+// evaluated exactly: "0.0001" of 100000 transactions is 10, not 11.
+func ParseSupport(s string, transactions int) (int, error) {
+	text := strings.TrimSpace(s)
+	percent := strings.HasSuffix(text, "%")
+	text = strings.TrimSuffix(text, "%")
+	var r big.Rat
+	if _, ok := r.SetString(text); !ok {
+		return 0, fmt.Errorf("pairs: support %q is not a number", s)
+	}
+	if percent {
+		r.Quo(&r, big.NewRat(100, 1))
+	}
+	if r.Sign() <= 0 {
+		return 0, fmt.Errorf("pairs: support %q must be positive", s)
+	}
+	one := big.NewRat(1, 1)
+	if !percent && r.Cmp(one) >= 0 {
+		if !r.IsInt() || !r.Num().IsInt64() || r.Num().Int64() > min(1<<32-1, math.MaxInt) {
+			return 0, fmt.Errorf("pairs: absolute support %q must be an integer below 2^32", s)
+		}
+		return int(r.Num().Int64()), nil
+	}
+	if r.Cmp(one) > 0 {
+		return 0, fmt.Errorf("pairs: support %q is more than all transactions", s)
+	}
+	// ceil(r · transactions), at least 1.
+	r.Mul(&r, new(big.Rat).SetInt64(int64(transactions)))
+	q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+	if m.Sign() != 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return max(int(q.Int64()), 1), nil
+}
+
+// Plan is a prepared mining run: the data with infrequent items removed,
+// every engine's estimate, and the engine chosen.
+type Plan struct {
+	// Data is the prepared database.
+	Data *Data
+	// Engine is the engine Run uses.
+	Engine Engine
+	// Candidates are the estimates of every engine considered, in the
+	// order of Engines; Err says why one cannot run.
+	Candidates []Candidate
+	// Reason says why Engine was chosen.
+	Reason string
+
+	opt       Options
+	probeNote string // why the CPU costs were not measured
+}
+
+// Candidate is one engine's estimate for a plan.
+type Candidate struct {
+	Engine   Engine
+	Estimate Estimate
+	Err      error
+}
+
+// estimate asks c's engine for its estimate on d, and checks a CPU
+// engine's memory against the budget (spent is the preparation's).
+func (c *Candidate) estimate(d *Data, spent, budget int64) {
+	c.Estimate, c.Err = c.Engine.Estimate(d)
+	if c.Err == nil && c.Engine.Device() == "cpu" && c.Estimate.Memory+spent > budget {
+		c.Err = fmt.Errorf("%w: needs %d MiB, over the %d MiB budget", ErrCannotRun, (c.Estimate.Memory+spent)>>20, budget>>20)
+	}
+}
+
+// calibrate re-estimates the CPU candidates with per-unit costs measured
+// on this machine (a probe of a millisecond or two, once per process and
+// number of threads), when that could change the choice and is lost in the
+// run's time: two candidates, one on the CPU, within probeSpread of the
+// fastest, which takes probeWorth or more.
+func (p *Plan) calibrate(spent, budget int64) {
+	fastest := 0.0
+	for _, c := range p.Candidates {
+		if c.Err == nil && (fastest == 0 || c.Estimate.Seconds < fastest) {
+			fastest = c.Estimate.Seconds
+		}
+	}
+	near, cpu := 0, false
+	for _, c := range p.Candidates {
+		if c.Err == nil && c.Estimate.Seconds <= probeSpread*fastest {
+			near++
+			cpu = cpu || c.Engine.Device() == "cpu"
+		}
+	}
+	switch {
+	case forceProbe:
+	case !cpu || near < 2:
+		p.probeNote = fmt.Sprintf("no probe: no other engine within %gx", probeSpread)
+		return
+	case fastest < probeWorth:
+		p.probeNote = fmt.Sprintf("no probe: the fastest estimate is below %g s", probeWorth)
+		return
+	}
+	costs := measure(p.Data.Threads).costs()
+	p.Data.costs = &costs
+	estimateAll(p.Candidates, p.Data, spent, budget, func(e Engine) bool { return e.Device() == "cpu" })
+}
+
+// estimateAll estimates, at once, the candidates that can run and that
+// which selects: the batmap engines' layouts take milliseconds each on
+// large problems, and an engine chosen to run on a GPU opens it only once
+// the plan is made.
+func estimateAll(cands []Candidate, d *Data, spent, budget int64, which func(Engine) bool) {
+	d.unitCosts() // set before the engines read it concurrently
+	var wg sync.WaitGroup
+	for i := range cands {
+		if c := &cands[i]; c.Err == nil && which(c.Engine) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.estimate(d, spent, budget)
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+// forceProbe makes every auto plan probe; tests set it.
+var forceProbe bool
+
+// NewPlan prepares tx (each set a transaction, its elements the items) for
+// mining with opt: it counts supports, drops infrequent items, builds the
+// tidlists of the frequent ones, and picks the engine.
+func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
+	if opt.MinSupport < 1 {
+		return nil, fmt.Errorf("pairs: minimum support %d: want at least 1", opt.MinSupport)
+	}
+	switch opt.Device {
+	case "", "auto", "cpu", "gpu":
+	default:
+		return nil, fmt.Errorf("pairs: unknown device %q: want cpu, gpu or auto", opt.Device)
+	}
+	name := opt.Engine
+	if name == "" {
+		name = "auto"
+	}
+	if name != "auto" && !slices.Contains(EngineNames(), name) {
+		return nil, fmt.Errorf("pairs: unknown engine %q (engines: auto, %s)", opt.Engine, strings.Join(EngineNames(), ", "))
+	}
+	threads := opt.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	budget := opt.Memory
+	if budget <= 0 {
+		budget = sysinfo.Memory() / 2
+	}
+	if opt.Progress != nil {
+		opt.Progress("supports", 0, int64(len(tx.Elements)))
+	}
+	d, err := prepare(tx, opt.MinSupport, threads, budget)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Progress != nil {
+		opt.Progress("supports", int64(len(tx.Elements)), int64(len(tx.Elements)))
+		// Estimating (and probing, for auto) is a stage of its own, so
+		// that its time shows (xsect pairs --timings).
+		opt.Progress("estimates", 0, 1)
+	}
+	p := &Plan{Data: d, opt: opt}
+	spent := d.preparedBytes()
+	for _, e := range Engines() {
+		if name != "auto" && e.Name() != name {
+			continue
+		}
+		dev := e.Device()
+		if opt.Device != "" && opt.Device != "auto" && dev != opt.Device {
+			continue
+		}
+		c := Candidate{Engine: e}
+		c.Err = e.Available()
+		p.Candidates = append(p.Candidates, c)
+	}
+	estimateAll(p.Candidates, d, spent, budget, func(Engine) bool { return true })
+	if name == "auto" {
+		p.calibrate(spent, budget)
+	} else {
+		p.probeNote = "no probe: the engine was named"
+	}
+	var best *Candidate
+	for i, c := range p.Candidates {
+		if c.Err == nil && (best == nil || c.Estimate.Seconds < best.Estimate.Seconds) {
+			best = &p.Candidates[i]
+		}
+	}
+	if best == nil {
+		var why []string
+		for _, c := range p.Candidates {
+			why = append(why, fmt.Sprintf("%s on %s: %v", c.Engine.Name(), c.Engine.Device(), c.Err))
+		}
+		if len(why) == 0 {
+			return nil, fmt.Errorf("%w: no engine %s on device %s", ErrCannotRun, name, opt.Device)
+		}
+		return nil, fmt.Errorf("%w: %s", ErrCannotRun, strings.Join(why, "; "))
+	}
+	p.Engine = best.Engine
+	if name == "auto" {
+		p.Reason = "lowest estimated time"
+	} else {
+		p.Reason = "requested"
+	}
+	return p, nil
+}
+
+// Run mines the pairs and calls fn with batches of them, from several
+// goroutines at once (fn must be safe for that); a batch is only valid
+// during the call. An error from fn stops the run and is returned. Pairs
+// come in no particular order.
+func (p *Plan) Run(ctx context.Context, fn func([]Pair) error) (int64, error) {
+	out := &Output{d: p.Data, fn: fn, progress: p.opt.Progress, countOnly: p.opt.CountOnly}
+	// The engine's set-up (tidlists, spans, memory), until it reports a
+	// stage of its own.
+	out.Progress("run", 0, 1)
+	err := p.Engine.Run(ctx, p.Data, out)
+	if err == nil {
+		err = out.Err()
+	}
+	return out.count.Load(), err
+}
+
+// Mine is NewPlan followed by Run.
+func Mine(ctx context.Context, tx *sets.Collection, opt Options, fn func([]Pair) error) (*Plan, error) {
+	p, err := NewPlan(tx, opt)
+	if err != nil {
+		return nil, err
+	}
+	_, err = p.Run(ctx, fn)
+	return p, err
+}
+
+// Collect returns the frequent pairs of tx sorted by I, then J.
+func Collect(ctx context.Context, tx *sets.Collection, opt Options) ([]Pair, error) {
+	var mu sync.Mutex
+	var all []Pair
+	_, err := Mine(ctx, tx, opt, func(ps []Pair) error {
+		mu.Lock()
+		all = append(all, ps...)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sets.SortPairs(all)
+	return all, nil
+}
+
+// Explain describes the plan: the data's shape, every engine's estimate,
+// and the choice.
+func (p *Plan) Explain() string {
+	d := p.Data
+	var b strings.Builder
+	fmt.Fprintf(&b, "input: %d transactions, %d item occurrences, %d distinct items\n", d.Transactions, d.AllOccurrences, d.DistinctItems)
+	fmt.Fprintf(&b, "min support: %d transactions (%.4g%%)\n", d.MinSupport, 100*float64(d.MinSupport)/float64(max(d.Transactions, 1)))
+	fmt.Fprintf(&b, "frequent items: %d, %d occurrences, density %.3g%%, %d pairs of items, %d pair occurrences\n",
+		d.Frequent(), d.Occurrences, 100*d.Density(), int64(d.Frequent())*int64(max(d.Frequent()-1, 0))/2, d.PairSteps)
+	fmt.Fprintf(&b, "threads: %d\n", d.Threads)
+	costs := d.unitCosts().source
+	if p.probeNote != "" {
+		costs += " (" + p.probeNote + ")"
+	}
+	fmt.Fprintf(&b, "CPU estimates: %s\n", costs)
+	fmt.Fprintf(&b, "engines:\n")
+	for _, c := range p.Candidates {
+		mark := " "
+		if c.Engine == p.Engine {
+			mark = "*"
+		}
+		if c.Err != nil {
+			fmt.Fprintf(&b, " %s %-9s %-3s  cannot run: %v\n", mark, c.Engine.Name(), c.Engine.Device(), c.Err)
+			continue
+		}
+		fmt.Fprintf(&b, " %s %-9s %-3s  %8.3f s  %8.1f MiB  %s\n", mark, c.Engine.Name(), c.Engine.Device(),
+			c.Estimate.Seconds, float64(c.Estimate.Memory)/(1<<20), c.Estimate.Detail)
+	}
+	fmt.Fprintf(&b, "chosen: %s on %s (%s)\n", p.Engine.Name(), p.Engine.Device(), p.Reason)
+	return b.String()
+}
+
+// Output receives an engine's pairs; its methods are safe for concurrent
+// use, except those of each Writer.
+type Output struct {
+	d         *Data
+	fn        func([]Pair) error
+	progress  func(stage string, done, total int64)
+	count     atomic.Int64
+	countOnly bool
+	failed    atomic.Bool
+	errMu     sync.Mutex
+	err       error
+}
+
+// Err returns the first error of the caller's callback; engines check it
+// between chunks of work and stop.
+func (o *Output) Err() error {
+	if !o.failed.Load() {
+		return nil
+	}
+	o.errMu.Lock()
+	defer o.errMu.Unlock()
+	return o.err
+}
+
+// Progress reports progress in a stage of an engine.
+func (o *Output) Progress(stage string, done, total int64) {
+	if o.progress != nil {
+		o.progress(stage, done, total)
+	}
+}
+
+// CountOnly reports whether the caller wants only the number of pairs
+// (Options.CountOnly): an engine may then report them with
+// Writer.AddCount instead of Writer.Add.
+func (o *Output) CountOnly() bool { return o.countOnly }
+
+// Writer returns a buffer for one goroutine's pairs; Close it at the end.
+func (o *Output) Writer() *Writer {
+	return &Writer{o: o, items: o.d.Items, buf: make([]Pair, 0, 4096)}
+}
+
+// Writer buffers the pairs of one goroutine.
+type Writer struct {
+	o     *Output
+	items []uint32
+	buf   []Pair
+	n     int64
+}
+
+// Add reports the pair of ranks a and b (in either order) with its
+// support; it does not check the threshold.
+func (w *Writer) Add(a, b uint32, support uint32) {
+	w.buf = append(w.buf, w.pair(a, b, support))
+	if len(w.buf) == cap(w.buf) {
+		w.flush()
+	}
+}
+
+// pair returns the pair of ranks a and b, as items in increasing order.
+func (w *Writer) pair(a, b, support uint32) Pair {
+	x, y := w.items[a], w.items[b]
+	return Pair{I: min(x, y), J: max(x, y), Count: support}
+}
+
+// addRanked is Add for every pair of ps: ranks I and J, support Count.
+func (w *Writer) addRanked(ps []overlap.Pair) {
+	for len(ps) > 0 {
+		if len(w.buf) == cap(w.buf) {
+			w.flush()
+		}
+		k := len(w.buf)
+		part := ps[:min(len(ps), cap(w.buf)-k)]
+		dst := w.buf[k : k+len(part)]
+		for x, p := range part {
+			dst[x] = w.pair(p.I, p.J, p.Count)
+		}
+		w.buf = w.buf[:k+len(part)]
+		ps = ps[len(part):]
+	}
+}
+
+func (w *Writer) flush() {
+	w.n += int64(len(w.buf))
+	if len(w.buf) > 0 && !w.o.failed.Load() {
+		if err := w.o.fn(w.buf); err != nil {
+			w.o.errMu.Lock()
+			if w.o.err == nil {
+				w.o.err = err
+			}
+			w.o.errMu.Unlock()
+			w.o.failed.Store(true)
+		}
+	}
+	w.buf = w.buf[:0]
+}
+
+// AddCount reports n pairs without naming them; only when the Output is
+// CountOnly.
+func (w *Writer) AddCount(n int64) { w.n += n }
+
+// Close flushes the writer.
+func (w *Writer) Close() {
+	w.flush()
+	w.o.count.Add(w.n)
+	w.n = 0
+}

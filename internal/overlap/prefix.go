@@ -1,0 +1,480 @@
+package overlap
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/xsect/xsect/intersect"
+	"github.com/xsect/xsect/sets"
+)
+
+// prefix answers threshold queries by prefix filtering (AllPairs-style),
+// visiting only pairs that can qualify. With elements ordered rarest first,
+// a pair whose smaller set x must share t elements has a common element
+// among the |x|-t+1 rarest of x. So each set x, taken in increasing size,
+// walks only the lists of its prefix elements, restricted to the sets after
+// it, and verifies the candidates it meets. For exact containment (t = |x|)
+// the candidates are the intersection of x's lists, rarest first. The cost
+// follows the output and the rare elements, not the frequent ones: it wins
+// set containment joins of skewed data such as retail baskets.
+type prefixFilter struct{ cpuEngine }
+
+func init() { Register(prefixFilter{cpuEngine{"prefix"}}) }
+
+func (prefixFilter) Estimate(p *Problem) (Estimate, error) {
+	if _, _, ok := p.Tiled(); ok {
+		return Estimate{}, cannot("reports pairs over a threshold, not dense tiles")
+	}
+	if p.ZeroQualifies() {
+		return Estimate{}, cannot("needs a threshold of at least one common element")
+	}
+	st := &p.Stats
+	if st.R.Elements+st.S.Elements >= math.MaxUint32 {
+		return Estimate{}, cannot("over 2^32 elements")
+	}
+	cand, starts, verify := prefixWork(p)
+	n, idx := prefixSize(p)
+	ns := prefixBase(p) + costs.elemAt(idx)*starts + verify
+	mem := int64(4*n*4) + 4*int64(p.Universe)*2 + int64(p.Threads)*4*int64(st.R.Sets+st.S.Sets)
+	return Estimate{Seconds: cpuSeconds(p, ns), Memory: mem, Detail: fmt.Sprintf("%.3g candidate visits", cand)}, nil
+}
+
+// prefixSize returns the occurrences that prefix filtering indexes and the
+// bytes of its index.
+func prefixSize(p *Problem) (n float64, idx int64) {
+	st := &p.Stats
+	if p.Self {
+		n = float64(st.R.Elements)
+		return n, 8*int64(n) + 4*int64(p.Universe)
+	}
+	n = float64(st.R.Elements + st.S.Elements)
+	return n, 4*int64(n) + 4*int64(p.Universe)
+}
+
+// prefixBase is the part of the estimate that needs no sample: building the
+// index and sorting the sets by rarity.
+func prefixBase(p *Problem) float64 {
+	n, _ := prefixSize(p)
+	avg := max(p.Stats.R.AvgSize, p.Stats.S.AvgSize, 1)
+	return costs.build(n, p.Universe) + n*costs.sortElem*math.Log2(avg+1)
+}
+
+// lowerBound is prefixBase, plus, when every pair needs one common element
+// only (prefixes are whole sets, and their lists are walked whole), half a
+// visit per scan-count increment: the estimate, from a sample, counts at
+// least one (0 where it cannot run, which Estimate says).
+func (prefixFilter) lowerBound(p *Problem) float64 {
+	if _, _, ok := p.Tiled(); ok || p.ZeroQualifies() || p.Stats.R.Elements+p.Stats.S.Elements >= math.MaxUint32 {
+		return 0
+	}
+	ns := prefixBase(p)
+	if need, ok := p.ConstNeed(); ok && need == 1 {
+		ns += costs.visit / 2 * float64(p.Stats.ScanWork)
+	}
+	return cpuSeconds(p, ns)
+}
+
+// prefixWork estimates, on a sample of at most 4096 probes, the list
+// entries the probes' prefixes visit, the lists they start, and the cost
+// of visiting and verifying the candidates.
+func prefixWork(p *Problem) (cand, starts, verifyNS float64) {
+	df := func(e uint32) int64 {
+		d := int64(p.DFR[e])
+		if !p.Self {
+			d += int64(p.DFS[e])
+		}
+		return d
+	}
+	probe := func(c *sets.Collection, need func(int) uint32, others int, avgOther float64) (float64, float64, float64) {
+		k := c.Len()
+		if k == 0 {
+			return 0, 0, 0
+		}
+		// At most 4096 probes and about 2^18 of their elements.
+		n := p.Stats.R.Elements
+		if c != p.R {
+			n = p.Stats.S.Elements
+		}
+		step := max(1, k/4096, int(n>>18))
+		var visits, lists, verify float64
+		var h int64Heap
+		samples := 0
+		for i := 0; i < k; i += step {
+			samples++
+			s := c.Set(i)
+			t := int(need(i))
+			if t > len(s) || t == 0 {
+				continue
+			}
+			plen := len(s) - t + 1
+			lists += float64(plen)
+			// The sum of the plen smallest frequencies.
+			var sum int64
+			if plen == len(s) {
+				for _, e := range s {
+					sum += df(e)
+				}
+			} else {
+				keepSmall := plen <= len(s)-plen
+				m := plen
+				if !keepSmall {
+					m = len(s) - plen
+				}
+				h = h[:0]
+				var total int64
+				for _, e := range s {
+					d := df(e)
+					total += d
+					if !keepSmall {
+						d = -d
+					}
+					if len(h) < m {
+						heap.Push(&h, d)
+					} else if d < h[0] {
+						h[0] = d
+						heap.Fix(&h, 0)
+					}
+				}
+				var part int64
+				for _, d := range h {
+					part += d
+				}
+				if keepSmall {
+					sum = part
+				} else {
+					sum = total + part // part holds the largest, negated
+				}
+			}
+			// About half of each list lies after the probe.
+			v := float64(sum) / 2
+			visits += v
+			if t == len(s) {
+				// Intersecting the lists: about one step per entry.
+				verify += v * costs.visitExact
+				continue
+			}
+			verify += v * costs.visit
+			// Each distinct candidate is verified by intersecting the rest
+			// of the probe with it (galloping when the rest is short).
+			cands := min(v, float64(others)/2)
+			rest := float64(len(s) - plen)
+			vlen := 0.0
+			if rest > 0 {
+				vlen = min(rest+avgOther, rest*(2+math.Log2(avgOther/rest+1)))
+			}
+			verify += cands * (verifyCall + verifyStep*vlen)
+		}
+		scale := float64(k) / float64(samples)
+		return visits * scale, lists * scale, verify * scale
+	}
+	cand, starts, verifyNS = probe(p.R, p.NeedR, p.S.Len(), p.Stats.S.AvgSize)
+	if !p.Self {
+		c2, s2, v2 := probe(p.S, p.NeedS, p.R.Len(), p.Stats.R.AvgSize)
+		cand, starts, verifyNS = cand+c2, starts+s2, verifyNS+v2
+	}
+	return cand, starts, verifyNS
+}
+
+// The cost of verifying a candidate: a call of intersect.Count and its
+// element steps (galloping from the short rest of the probe).
+const (
+	verifyCall = 15
+	verifyStep = 1
+)
+
+type int64Heap []int64
+
+func (h int64Heap) Len() int           { return len(h) }
+func (h int64Heap) Less(i, j int) bool { return h[i] > h[j] } // a max-heap
+func (h int64Heap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *int64Heap) Push(x any)        { *h = append(*h, x.(int64)) }
+func (h *int64Heap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// rarityRanks returns each element's position in the order of increasing
+// document frequency (ties by element), by a counting sort on frequency.
+func rarityRanks(p *Problem) []uint32 {
+	u := p.Universe
+	df := make([]uint32, u)
+	var maxDF uint32
+	for e := range df {
+		df[e] = p.DFR[e]
+		if !p.Self {
+			df[e] += p.DFS[e]
+		}
+		maxDF = max(maxDF, df[e])
+	}
+	start := make([]uint32, maxDF+2)
+	for _, d := range df {
+		start[d+1]++
+	}
+	for d := 1; d < len(start); d++ {
+		start[d] += start[d-1]
+	}
+	rank := make([]uint32, u)
+	for e, d := range df {
+		rank[e] = start[d]
+		start[d]++
+	}
+	return rank
+}
+
+// bySize returns the sets of c in increasing size (ties by position), their
+// elements replaced by rarity ranks and sorted rarest first, and the
+// original position of each.
+func bySize(c *sets.Collection, rank []uint32) (*sets.Collection, []uint32) {
+	k := c.Len()
+	perm := make([]uint32, k)
+	for i := range perm {
+		perm[i] = uint32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b uint32) int { return cmp.Compare(c.SetLen(int(a)), c.SetLen(int(b))) })
+	out := &sets.Collection{Offsets: make([]uint64, k+1), Elements: make([]uint32, 0, len(c.Elements))}
+	for x, i := range perm {
+		start := len(out.Elements)
+		for _, e := range c.Set(int(i)) {
+			out.Elements = append(out.Elements, rank[e])
+		}
+		slices.Sort(out.Elements[start:])
+		out.Offsets[x+1] = uint64(len(out.Elements))
+	}
+	return out, perm
+}
+
+// prefixSide is one collection of a prefix join, reordered.
+type prefixSide struct {
+	c    *sets.Collection
+	perm []uint32
+	x    *index
+}
+
+func (prefixFilter) Run(ctx context.Context, p *Problem, out *Output) error {
+	rank := rarityRanks(p)
+	var r, s prefixSide
+	r.c, r.perm = bySize(p.R, rank)
+	if p.Self {
+		r.x = buildIndex(p.Threads, r.c, p.Universe, dfByRank(p, rank, p.DFR), true)
+		return prefixSelf(ctx, p, out, &r)
+	}
+	s.c, s.perm = bySize(p.S, rank)
+	r.x = buildIndex(p.Threads, r.c, p.Universe, dfByRank(p, rank, p.DFR), false)
+	s.x = buildIndex(p.Threads, s.c, p.Universe, dfByRank(p, rank, p.DFS), false)
+	return prefixCross(ctx, p, out, &r, &s)
+}
+
+// dfByRank returns the document frequencies indexed by rarity rank.
+func dfByRank(p *Problem, rank []uint32, df []uint32) []uint32 {
+	out := make([]uint32, p.Universe)
+	for e, d := range df {
+		out[rank[e]] = d
+	}
+	return out
+}
+
+// prefixProber holds one worker's scratch space.
+type prefixProber struct {
+	cnt     []uint32
+	touched []uint32
+	a, b    []uint32
+}
+
+func prefixSelf(ctx context.Context, p *Problem, out *Output, r *prefixSide) error {
+	c, x := r.c, r.x
+	k := c.Len()
+	spans := splitWork(k, p.Threads*tasksPerThread, func(i int) int64 {
+		var w int64
+		lo := c.Offsets[i]
+		t := int(p.NeedR(int(r.perm[i])))
+		n := c.SetLen(i)
+		if t > n {
+			return 0
+		}
+		for q := lo; q < lo+uint64(n-t+1); q++ {
+			w += int64(x.start[c.Elements[q]+1] - x.start[c.Elements[q]] - x.rank[q])
+		}
+		return w
+	})
+	probers := make([]*prefixProber, p.Threads)
+	return parallel(ctx, p.Threads, len(spans), func(w, task int) error {
+		pr := probers[w]
+		if pr == nil {
+			pr = &prefixProber{cnt: make([]uint32, k)}
+			probers[w] = pr
+		}
+		wr := out.Writer()
+		defer wr.Close()
+		var pairs int64
+		for i := spans[task].lo; i < spans[task].hi; i++ {
+			pairs += int64(k - 1 - i)
+			set := c.Set(i)
+			pi := int(r.perm[i])
+			t := int(p.NeedR(pi))
+			if t > len(set) || t == 0 {
+				continue
+			}
+			lo := c.Offsets[i]
+			plen := len(set) - t + 1
+			add := func(y uint32, v uint32) {
+				a, b := pi, int(r.perm[y])
+				if a > b {
+					a, b = b, a
+				}
+				if v >= p.Need(a, b) {
+					wr.Add(a, b, v)
+				}
+			}
+			if t == len(set) {
+				// Exact containment of x: intersect its lists, rarest first.
+				e0 := set[0]
+				l := x.list(e0)[x.rank[lo]+1:]
+				pr.a = append(pr.a[:0], l...)
+				for _, e := range set[1:] {
+					if len(pr.a) == 0 {
+						break
+					}
+					pr.b = intersect.Intersect(pr.b[:0], pr.a, x.list(e))
+					pr.a, pr.b = pr.b, pr.a
+				}
+				for _, y := range pr.a {
+					add(y, uint32(len(set)))
+				}
+				continue
+			}
+			pr.touched = pr.touched[:0]
+			for q := lo; q < lo+uint64(plen); q++ {
+				e := c.Elements[q]
+				for _, y := range x.list(e)[x.rank[q]+1:] {
+					if pr.cnt[y] == 0 {
+						pr.touched = append(pr.touched, y)
+					}
+					pr.cnt[y]++
+				}
+			}
+			rest := set[plen:]
+			for _, y := range pr.touched {
+				v := pr.cnt[y] + uint32(intersect.Count(rest, c.Set(int(y))))
+				pr.cnt[y] = 0
+				add(y, v)
+			}
+		}
+		out.Progress(pairs)
+		return out.Err()
+	})
+}
+
+func prefixCross(ctx context.Context, p *Problem, out *Output, r, s *prefixSide) error {
+	kr, ks := r.c.Len(), s.c.Len()
+	// A pair belongs to its smaller set, R's on equal sizes: set x of one
+	// side pairs with the sets of the other side from `from` on.
+	fromS := make([]int, kr) // S sets before R's x: size < |x|
+	j := 0
+	for i := 0; i < kr; i++ {
+		for j < ks && s.c.SetLen(j) < r.c.SetLen(i) {
+			j++
+		}
+		fromS[i] = j
+	}
+	fromR := make([]int, ks) // R sets before S's y: size <= |y|
+	i := 0
+	for y := 0; y < ks; y++ {
+		for i < kr && r.c.SetLen(i) <= s.c.SetLen(y) {
+			i++
+		}
+		fromR[y] = i
+	}
+	type job struct {
+		side    int // 0: probes of R, 1: probes of S
+		lo, hi  int
+		workSum int64
+	}
+	var jobs []job
+	for side, sd := range []*prefixSide{r, s} {
+		k := sd.c.Len()
+		for _, sp := range splitWork(k, p.Threads*tasksPerThread/2+1, func(i int) int64 { return int64(sd.c.SetLen(i)) * 4 }) {
+			jobs = append(jobs, job{side: side, lo: sp.lo, hi: sp.hi})
+		}
+	}
+	probers := make([]*prefixProber, p.Threads)
+	return parallel(ctx, p.Threads, len(jobs), func(w, task int) error {
+		pr := probers[w]
+		if pr == nil {
+			pr = &prefixProber{cnt: make([]uint32, max(kr, ks))}
+			probers[w] = pr
+		}
+		wr := out.Writer()
+		defer wr.Close()
+		jb := jobs[task]
+		me, other := r, s
+		from := fromS
+		if jb.side == 1 {
+			me, other, from = s, r, fromR
+		}
+		var pairs int64
+		for i := jb.lo; i < jb.hi; i++ {
+			set := me.c.Set(i)
+			pi := int(me.perm[i])
+			var t int
+			if jb.side == 0 {
+				t = int(p.NeedR(pi))
+			} else {
+				t = int(p.NeedS(pi))
+			}
+			f := uint32(from[i])
+			pairs += int64(other.c.Len() - int(f))
+			if t > len(set) || t == 0 || int(f) >= other.c.Len() {
+				continue
+			}
+			add := func(y uint32, v uint32) {
+				a, b := pi, int(other.perm[y])
+				if jb.side == 1 {
+					a, b = b, a
+				}
+				if v >= p.Need(a, b) {
+					wr.Add(a, b, v)
+				}
+			}
+			plen := len(set) - t + 1
+			if t == len(set) {
+				l := other.x.list(set[0])
+				pr.a = append(pr.a[:0], l[lowerBound(l, f):]...)
+				for _, e := range set[1:] {
+					if len(pr.a) == 0 {
+						break
+					}
+					pr.b = intersect.Intersect(pr.b[:0], pr.a, other.x.list(e))
+					pr.a, pr.b = pr.b, pr.a
+				}
+				for _, y := range pr.a {
+					add(y, uint32(len(set)))
+				}
+				continue
+			}
+			pr.touched = pr.touched[:0]
+			for _, e := range set[:plen] {
+				l := other.x.list(e)
+				for _, y := range l[lowerBound(l, f):] {
+					if pr.cnt[y] == 0 {
+						pr.touched = append(pr.touched, y)
+					}
+					pr.cnt[y]++
+				}
+			}
+			rest := set[plen:]
+			for _, y := range pr.touched {
+				v := pr.cnt[y] + uint32(intersect.Count(rest, other.c.Set(int(y))))
+				pr.cnt[y] = 0
+				add(y, v)
+			}
+		}
+		out.Progress(pairs)
+		return out.Err()
+	})
+}
