@@ -7,41 +7,30 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/xsect/xsect/internal/registry"
+	"fmt"
+	"runtime"
+
+	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/sysinfo"
 )
 
-// Engine is one way of mining pairs on one device. The CPU engines are
-// built in; other packages (GPU engines) add theirs with Register. An
-// engine must be safe for concurrent use.
-type Engine interface {
-	// Name is the technique: "apriori", "eclat", "fpgrowth", "batmap".
-	// Engines of different devices that compute alike share a name.
-	Name() string
-	// Device is "cpu" or "gpu".
-	Device() string
-	// Available returns nil, or an error (wrapping ErrCannotRun) saying
-	// why the engine cannot run on this machine.
-	Available() error
-	// Estimate predicts the engine's time and peak memory (beyond the
-	// Data) on d, or says why it cannot run d. It must be cheap.
-	Estimate(d *Data) (Estimate, error)
-	// Run reports every pair of ranks with support at least
-	// d.MinSupport through writers of out, exactly once each. It returns
-	// soon after ctx is done or out.Err() is set.
-	Run(ctx context.Context, d *Data, out *Output) error
-}
+// Engine is one way of mining pairs on one device: Run reports every
+// pair of ranks with support at least d.MinSupport through writers of
+// out, exactly once each, and returns soon after ctx is done or out.Err()
+// is set. Estimate predicts the time and the peak memory beyond the Data.
+type Engine = engine.Engine[*Data, *Output]
+
+// Candidate is one engine's estimate for a plan.
+type Candidate = engine.Candidate[Engine]
 
 // Estimate is an engine's prediction for one problem.
-type Estimate struct {
-	// Seconds is the predicted time of Run, output excluded.
-	Seconds float64
-	// Memory is the bytes Run allocates beyond the Data.
-	Memory int64
-	// Detail says how the engine would run, for Explain.
-	Detail string
-}
+type Estimate = engine.Estimate
 
-var registered = registry.New("pairs", func(e Engine) (string, string) { return e.Name(), e.Device() })
+// ErrCannotRun is wrapped by the errors of engines or devices that cannot
+// run a problem: too much memory, no GPU.
+var ErrCannotRun = engine.ErrCannotRun
+
+var registered = engine.NewRegistry[Engine]("pairs")
 
 // Register adds an engine. It panics if one with the same name and device
 // is registered already.
@@ -65,8 +54,12 @@ func init() {
 // cpu is the part the built-in engines share.
 type cpu struct{}
 
-func (cpu) Device() string   { return "cpu" }
-func (cpu) Available() error { return nil }
+func (cpu) Kind() engine.Kind { return engine.CPU }
+
+func (cpu) Device() (engine.Device, error) {
+	n := runtime.GOMAXPROCS(0)
+	return engine.Device{Kind: engine.CPU, Name: fmt.Sprintf("%s, %d threads", sysinfo.CPUName(), n), Memory: sysinfo.Memory(), Parallelism: n}, nil
+}
 
 // forItems runs fn(worker, rank) for every rank in [0, f) on threads
 // goroutines, heaviest ranks (by weight) first so that workers finish

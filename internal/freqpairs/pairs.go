@@ -15,7 +15,6 @@ package freqpairs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -25,6 +24,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/internal/sysinfo"
 	"github.com/xsect/xsect/sets"
@@ -60,10 +60,6 @@ type Options struct {
 	// no pairs (Output.CountOnly).
 	CountOnly bool
 }
-
-// ErrCannotRun is wrapped by the errors of engines or devices that cannot
-// run a problem: too much memory, no GPU.
-var ErrCannotRun = errors.New("cannot run")
 
 // ParseSupport returns the absolute minimum support that s denotes for a
 // database of the given number of transactions: an integer count, or a
@@ -110,8 +106,8 @@ type Plan struct {
 	Data *Data
 	// Engine is the engine Run uses.
 	Engine Engine
-	// Candidates are the estimates of every engine considered, in the
-	// order of Engines; Err says why one cannot run.
+	// Candidates are the estimates of every engine considered, fastest
+	// first, those that cannot run last; Err says why one cannot run.
 	Candidates []Candidate
 	// Reason says why Engine was chosen.
 	Reason string
@@ -120,19 +116,12 @@ type Plan struct {
 	probeNote string // why the CPU costs were not measured
 }
 
-// Candidate is one engine's estimate for a plan.
-type Candidate struct {
-	Engine   Engine
-	Estimate Estimate
-	Err      error
-}
-
 // estimate asks c's engine for its estimate on d, and checks a CPU
 // engine's memory against the budget (spent is the preparation's).
-func (c *Candidate) estimate(d *Data, spent, budget int64) {
+func estimate(c *Candidate, d *Data, spent, budget int64) {
 	c.Estimate, c.Err = c.Engine.Estimate(d)
-	if c.Err == nil && c.Engine.Device() == "cpu" && c.Estimate.Memory+spent > budget {
-		c.Err = fmt.Errorf("%w: needs %d MiB, over the %d MiB budget", ErrCannotRun, (c.Estimate.Memory+spent)>>20, budget>>20)
+	if c.Err == nil && c.Engine.Kind() == engine.CPU && c.Estimate.Memory+spent > budget {
+		c.Err = engine.Cannot("needs %s with the prepared data, over the budget of %s", engine.Bytes(c.Estimate.Memory+spent), engine.Bytes(budget))
 	}
 }
 
@@ -152,7 +141,7 @@ func (p *Plan) calibrate(spent, budget int64) {
 	for _, c := range p.Candidates {
 		if c.Err == nil && c.Estimate.Seconds <= probeSpread*fastest {
 			near++
-			cpu = cpu || c.Engine.Device() == "cpu"
+			cpu = cpu || c.Engine.Kind() == engine.CPU
 		}
 	}
 	switch {
@@ -166,7 +155,7 @@ func (p *Plan) calibrate(spent, budget int64) {
 	}
 	costs := measure(p.Data.Threads).costs()
 	p.Data.costs = &costs
-	estimateAll(p.Candidates, p.Data, spent, budget, func(e Engine) bool { return e.Device() == "cpu" })
+	estimateAll(p.Candidates, p.Data, spent, budget, func(e Engine) bool { return e.Kind() == engine.CPU })
 }
 
 // estimateAll estimates, at once, the candidates that can run and that
@@ -181,7 +170,7 @@ func estimateAll(cands []Candidate, d *Data, spent, budget int64, which func(Eng
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c.estimate(d, spent, budget)
+				estimate(c, d, spent, budget)
 			}()
 		}
 	}
@@ -198,17 +187,9 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	if opt.MinSupport < 1 {
 		return nil, fmt.Errorf("pairs: minimum support %d: want at least 1", opt.MinSupport)
 	}
-	switch opt.Device {
-	case "", "auto", "cpu", "gpu":
-	default:
-		return nil, fmt.Errorf("pairs: unknown device %q: want cpu, gpu or auto", opt.Device)
-	}
-	name := opt.Engine
-	if name == "" {
-		name = "auto"
-	}
-	if name != "auto" && !slices.Contains(EngineNames(), name) {
-		return nil, fmt.Errorf("pairs: unknown engine %q (engines: auto, %s)", opt.Engine, strings.Join(EngineNames(), ", "))
+	choice, err := engine.Choice{Device: opt.Device, Technique: opt.Engine}.Normalize("pairs", EngineNames())
+	if err != nil {
+		return nil, err
 	}
 	threads := opt.Threads
 	if threads <= 0 {
@@ -234,41 +215,26 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	p := &Plan{Data: d, opt: opt}
 	spent := d.preparedBytes()
 	for _, e := range Engines() {
-		if name != "auto" && e.Name() != name {
-			continue
-		}
-		dev := e.Device()
-		if opt.Device != "" && opt.Device != "auto" && dev != opt.Device {
+		if !choice.Allows(e.Name(), e.Kind()) {
 			continue
 		}
 		c := Candidate{Engine: e}
-		c.Err = e.Available()
+		c.Device, c.Err = e.Device()
 		p.Candidates = append(p.Candidates, c)
 	}
 	estimateAll(p.Candidates, d, spent, budget, func(Engine) bool { return true })
-	if name == "auto" {
+	if choice.Technique == "auto" {
 		p.calibrate(spent, budget)
 	} else {
 		p.probeNote = "no probe: the engine was named"
 	}
-	var best *Candidate
-	for i, c := range p.Candidates {
-		if c.Err == nil && (best == nil || c.Estimate.Seconds < best.Estimate.Seconds) {
-			best = &p.Candidates[i]
-		}
+	engine.Rank(p.Candidates)
+	chosen, err := engine.Pick("pairs", choice, p.Candidates)
+	if err != nil {
+		return nil, err
 	}
-	if best == nil {
-		var why []string
-		for _, c := range p.Candidates {
-			why = append(why, fmt.Sprintf("%s on %s: %v", c.Engine.Name(), c.Engine.Device(), c.Err))
-		}
-		if len(why) == 0 {
-			return nil, fmt.Errorf("%w: no engine %s on device %s", ErrCannotRun, name, opt.Device)
-		}
-		return nil, fmt.Errorf("%w: %s", ErrCannotRun, strings.Join(why, "; "))
-	}
-	p.Engine = best.Engine
-	if name == "auto" {
+	p.Engine = chosen.Engine
+	if choice.Technique == "auto" {
 		p.Reason = "lowest estimated time"
 	} else {
 		p.Reason = "requested"
@@ -335,19 +301,9 @@ func (p *Plan) Explain() string {
 	}
 	fmt.Fprintf(&b, "CPU estimates: %s\n", costs)
 	fmt.Fprintf(&b, "engines:\n")
-	for _, c := range p.Candidates {
-		mark := " "
-		if c.Engine == p.Engine {
-			mark = "*"
-		}
-		if c.Err != nil {
-			fmt.Fprintf(&b, " %s %-9s %-3s  cannot run: %v\n", mark, c.Engine.Name(), c.Engine.Device(), c.Err)
-			continue
-		}
-		fmt.Fprintf(&b, " %s %-9s %-3s  %8.3f s  %8.1f MiB  %s\n", mark, c.Engine.Name(), c.Engine.Device(),
-			c.Estimate.Seconds, float64(c.Estimate.Memory)/(1<<20), c.Estimate.Detail)
-	}
-	fmt.Fprintf(&b, "chosen: %s on %s (%s)\n", p.Engine.Name(), p.Engine.Device(), p.Reason)
+	chosen := slices.IndexFunc(p.Candidates, func(c Candidate) bool { return c.Err == nil && c.Engine == p.Engine })
+	engine.WriteTable(&b, p.Candidates, chosen)
+	fmt.Fprintf(&b, "chosen: %s on %s (%s)\n", p.Engine.Name(), p.Engine.Kind(), p.Reason)
 	return b.String()
 }
 

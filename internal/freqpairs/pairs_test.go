@@ -269,7 +269,7 @@ func TestGenerateBernoulli(t *testing.T) {
 // fimi returns a FIMI file of the shared data, failing if it is missing.
 func fimi(t *testing.T, name string) *sets.Collection {
 	t.Helper()
-	path := "../../shared/data/fimi/" + name
+	path := "../../../shared/data/fimi/" + name
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("%s is missing: the real data sets are expected in ../shared/data (see its README): %v", path, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xsect/xsect/internal/engine"
+
 	"github.com/xsect/xsect/batmap"
 	"github.com/xsect/xsect/internal/freqpairs"
 	"github.com/xsect/xsect/internal/gpurt"
@@ -109,14 +111,17 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 // device, the frequent ones compacted there.
 type pairsEngine struct{}
 
-func (pairsEngine) Name() string   { return "batmap" }
-func (pairsEngine) Device() string { return "gpu" }
+func (pairsEngine) Name() string { return "batmap" }
 
-func (pairsEngine) Available() error {
+func (pairsEngine) Kind() engine.Kind { return engine.GPU }
+
+// Device checks only that a GPU is present: the device is opened when the
+// engine runs, not while the planner compares estimates.
+func (pairsEngine) Device() (engine.Device, error) {
 	if err := gpurt.Present(); err != nil {
-		return fmt.Errorf("%w: %v", freqpairs.ErrCannotRun, err)
+		return engine.Device{Kind: engine.GPU, Name: "no GPU"}, engine.Cannot("%v", err)
 	}
-	return nil
+	return engine.Device{Kind: engine.GPU, Name: "GPU (opened to run)"}, nil
 }
 
 func pairsLayout(d *freqpairs.Data) (*batmap.Layout, []int, error) {

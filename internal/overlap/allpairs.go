@@ -18,7 +18,6 @@ package overlap
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -116,10 +115,6 @@ func (o Options) threads() int {
 	}
 	return runtime.GOMAXPROCS(0)
 }
-
-// ErrCannotRun is wrapped by the errors of forced techniques or devices that
-// cannot run a problem (a bitmap over a huge universe, a GPU that is absent).
-var ErrCannotRun = errors.New("cannot run")
 
 // Join reports every pair of r × s that q asks for, calling fn with batches
 // of pairs; s == nil means the self-join of r, with pairs I < J. fn is

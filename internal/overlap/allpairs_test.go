@@ -569,7 +569,7 @@ func loadText(t testing.TB, path string, limit int) *sets.Collection {
 	return c
 }
 
-func dataPath(name string) string { return filepath.Join("..", "..", "shared", "data", name) }
+func dataPath(name string) string { return filepath.Join("..", "..", "..", "shared", "data", name) }
 
 func TestRealData(t *testing.T) {
 	files := []struct {

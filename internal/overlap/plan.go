@@ -10,8 +10,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
+
+	"github.com/xsect/xsect/internal/engine"
 
 	"github.com/xsect/xsect/sets"
 )
@@ -30,19 +31,6 @@ type Plan struct {
 	Prepare time.Duration
 
 	opt Options
-}
-
-// Candidate is one engine's answer to the planner.
-type Candidate struct {
-	Engine   Engine
-	Device   Device
-	Estimate Estimate
-	// Err says why the engine cannot run the problem (nil if it can).
-	Err error
-	// Bounded says that the planner did not ask for the estimate, as a
-	// cheap lower bound, now in Estimate.Seconds, was no better than
-	// another engine's estimate.
-	Bounded bool
 }
 
 // bounder is implemented by engines whose Estimate costs more than a look
@@ -79,19 +67,9 @@ func NewTilePlan(r, s *sets.Collection, rows, cols int, opt Options) (*Plan, err
 }
 
 func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan, error) {
-	dev := strings.ToLower(opt.Device)
-	if dev == "" {
-		dev = "auto"
-	}
-	if dev != "auto" && dev != "cpu" && dev != "gpu" {
-		return nil, fmt.Errorf("allpairs: unknown device %q (cpu, gpu or auto)", opt.Device)
-	}
-	tech := opt.Technique
-	if tech == "" {
-		tech = "auto"
-	}
-	if tech != "auto" && !slices.Contains(Techniques(), tech) {
-		return nil, fmt.Errorf("allpairs: unknown technique %q (auto, %s)", tech, strings.Join(Techniques(), ", "))
+	choice, err := engine.Choice{Device: opt.Device, Technique: opt.Technique}.Normalize("allpairs", Techniques())
+	if err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	p, err := newProblem(r, s, q, opt, rows, cols)
@@ -131,13 +109,10 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 	for _, en := range order {
 		e := en.e
 		// Filter before Device, which may open a GPU.
-		if dev != "auto" && e.Kind().String() != dev {
+		if !choice.Allows(e.Name(), e.Kind()) {
 			continue
 		}
-		if tech != "auto" && e.Name() != tech {
-			continue
-		}
-		if e.Kind() == GPU && dev == "auto" && bestCPU < gpuStartup.Seconds() {
+		if e.Kind() == GPU && choice.Device == "auto" && bestCPU < gpuStartup.Seconds() {
 			plan.Candidates = append(plan.Candidates, Candidate{Engine: e, Device: Device{Kind: GPU, Name: "not opened"},
 				Err: cannot("not tried: the CPU's estimate, %v, is under the %v it takes to start a GPU",
 					time.Duration(bestCPU*float64(time.Second)).Round(time.Millisecond), gpuStartup)})
@@ -154,12 +129,7 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 		if c.Err == nil {
 			c.Estimate, c.Err = e.Estimate(p)
 		}
-		if c.Err == nil && d.Memory > 0 && c.Estimate.Memory > d.Memory {
-			c.Err = cannot("needs %s of memory, %s has %s", bytesString(c.Estimate.Memory), d.Kind, bytesString(d.Memory))
-		}
-		if c.Err == nil && d.Kind == CPU && c.Estimate.Memory > p.Memory {
-			c.Err = cannot("needs %s of memory, over the budget of %s", bytesString(c.Estimate.Memory), bytesString(p.Memory))
-		}
+		c.CheckMemory(p.Memory)
 		if c.Err == nil {
 			best = min(best, c.Estimate.Seconds)
 			if d.Kind == CPU {
@@ -169,42 +139,12 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 		plan.Candidates = append(plan.Candidates, c)
 	}
 	plan.Prepare = time.Since(start)
-	slices.SortStableFunc(plan.Candidates, func(a, b Candidate) int {
-		if (a.Err == nil) != (b.Err == nil) {
-			if a.Err == nil {
-				return -1
-			}
-			return 1
-		}
-		if c := cmp.Compare(a.Estimate.Seconds, b.Estimate.Seconds); c != 0 {
-			return c
-		}
-		if a.Bounded != b.Bounded { // an estimate before an equal bound
-			if a.Bounded {
-				return 1
-			}
-			return -1
-		}
-		return 0
-	})
-	if len(plan.Candidates) == 0 {
-		what := "no engine"
-		if tech != "auto" {
-			what = "no engine " + tech
-		}
-		if dev != "auto" {
-			what += " on device " + dev
-		}
-		return nil, fmt.Errorf("allpairs: %s is registered (%w)", what, ErrCannotRun)
+	engine.Rank(plan.Candidates)
+	plan.Chosen, err = engine.Pick("allpairs", choice, plan.Candidates)
+	if err != nil && len(plan.Candidates) == 0 {
+		return nil, err
 	}
-	plan.Chosen = plan.Candidates[0]
-	if c := plan.Chosen; c.Err != nil {
-		if len(plan.Candidates) == 1 {
-			return plan, fmt.Errorf("allpairs: %s on %s: %w", c.Engine.Name(), c.Device.Kind, c.Err)
-		}
-		return plan, fmt.Errorf("allpairs: no engine can run this problem (%w)", ErrCannotRun)
-	}
-	return plan, nil
+	return plan, err
 }
 
 // run executes the plan with out.
@@ -303,51 +243,17 @@ func (pl *Plan) Explain(w io.Writer) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "technique\tdevice\testimate\tmemory\tnotes")
-	for _, c := range pl.Candidates {
-		if c.Err != nil {
-			msg := c.Err.Error()
-			msg = strings.TrimPrefix(msg, ErrCannotRun.Error()+": ")
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\tcannot run: %s\n", c.Engine.Name(), c.Device.Kind, msg)
-			continue
-		}
-		if c.Bounded {
-			fmt.Fprintf(tw, "%s\t%s\t>= %s\t-\t%s\n", c.Engine.Name(), c.Device.Kind, secondsString(c.Estimate.Seconds), c.Estimate.Detail)
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Engine.Name(), c.Device.Kind, secondsString(c.Estimate.Seconds), bytesString(c.Estimate.Memory), c.Estimate.Detail)
+	chosen := 0
+	if pl.Chosen.Err != nil {
+		chosen = -1
 	}
-	if err := tw.Flush(); err != nil {
+	if err := engine.WriteTable(w, pl.Candidates, chosen); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\nchoice       %s on %s (%s)\n", pl.Chosen.Engine.Name(), pl.Chosen.Device.Kind, pl.Chosen.Device.Name)
 	return err
 }
 
-func secondsString(s float64) string {
-	switch {
-	case math.IsInf(s, 1):
-		return "inf"
-	case s >= 100:
-		return fmt.Sprintf("%.0f s", s)
-	case s >= 1:
-		return fmt.Sprintf("%.2f s", s)
-	case s >= 1e-3:
-		return fmt.Sprintf("%.1f ms", s*1e3)
-	}
-	return fmt.Sprintf("%.0f us", s*1e6)
-}
+func secondsString(s float64) string { return engine.Seconds(s) }
 
-func bytesString(n int64) string {
-	x := float64(n)
-	switch {
-	case x >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", x/(1<<30))
-	case x >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", x/(1<<20))
-	case x >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", x/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
+func bytesString(n int64) string { return engine.Bytes(n) }

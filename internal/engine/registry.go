@@ -1,7 +1,4 @@
-// Package registry keeps the engines that packages add from init, for the
-// planners of allpairs and pairs: each engine is known by its technique's
-// name and its device, and a pair of them may be registered once.
-package registry
+package engine
 
 import (
 	"fmt"
@@ -9,30 +6,29 @@ import (
 	"sync"
 )
 
-// Registry is a list of engines of type E, safe for concurrent use.
-type Registry[E any] struct {
-	owner string // the package, for panics
-	key   func(E) (name, device string)
+// Registry is the list of a workload's engines, safe for concurrent use.
+// Each engine is known by its technique and its kind of device, and a pair
+// of them may be registered once.
+type Registry[E Named] struct {
+	workload string // for panics
 
 	mu      sync.Mutex
 	engines []E
 }
 
-// New returns an empty registry for package owner, whose engines are told
-// apart by key.
-func New[E any](owner string, key func(E) (name, device string)) *Registry[E] {
-	return &Registry[E]{owner: owner, key: key}
+// NewRegistry returns an empty registry for the named workload.
+func NewRegistry[E Named](workload string) *Registry[E] {
+	return &Registry[E]{workload: workload}
 }
 
 // Register adds e after the engines registered before it. It panics if an
-// engine with the same name and device is registered already.
+// engine with the same name and kind is registered already.
 func (r *Registry[E]) Register(e E) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	name, device := r.key(e)
 	for _, o := range r.engines {
-		if n, d := r.key(o); n == name && d == device {
-			panic(fmt.Sprintf("%s: engine %s on %s registered twice", r.owner, name, device))
+		if o.Name() == e.Name() && o.Kind() == e.Kind() {
+			panic(fmt.Sprintf("%s: engine %s on %s registered twice", r.workload, e.Name(), e.Kind()))
 		}
 	}
 	r.engines = append(r.engines, e)
@@ -49,8 +45,8 @@ func (r *Registry[E]) Engines() []E {
 func (r *Registry[E]) Names() []string {
 	var names []string
 	for _, e := range r.Engines() {
-		if name, _ := r.key(e); !slices.Contains(names, name) {
-			names = append(names, name)
+		if !slices.Contains(names, e.Name()) {
+			names = append(names, e.Name())
 		}
 	}
 	slices.Sort(names)

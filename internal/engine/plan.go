@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// Named is what the registry and the planner need of an engine: its
+// technique and the kind of device it runs on.
+type Named interface {
+	Name() string
+	Kind() Kind
+}
+
+// Candidate is one engine's answer to a planner.
+type Candidate[E Named] struct {
+	Engine   E
+	Device   Device
+	Estimate Estimate
+	// Err says why the engine cannot run the problem (nil if it can).
+	Err error
+	// Bounded says that the planner did not ask for the estimate: a cheap
+	// lower bound, now in Estimate.Seconds, was no better than another
+	// engine's estimate.
+	Bounded bool
+}
+
+// CheckMemory sets c.Err when the estimate needs more memory than the
+// device has or, on the CPU, more than budget bytes (budget <= 0: no
+// budget).
+func (c *Candidate[E]) CheckMemory(budget int64) {
+	if c.Err != nil {
+		return
+	}
+	d := c.Device
+	switch {
+	case d.Memory > 0 && c.Estimate.Memory > d.Memory:
+		c.Err = Cannot("needs %s of memory, %s has %s", Bytes(c.Estimate.Memory), d.Kind, Bytes(d.Memory))
+	case d.Kind == CPU && budget > 0 && c.Estimate.Memory > budget:
+		c.Err = Cannot("needs %s of memory, over the budget of %s", Bytes(c.Estimate.Memory), Bytes(budget))
+	}
+}
+
+// Rank orders candidates for the choice: those that can run first, lowest
+// estimated time first, an estimate before an equal bound; the order of
+// equals is kept.
+func Rank[E Named](cs []Candidate[E]) {
+	slices.SortStableFunc(cs, func(a, b Candidate[E]) int {
+		if (a.Err == nil) != (b.Err == nil) {
+			if a.Err == nil {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(a.Estimate.Seconds, b.Estimate.Seconds); c != 0 {
+			return c
+		}
+		if a.Bounded != b.Bounded {
+			if a.Bounded {
+				return 1
+			}
+			return -1
+		}
+		return 0
+	})
+}
+
+// Pick returns the first of the ranked candidates, or an error wrapping
+// ErrCannotRun that names what was asked for and why each candidate cannot
+// run it: a user learns the reasons without asking for an explanation.
+func Pick[E Named](workload string, choice Choice, cs []Candidate[E]) (Candidate[E], error) {
+	if len(cs) == 0 {
+		what := "no engine"
+		if choice.Technique != "" && choice.Technique != "auto" {
+			what = "no engine " + choice.Technique
+		}
+		if choice.Device != "" && choice.Device != "auto" {
+			what += " on device " + choice.Device
+		}
+		return Candidate[E]{}, fmt.Errorf("%s: %s is registered (%w)", workload, what, ErrCannotRun)
+	}
+	if c := cs[0]; c.Err == nil {
+		return c, nil
+	}
+	if len(cs) == 1 {
+		c := cs[0]
+		return c, fmt.Errorf("%s: %s on %s: %w", workload, c.Engine.Name(), c.Engine.Kind(), c.Err)
+	}
+	why := make([]string, len(cs))
+	for i, c := range cs {
+		why[i] = fmt.Sprintf("%s on %s: %s", c.Engine.Name(), c.Engine.Kind(), Reason(c.Err))
+	}
+	return cs[0], fmt.Errorf("%s: no engine can run this problem (%w): %s", workload, ErrCannotRun, strings.Join(why, "; "))
+}
+
+// WriteTable writes one line per candidate, in their order: technique,
+// device, estimate, memory and notes (the estimate's detail, or why the
+// engine cannot run); the chosen one is marked.
+func WriteTable[E Named](w io.Writer, cs []Candidate[E], chosen int) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  technique\tdevice\testimate\tmemory\tnotes")
+	for i, c := range cs {
+		mark := " "
+		if i == chosen {
+			mark = "*"
+		}
+		switch {
+		case c.Err != nil:
+			fmt.Fprintf(tw, "%s %s\t%s\t-\t-\tcannot run: %s\n", mark, c.Engine.Name(), c.Engine.Kind(), Reason(c.Err))
+		case c.Bounded:
+			fmt.Fprintf(tw, "%s %s\t%s\t>= %s\t-\t%s\n", mark, c.Engine.Name(), c.Engine.Kind(), Seconds(c.Estimate.Seconds), c.Estimate.Detail)
+		default:
+			fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\n", mark, c.Engine.Name(), c.Engine.Kind(), Seconds(c.Estimate.Seconds), Bytes(c.Estimate.Memory), c.Estimate.Detail)
+		}
+	}
+	return tw.Flush()
+}
+
+// Seconds formats a duration in seconds for people: "1.25 s", "3.4 ms".
+func Seconds(s float64) string {
+	switch {
+	case math.IsInf(s, 1):
+		return "inf"
+	case s >= 100:
+		return fmt.Sprintf("%.0f s", s)
+	case s >= 1:
+		return fmt.Sprintf("%.2f s", s)
+	case s >= 1e-3:
+		return fmt.Sprintf("%.1f ms", s*1e3)
+	}
+	return fmt.Sprintf("%.0f us", s*1e6)
+}
+
+// Bytes formats a byte count for people: "1.5 GiB", "12.0 MiB".
+func Bytes(n int64) string {
+	x := float64(n)
+	switch {
+	case x >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", x/(1<<30))
+	case x >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", x/(1<<20))
+	case x >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", x/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestChoiceNormalize(t *testing.T) {
+	names := []string{"mm", "scan"}
+	for _, tc := range []struct {
+		in   Choice
+		want Choice
+		err  string
+	}{
+		{Choice{}, Choice{"auto", "auto"}, ""},
+		{Choice{" GPU ", "mm"}, Choice{"gpu", "mm"}, ""},
+		{Choice{"tpu", ""}, Choice{}, `unknown device "tpu"`},
+		{Choice{"cpu", "magic"}, Choice{}, `unknown technique "magic" (auto, mm, scan)`},
+	} {
+		got, err := tc.in.Normalize("w", names)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%+v: error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%+v: %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+	c := Choice{"cpu", "auto"}
+	if !c.Allows("mm", CPU) || c.Allows("mm", GPU) {
+		t.Error("Allows ignores the device")
+	}
+	c = Choice{"auto", "mm"}
+	if !c.Allows("mm", GPU) || c.Allows("scan", CPU) {
+		t.Error("Allows ignores the technique")
+	}
+}
+
+func TestRankPick(t *testing.T) {
+	cs := []Candidate[engine]{
+		{Engine: engine{"slow", CPU}, Estimate: Estimate{Seconds: 3}},
+		{Engine: engine{"broken", GPU}, Err: Cannot("no GPU")},
+		{Engine: engine{"bound", CPU}, Estimate: Estimate{Seconds: 1}, Bounded: true},
+		{Engine: engine{"fast", CPU}, Estimate: Estimate{Seconds: 1}},
+	}
+	Rank(cs)
+	var order []string
+	for _, c := range cs {
+		order = append(order, c.Engine.name)
+	}
+	if got := strings.Join(order, " "); got != "fast bound slow broken" {
+		t.Fatalf("Rank: %s", got)
+	}
+	if c, err := Pick("w", Choice{}, cs); err != nil || c.Engine.name != "fast" {
+		t.Fatalf("Pick: %v, %v", c.Engine.name, err)
+	}
+	// None can run: the error says why, for each.
+	none := []Candidate[engine]{
+		{Engine: engine{"a", CPU}, Err: Cannot("needs 9 GiB of memory, over the budget of 1 GiB")},
+		{Engine: engine{"b", GPU}, Err: Cannot("no GPU: driver not found")},
+	}
+	_, err := Pick("w", Choice{}, none)
+	if !errors.Is(err, ErrCannotRun) || !strings.Contains(err.Error(), "a on cpu: needs 9 GiB") || !strings.Contains(err.Error(), "b on gpu: no GPU: driver not found") {
+		t.Fatalf("Pick with none runnable: %v", err)
+	}
+	if _, err := Pick[engine]("w", Choice{Device: "gpu", Technique: "mm"}, nil); err == nil || !strings.Contains(err.Error(), "no engine mm on device gpu") {
+		t.Fatalf("Pick with no candidates: %v", err)
+	}
+}
+
+func TestCheckMemory(t *testing.T) {
+	c := Candidate[engine]{Device: Device{Kind: CPU, Memory: 100}, Estimate: Estimate{Memory: 50}}
+	c.CheckMemory(40)
+	if c.Err == nil || !strings.Contains(c.Err.Error(), "over the budget") {
+		t.Errorf("budget: %v", c.Err)
+	}
+	c = Candidate[engine]{Device: Device{Kind: GPU, Memory: 100}, Estimate: Estimate{Memory: 150}}
+	c.CheckMemory(0)
+	if c.Err == nil || !strings.Contains(c.Err.Error(), "gpu has 100 B") {
+		t.Errorf("device: %v", c.Err)
+	}
+	c = Candidate[engine]{Device: Device{Kind: GPU, Memory: 100}, Estimate: Estimate{Memory: 50}}
+	c.CheckMemory(10) // the budget is the CPU's
+	if c.Err != nil {
+		t.Errorf("GPU engine held to the CPU budget: %v", c.Err)
+	}
+}
