@@ -36,7 +36,7 @@ func BenchmarkFIMI(b *testing.B) {
 			for _, engine := range []string{"auto", "apriori", "fpgrowth", "batmap"} {
 				b.Run(file+"/"+support+"/"+engine, func(b *testing.B) {
 					for b.Loop() {
-						p, err := NewPlan(tx, Options{MinSupport: s, Engine: engine, Device: "cpu"})
+						p, err := NewPlan(tx, Options{MinSupport: s, Technique: engine, Device: "cpu"})
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -166,7 +166,7 @@ func BenchmarkEstimates(b *testing.B) {
 				for b.Loop() {
 					for range 3 {
 						start := time.Now()
-						p, err := NewPlan(tx, Options{MinSupport: s, Engine: name, Device: "cpu"})
+						p, err := NewPlan(tx, Options{MinSupport: s, Technique: name, Device: "cpu"})
 						if err != nil {
 							b.Fatal(err)
 						}

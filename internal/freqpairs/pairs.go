@@ -1,16 +1,8 @@
-// Package pairs mines frequent pairs: given transactions (sets of items)
-// and a minimum support s, it reports every pair of items {a, b} that
-// occurs together in at least s transactions, with its support.
-//
-// Several engines compute the same pairs (see Engines): BATMAP (Amossen and
-// Pagh: one batmap per frequent item, all pairs compared entry by entry,
-// package batmap), and the classic CPU miners the paper compares with:
-// Apriori-style counting in a triangular array, Eclat (tidlist
-// intersections with package intersect's SIMD kernels) and FP-growth
-// restricted to pairs. Infrequent items are removed first, as every miner
-// does. NewPlan prepares the data, predicts each engine's time and memory
-// from the data's shape, and picks the fastest that fits (Options.Engine
-// "auto"); Plan.Explain says why.
+// Package freqpairs is the frequent-pairs workload's engine room: the
+// prepared data (supports, ranks, tidlists), the CPU miners (Apriori-style
+// triangular counting, Eclat over tidlist intersections, FP-growth
+// restricted to pairs, BATMAP, bitmap products), their cost model with its
+// calibration probe, and the planner. Package pairs is its API.
 package freqpairs
 
 import (
@@ -40,8 +32,8 @@ type Options struct {
 	// MinSupport is the absolute support a pair needs, at least 1 (see
 	// ParseSupport for fractions).
 	MinSupport int
-	// Engine is an engine name (see Engines) or "auto" (also "").
-	Engine string
+	// Technique is an engine name (see EngineNames) or "auto" (also "").
+	Technique string
 	// Device is "cpu", "gpu" or "auto" (also ""): where the engine may run.
 	Device string
 	// Threads is the number of CPU goroutines; 0 means GOMAXPROCS.
@@ -114,6 +106,7 @@ type Plan struct {
 
 	opt       Options
 	probeNote string // why the CPU costs were not measured
+	notes     engine.Notes
 }
 
 // estimate asks c's engine for its estimate on d, and checks a CPU
@@ -187,7 +180,7 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	if opt.MinSupport < 1 {
 		return nil, fmt.Errorf("pairs: minimum support %d: want at least 1", opt.MinSupport)
 	}
-	choice, err := engine.Choice{Device: opt.Device, Technique: opt.Engine}.Normalize("pairs", EngineNames())
+	choice, err := engine.Choice{Device: opt.Device, Technique: opt.Technique}.Normalize("pairs", EngineNames())
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +240,7 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 // during the call. An error from fn stops the run and is returned. Pairs
 // come in no particular order.
 func (p *Plan) Run(ctx context.Context, fn func([]Pair) error) (int64, error) {
-	out := &Output{d: p.Data, fn: fn, progress: p.opt.Progress, countOnly: p.opt.CountOnly}
+	out := &Output{notes: &p.notes, d: p.Data, fn: fn, progress: p.opt.Progress, countOnly: p.opt.CountOnly}
 	// The engine's set-up (tidlists, spans, memory), until it reports a
 	// stage of its own.
 	out.Progress("run", 0, 1)
@@ -258,21 +251,11 @@ func (p *Plan) Run(ctx context.Context, fn func([]Pair) error) (int64, error) {
 	return out.count.Load(), err
 }
 
-// Mine is NewPlan followed by Run.
-func Mine(ctx context.Context, tx *sets.Collection, opt Options, fn func([]Pair) error) (*Plan, error) {
-	p, err := NewPlan(tx, opt)
-	if err != nil {
-		return nil, err
-	}
-	_, err = p.Run(ctx, fn)
-	return p, err
-}
-
-// Collect returns the frequent pairs of tx sorted by I, then J.
-func Collect(ctx context.Context, tx *sets.Collection, opt Options) ([]Pair, error) {
+// Collect runs the plan and returns its pairs sorted by I, then J.
+func (p *Plan) Collect(ctx context.Context) ([]Pair, error) {
 	var mu sync.Mutex
 	var all []Pair
-	_, err := Mine(ctx, tx, opt, func(ps []Pair) error {
+	_, err := p.Run(ctx, func(ps []Pair) error {
 		mu.Lock()
 		all = append(all, ps...)
 		mu.Unlock()
@@ -283,6 +266,15 @@ func Collect(ctx context.Context, tx *sets.Collection, opt Options) ([]Pair, err
 	}
 	sets.SortPairs(all)
 	return all, nil
+}
+
+// Collect returns the frequent pairs of tx sorted by I, then J.
+func Collect(ctx context.Context, tx *sets.Collection, opt Options) ([]Pair, error) {
+	p, err := NewPlan(tx, opt)
+	if err != nil {
+		return nil, err
+	}
+	return p.Collect(ctx)
 }
 
 // Explain describes the plan: the data's shape, every engine's estimate,
@@ -310,6 +302,7 @@ func (p *Plan) Explain() string {
 // Output receives an engine's pairs; its methods are safe for concurrent
 // use, except those of each Writer.
 type Output struct {
+	notes     *engine.Notes
 	d         *Data
 	fn        func([]Pair) error
 	progress  func(stage string, done, total int64)
@@ -330,6 +323,13 @@ func (o *Output) Err() error {
 	defer o.errMu.Unlock()
 	return o.err
 }
+
+// Note records a line of the run's account (where its time went), which
+// the plan's Notes return.
+func (o *Output) Note(format string, args ...any) { o.notes.Add(format, args...) }
+
+// Notes returns what the engine said about its run, once it has run.
+func (p *Plan) Notes() string { return p.notes.String() }
 
 // Progress reports progress in a stage of an engine.
 func (o *Output) Progress(stage string, done, total int64) {

@@ -118,7 +118,7 @@ func run(t *testing.T, tx *sets.Collection, engine string, cfg batmap.Config, su
 	t.Helper()
 	batmapConfig = cfg
 	defer func() { batmapConfig = batmap.Config{} }()
-	got, err := Collect(context.Background(), tx, Options{MinSupport: support, Engine: engine, Device: "cpu", Threads: threads})
+	got, err := Collect(context.Background(), tx, Options{MinSupport: support, Technique: engine, Device: "cpu", Threads: threads})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestParseSupport(t *testing.T) {
 
 func TestOptionsErrors(t *testing.T) {
 	tx := sets.FromSets([]uint32{1, 2})
-	for _, opt := range []Options{{MinSupport: 0}, {MinSupport: 1, Engine: "nope"}, {MinSupport: 1, Device: "tpu"}} {
+	for _, opt := range []Options{{MinSupport: 0}, {MinSupport: 1, Technique: "nope"}, {MinSupport: 1, Device: "tpu"}} {
 		if _, err := NewPlan(tx, opt); err == nil {
 			t.Errorf("NewPlan accepted %+v", opt)
 		}
@@ -212,7 +212,7 @@ func TestOptionsErrors(t *testing.T) {
 	for i := range 100 {
 		ss = append(ss, []uint32{uint32(i), uint32(i + 1), uint32(i + 2)})
 	}
-	_, err := NewPlan(sets.FromSets(ss...), Options{MinSupport: 1, Engine: "apriori", Memory: 100})
+	_, err := NewPlan(sets.FromSets(ss...), Options{MinSupport: 1, Technique: "apriori", Memory: 100})
 	if !errors.Is(err, ErrCannotRun) {
 		t.Errorf("tiny memory budget: %v, want ErrCannotRun", err)
 	}
@@ -225,7 +225,7 @@ func TestCallbackError(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	for _, e := range EngineNames() {
-		p, err := NewPlan(sets.FromSets(ss...), Options{MinSupport: 1, Engine: e})
+		p, err := NewPlan(sets.FromSets(ss...), Options{MinSupport: 1, Technique: e})
 		if err != nil {
 			t.Fatal(err)
 		}

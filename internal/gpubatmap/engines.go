@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/xsect/xsect/internal/engine"
@@ -90,12 +89,6 @@ func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, m mode
 	return sec, pl.memory(), detail, nil
 }
 
-// LastStats returns the figures of the engines' last run in this
-// process, or nil.
-func LastStats() *Stats { return lastStats.Load() }
-
-var lastStats atomic.Pointer[Stats]
-
 // String describes the figures in one line.
 func (s *Stats) String() string {
 	return fmt.Sprintf("%s: %d batches, %d tiles, %.3g word pairs, %d entries back, upload %.1f ms, kernels %.1f ms (device), run %.1f ms, %s of device memory",
@@ -162,7 +155,7 @@ func (pairsEngine) Run(ctx context.Context, d *freqpairs.Data, out *freqpairs.Ou
 	}
 	opt := Options{MinCount: uint32(min(d.MinSupport, 1<<32-1)), Threads: d.Threads,
 		Progress: func(done, total int64) { out.Progress("pairs", done, total) }, Stats: new(Stats)}
-	defer func() { lastStats.Store(opt.Stats) }()
+	defer func() { out.Note("gpu: %v", opt.Stats) }()
 	writers := make([]*freqpairs.Writer, d.Threads)
 	for i := range writers {
 		writers[i] = out.Writer()
@@ -266,7 +259,7 @@ func (allpairsEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 		out.Progress(done - reported)
 		reported = done
 	}, Stats: new(Stats)}
-	defer func() { lastStats.Store(opt.Stats) }()
+	defer func() { out.Note("gpu: %v", opt.Stats) }()
 	writers := make([]*overlap.Writer, p.Threads)
 	for i := range writers {
 		writers[i] = out.Writer()

@@ -152,11 +152,11 @@ func TestPairsEngine(t *testing.T) {
 	for _, cfg := range []batmap.Config{{}, {MaxLoop: 1, Load: 0.8}, {EntryBits: 16}, {EntryBits: 32}} {
 		layoutConfig = cfg
 		for _, support := range []int{1, 30, 200} {
-			want, err := freqpairs.Collect(context.Background(), tx, freqpairs.Options{MinSupport: support, Engine: "apriori", Device: "cpu"})
+			want, err := freqpairs.Collect(context.Background(), tx, freqpairs.Options{MinSupport: support, Technique: "apriori", Device: "cpu"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := freqpairs.Collect(context.Background(), tx, freqpairs.Options{MinSupport: support, Engine: "batmap", Device: "gpu"})
+			got, err := freqpairs.Collect(context.Background(), tx, freqpairs.Options{MinSupport: support, Technique: "batmap", Device: "gpu"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +168,7 @@ func TestPairsEngine(t *testing.T) {
 					t.Fatalf("%+v support %d: pair %d is %v, want %v", cfg, support, i, got[i], want[i])
 				}
 			}
-			plan, err := freqpairs.NewPlan(tx, freqpairs.Options{MinSupport: support, Engine: "batmap", Device: "gpu", CountOnly: true})
+			plan, err := freqpairs.NewPlan(tx, freqpairs.Options{MinSupport: support, Technique: "batmap", Device: "gpu", CountOnly: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,19 +1,10 @@
-// Package allpairs computes the intersection sizes of all pairs of sets in a
-// collection (a self-join) or between two collections (R × S), and reports
-// the pairs a query asks for: those sharing at least N elements, or those
-// whose degree of containment |Si ∩ Sj| / min(|Si|, |Sj|) reaches a
-// threshold (a set containment join). It can also hand over all the counts
-// as dense tiles, so that no caller ever needs k² counts in memory at once.
-//
-// Several techniques compute the same counts: per-pair merging with the SIMD
-// kernels of package intersect, an inverted index with per-probe counting
-// (scan-count), resident and dynamic bitmaps, a bit-packed matrix product,
-// MMJoin's split into light and heavy parts, and prefix filtering for
-// threshold queries. Each technique on each device is an Engine. A planner
-// measures the problem (sizes, universe, document frequencies, the work of
-// every technique) and picks the engine with the lowest estimated time; see
-// NewPlan and Plan.Explain. Engines for other devices (GPUs) live in their
-// own packages and Register themselves when imported.
+// Package overlap is the all-pairs workload's engine room: the problem
+// (the kept sets renumbered densely, their document frequencies and
+// statistics), the CPU engines (per-pair SIMD merging, scan-count over an
+// inverted index, resident and dynamic bitmaps, the bit-packed matrix
+// product, MMJoin's split into light and heavy parts, prefix filtering),
+// the output machinery the GPU engines share, and the planner that picks
+// among every registered engine. Package allpairs is its API.
 package overlap
 
 import (
@@ -37,15 +28,15 @@ type Pair = sets.Pair
 type Ratio struct{ Num, Den uint64 }
 
 // ParseRatio parses a threshold such as "1", "0.8", "2/3" or "5e-1" exactly.
-// It must be non-negative, and its reduced numerator and denominator must
+// It must be in [0, 1], and its reduced numerator and denominator must
 // fit in 64 bits.
 func ParseRatio(s string) (Ratio, error) {
 	var r big.Rat
 	if _, ok := r.SetString(strings.TrimSpace(s)); !ok {
 		return Ratio{}, fmt.Errorf("allpairs: %q is not a number", s)
 	}
-	if r.Sign() < 0 {
-		return Ratio{}, fmt.Errorf("allpairs: threshold %q is negative", s)
+	if r.Sign() < 0 || r.Cmp(big.NewRat(1, 1)) > 0 {
+		return Ratio{}, fmt.Errorf("allpairs: threshold %q is not in [0, 1]", s)
 	}
 	if !r.Num().IsUint64() || !r.Denom().IsUint64() {
 		return Ratio{}, fmt.Errorf("allpairs: threshold %q has too many digits", s)

@@ -508,6 +508,9 @@ func TestParseRatio(t *testing.T) {
 		{"0", Ratio{0, 1}, true},
 		{"-0.5", Ratio{}, false},
 		{"x", Ratio{}, false},
+		{"1.5", Ratio{}, false},
+		{"1.0000000001", Ratio{}, false},
+		{"10/10", Ratio{1, 1}, true},
 		{"0.1234567890123456789012345", Ratio{}, false},
 	}
 	for _, c := range cases {
@@ -734,7 +737,7 @@ func FuzzParseRatio(f *testing.F) {
 			t.Fatalf("%q accepted but not a number", s)
 		}
 		got := new(big.Rat).SetFrac(new(big.Int).SetUint64(r.Num), new(big.Int).SetUint64(r.Den))
-		if r.Den == 0 || got.Cmp(&want) != 0 || want.Sign() < 0 {
+		if r.Den == 0 || got.Cmp(&want) != 0 || want.Sign() < 0 || want.Cmp(big.NewRat(1, 1)) > 0 {
 			t.Fatalf("ParseRatio(%q) = %v, want %v", s, r, &want)
 		}
 	})

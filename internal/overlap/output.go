@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/xsect/xsect/internal/engine"
 )
 
 // Output receives an engine's results and passes them on to the caller:
 // pairs in batches, dense tiles one at a time, or only a count. Its methods
 // are safe for concurrent use, except those of each Writer.
 type Output struct {
+	notes     *engine.Notes
 	p         *Problem
 	countOnly bool
 	sink      func([]Pair) error // pair plans, unless countOnly
@@ -50,6 +53,10 @@ func (o *Output) Err() error {
 	defer o.errMu.Unlock()
 	return o.err
 }
+
+// Note records a line of the run's account (where its time went, on which
+// device), which the plan's Notes return.
+func (o *Output) Note(format string, args ...any) { o.notes.Add(format, args...) }
 
 // Progress records that n more pairs of the problem are done.
 func (o *Output) Progress(n int64) {

@@ -30,8 +30,12 @@ type Plan struct {
 	// estimating.
 	Prepare time.Duration
 
-	opt Options
+	opt   Options
+	notes engine.Notes
 }
+
+// Notes returns what the engine said about its run, once it has run.
+func (pl *Plan) Notes() string { return pl.notes.String() }
 
 // bounder is implemented by engines whose Estimate costs more than a look
 // at the statistics (a measurement, a sample, a layout): lowerBound
@@ -151,6 +155,7 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 func (pl *Plan) run(ctx context.Context, out *Output) error {
 	p := pl.Problem
 	out.p = p
+	out.notes = &pl.notes
 	out.progress = pl.opt.Progress
 	if p.Stats.Pairs == 0 {
 		return nil

@@ -13,8 +13,7 @@ import (
 	"sync"
 	"time"
 
-	_ "github.com/xsect/xsect/internal/gpuallpairs" // the GPU engines
-	"github.com/xsect/xsect/internal/overlap"
+	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/progress"
 	"github.com/xsect/xsect/sets"
 )
@@ -36,7 +35,7 @@ A planner measures the collections (sizes, universe, density, the work of
 every technique) and picks the technique and device with the lowest estimated
 time; --explain prints its statistics, estimates and choice on standard
 error, and the time the run took. --technique and --device force a choice.
-Techniques: ` + strings.Join(overlap.Techniques(), ", ") + `.`,
+Techniques: ` + strings.Join(allpairs.Techniques(), ", ") + `.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			jf := joinFlags(fs)
 			minOverlap := fs.Int("min-overlap", 1, "report pairs sharing at least `N` elements")
@@ -44,7 +43,7 @@ Techniques: ` + strings.Join(overlap.Techniques(), ", ") + `.`,
 				if *minOverlap < 0 {
 					return usagef("--min-overlap %d is negative", *minOverlap)
 				}
-				return jf.run(env, args, overlap.Query{MinOverlap: *minOverlap}, false)
+				return jf.run(env, args, allpairs.Query{MinOverlap: *minOverlap}, false)
 			}
 		},
 	})
@@ -71,7 +70,7 @@ func joinFlags(fs *flag.FlagSet) *joinOptions {
 		sorted:    fs.Bool("sort", false, "print the pairs sorted by i, then j"),
 		largest:   fs.Int("largest", 0, "keep only the `K` largest sets of each collection (ids stay the original ones)"),
 		device:    fs.String("device", "auto", "device: cpu, gpu or auto"),
-		technique: fs.String("technique", "auto", "technique `NAME`, or auto: "+strings.Join(overlap.Techniques(), ", ")),
+		technique: fs.String("technique", "auto", "technique `NAME`, or auto: "+strings.Join(allpairs.Techniques(), ", ")),
 		explain:   fs.Bool("explain", false, "print the statistics, every technique's estimate and the choice on standard error"),
 		threads:   fs.Int("threads", 0, "CPU threads (0: all)"),
 		memory:    fs.Int64("memory", 0, "CPU memory budget of a technique's data structures, in `MiB` (0: half the machine's memory)"),
@@ -82,7 +81,7 @@ func joinFlags(fs *flag.FlagSet) *joinOptions {
 // run loads the collections, plans the join and writes its result. degree
 // selects containment output: the degree of containment in the third
 // column.
-func (jo *joinOptions) run(env *Env, args []string, q overlap.Query, degree bool) error {
+func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree bool) error {
 	if len(args) != 1 {
 		return usagef("want one FILE, got %d arguments", len(args))
 	}
@@ -106,7 +105,7 @@ func (jo *joinOptions) run(env *Env, args []string, q overlap.Query, degree bool
 		}
 	}
 	bar := &joinBar{}
-	opt := overlap.Options{
+	opt := allpairs.Options{
 		Device:    *jo.device,
 		Technique: *jo.technique,
 		Threads:   *jo.threads,
@@ -114,14 +113,14 @@ func (jo *joinOptions) run(env *Env, args []string, q overlap.Query, degree bool
 		Memory:    *jo.memory << 20,
 		Progress:  bar.update,
 	}
-	plan, err := overlap.NewPlan(r, s, q, opt)
+	plan, err := allpairs.NewPlan(r, s, q, opt)
 	if plan != nil && *jo.explain {
 		if err := plan.Explain(env.Stderr); err != nil {
 			return err
 		}
 	}
 	if err != nil {
-		if errors.Is(err, overlap.ErrCannotRun) {
+		if errors.Is(err, allpairs.ErrCannotRun) {
 			return cannotRun{err}
 		}
 		return usageError{err.Error()}
@@ -139,7 +138,7 @@ func (jo *joinOptions) run(env *Env, args []string, q overlap.Query, degree bool
 			_, err = io.WriteString(w, strconv.FormatInt(n, 10)+"\n")
 		}
 	case *jo.sorted:
-		var ps []overlap.Pair
+		var ps []allpairs.Pair
 		ps, err = plan.Collect(context.Background())
 		n = int64(len(ps))
 		if err == nil {
@@ -160,7 +159,8 @@ func (jo *joinOptions) run(env *Env, args []string, q overlap.Query, degree bool
 	}
 	if *jo.explain {
 		fmt.Fprintf(env.Stderr, "ran          %s on %s in %s (%d pairs), after %s of preparation\n",
-			plan.Chosen.Engine.Name(), plan.Chosen.Device.Kind, time.Since(start).Round(time.Millisecond), n, plan.Prepare.Round(time.Millisecond))
+			plan.Technique(), plan.Device(), time.Since(start).Round(time.Millisecond), n, plan.Prepared().Round(time.Millisecond))
+		io.WriteString(env.Stderr, plan.Notes())
 	}
 	return nil
 }
@@ -208,7 +208,7 @@ type pairWriter struct {
 	pool   sync.Pool
 }
 
-func (pw *pairWriter) write(ps []overlap.Pair) error {
+func (pw *pairWriter) write(ps []allpairs.Pair) error {
 	bp, _ := pw.pool.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
@@ -226,7 +226,7 @@ func (pw *pairWriter) write(ps []overlap.Pair) error {
 // formatJoinPairs appends the lines of ps: the overlap, or the degree of
 // containment |Si ∩ Sj| / min(|Si|, |Sj|) in the shortest form that reads
 // back to the same float64.
-func formatJoinPairs(b []byte, ps []overlap.Pair, r, s *sets.Collection, degree bool) []byte {
+func formatJoinPairs(b []byte, ps []allpairs.Pair, r, s *sets.Collection, degree bool) []byte {
 	if s == nil {
 		s = r
 	}
@@ -252,7 +252,7 @@ func formatJoinPairs(b []byte, ps []overlap.Pair, r, s *sets.Collection, degree 
 
 // writeSorted formats sorted pairs in pieces on all cores and writes them
 // in order.
-func writeSorted(w io.Writer, ps []overlap.Pair, r, s *sets.Collection, degree bool) error {
+func writeSorted(w io.Writer, ps []allpairs.Pair, r, s *sets.Collection, degree bool) error {
 	const piece = 1 << 16
 	workers := runtime.GOMAXPROCS(0)
 	for lo := 0; lo < len(ps); lo += piece * workers {

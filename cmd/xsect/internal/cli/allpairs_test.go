@@ -70,7 +70,8 @@ func TestAllPairsErrors(t *testing.T) {
 		{[]string{"allpairs", a, "--device", "tpu"}, ExitUsage, "unknown device"},
 		{[]string{"allpairs", a, "--min-overlap", "0", "--technique", "prefix"}, ExitUsage, "needs a threshold"},
 		{[]string{"containment", a, "--min-degree", "x"}, ExitUsage, "not a number"},
-		{[]string{"containment", a, "--min-degree", "-1"}, ExitUsage, "negative"},
+		{[]string{"containment", a, "--min-degree", "-1"}, ExitUsage, "not in [0, 1]"},
+		{[]string{"containment", a, "--min-degree", "1.5"}, ExitUsage, "not in [0, 1]"},
 		{[]string{"allpairs", a, "--with", "/nonexistent/file"}, ExitUsage, "no such file"},
 	}
 	for _, tc := range cases {

@@ -4,7 +4,7 @@ import (
 	"flag"
 	"strings"
 
-	"github.com/xsect/xsect/internal/overlap"
+	"github.com/xsect/xsect/allpairs"
 )
 
 func init() {
@@ -25,16 +25,16 @@ pairs. Lines come in no particular order unless --sort.
 
 The planner, --explain, --technique and --device work as for allpairs; the
 prefix technique (candidates from each set's rarest elements, verified) is
-usually the fastest for high degrees. Techniques: ` + strings.Join(overlap.Techniques(), ", ") + `.`,
+usually the fastest for high degrees. Techniques: ` + strings.Join(allpairs.Techniques(), ", ") + `.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			jf := joinFlags(fs)
 			minDegree := fs.String("min-degree", "1", "report pairs with a degree of containment of at least `D`")
 			return func(env *Env, args []string) error {
-				d, err := overlap.ParseRatio(*minDegree)
+				d, err := allpairs.ParseRatio(*minDegree)
 				if err != nil {
 					return usagef("--min-degree: %v", err)
 				}
-				return jf.run(env, args, overlap.Query{Containment: d}, true)
+				return jf.run(env, args, allpairs.Query{Containment: d}, true)
 			}
 		},
 	})

@@ -6,8 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/xsect/xsect/internal/gpuintersect"
-	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/gpu"
 	"github.com/xsect/xsect/intersect"
 )
 
@@ -38,7 +37,7 @@ func checkMethod(device, method string) error {
 
 // choosePairwise resolves --device and --method for the given inputs.
 // With --device auto and --method auto it takes the GPU only where
-// gpuintersect.Worthwhile says it pays, and when no GPU can be used there
+// gpu.Worthwhile says it pays, and when no GPU can be used there
 // says why, once, on stderr; a method that only one device has picks that
 // device.
 func choosePairwise(env *Env, device, method string, inputs [][]uint32) (pairwise, error) {
@@ -54,8 +53,8 @@ func choosePairwise(env *Env, device, method string, inputs [][]uint32) (pairwis
 			device = "gpu" // a GPU method, named
 		case len(inputs) < 2 || !largeEnough(inputs):
 			device = "cpu"
-		case gpurt.Available() != nil:
-			gpuNote.Do(func() { fmt.Fprintf(env.Stderr, "xsect: using the CPU: %v\n", gpurt.Available()) })
+		case gpu.Available() != nil:
+			gpuNote.Do(func() { fmt.Fprintf(env.Stderr, "xsect: using the CPU: %v\n", gpu.Available()) })
 			device = "cpu"
 		default:
 			device = "gpu"
@@ -73,15 +72,15 @@ func choosePairwise(env *Env, device, method string, inputs [][]uint32) (pairwis
 		}
 		return pairwise{m, func() error { return nil }}, nil
 	}
-	m, err := gpuintersect.Lookup(method)
+	m, err := gpu.LookupMethod(method)
 	if err != nil {
 		return pairwise{}, usageError{err.Error()}
 	}
-	dev, err := gpurt.Open(0)
+	p, err := gpu.OpenPairwise(0)
 	if err != nil {
 		return pairwise{}, err
 	}
-	g := &gpuPairwise{dev: dev, m: m}
+	g := &gpuPairwise{p: p, m: m}
 	return pairwise{intersect.Method{Name: "gpu-" + m.String(), Count: g.count, Intersect: g.intersect}, g.finish}, nil
 }
 
@@ -94,14 +93,14 @@ func largeEnough(inputs [][]uint32) bool {
 		sizes[i] = len(s)
 	}
 	slices.Sort(sizes)
-	return gpuintersect.Worthwhile(sizes[0], sizes[1])
+	return gpu.Worthwhile(sizes[0], sizes[1])
 }
 
-// gpuPairwise adapts gpuintersect to intersect.Method, keeping the first
-// error for finish.
+// gpuPairwise adapts the GPU's pairwise engine to intersect.Method,
+// keeping the first error for finish.
 type gpuPairwise struct {
-	dev *gpurt.Device
-	m   gpuintersect.Method
+	p   *gpu.Pairwise
+	m   gpu.Method
 	err error
 }
 
@@ -109,7 +108,7 @@ func (g *gpuPairwise) count(a, b []uint32) int {
 	if g.err != nil {
 		return 0
 	}
-	n, err := gpuintersect.Count(g.dev, a, b, g.m)
+	n, err := g.p.Count(a, b, g.m)
 	g.err = err
 	return n
 }
@@ -118,12 +117,14 @@ func (g *gpuPairwise) intersect(dst, a, b []uint32) []uint32 {
 	if g.err != nil {
 		return dst
 	}
-	dst, g.err = gpuintersect.Intersect(g.dev, dst, a, b, g.m)
+	dst, g.err = g.p.Intersect(dst, a, b, g.m)
 	return dst
 }
 
 func (g *gpuPairwise) finish() error {
-	g.dev.Close()
+	if err := g.p.Close(); g.err == nil {
+		g.err = err
+	}
 	if g.err != nil {
 		return fmt.Errorf("on the GPU: %w", g.err)
 	}
@@ -139,7 +140,7 @@ func listMethods(device string) []string {
 		}
 	}
 	if device != "cpu" {
-		for _, m := range gpuintersect.Methods() {
+		for _, m := range gpu.Methods() {
 			names = append(names, m.String())
 		}
 	}

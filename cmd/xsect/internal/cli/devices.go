@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/xsect/xsect/gpu"
 	"github.com/xsect/xsect/internal/gpurt"
 )
 
@@ -24,7 +25,7 @@ a driver too old) and exits 0: the CPU paths still work.`,
 					return usagef("unexpected arguments %q", args)
 				}
 				out := output(env)
-				infos, err := gpurt.Devices()
+				infos, err := gpu.Devices()
 				if err != nil {
 					fmt.Fprintf(out, "no GPU: %v\n", err)
 					return out.Flush()
@@ -34,15 +35,15 @@ a driver too old) and exits 0: the CPU paths still work.`,
 					fmt.Fprintf(out, "  memory %s, %d SMs, compute capability %d.%d (%s), L2 %s, peak bandwidth %.0f GB/s\n",
 						gpurt.FormatBytes(in.Memory), in.SMs, in.Major, in.Minor, in.Arch(), gpurt.FormatBytes(uint64(in.L2Bytes)), in.PeakBandwidth()/1e9)
 				}
-				if v, err := gpurt.DriverVersion(); err == nil {
+				if v, err := gpu.DriverVersion(); err == nil {
 					fmt.Fprintf(out, "driver: CUDA %s\n", v)
 				}
-				if lib, v, err := gpurt.Compiler(); err == nil {
+				if lib, v, err := gpu.Compiler(); err == nil {
 					fmt.Fprintf(out, "compiler: %s (NVRTC %s)\n", lib, v)
 				} else {
 					fmt.Fprintf(out, "compiler: none, so no kernels can be built: %v\n", err)
 				}
-				if dir, err := gpurt.CacheDir(); err == nil {
+				if dir, err := gpu.CacheDir(); err == nil {
 					fmt.Fprintf(out, "kernel cache: %s\n", dir)
 				}
 				return out.Flush()

@@ -18,10 +18,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/xsect/xsect/internal/freqpairs"
 	"github.com/xsect/xsect/internal/gpubatmap"
 	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/progress"
+	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
 )
@@ -51,7 +51,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 (the FIMI format) and nothing is mined.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			support := fs.String("min-support", "", "minimum support `S`: a count, or a fraction of the transactions below 1")
-			engine := fs.String("engine", "auto", "engine `NAME`: auto, "+joinNames(freqpairs.EngineNames()))
+			engine := fs.String("engine", "auto", "engine `NAME`: auto, "+joinNames(pairs.Techniques()))
 			device := fs.String("device", "auto", "device: cpu, gpu or auto")
 			explain := fs.Bool("explain", false, "print the plan (data shape, every engine's estimate, the choice) on standard error")
 			sorted := fs.Bool("sort", false, "print the pairs sorted by a, then b")
@@ -107,7 +107,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if *support == "" {
 					return usagef("--min-support is required")
 				}
-				s, err := freqpairs.ParseSupport(*support, tx.Len())
+				s, err := pairs.ParseSupport(*support, tx.Len())
 				if err != nil {
 					return usageError{err.Error()}
 				}
@@ -116,25 +116,28 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					prog.times = []stageTime{{"read", start}, {"plan", time.Now()}}
 					defer func() {
 						fmt.Fprintln(env.Stderr, prog.timings())
-						if st := gpubatmap.LastStats(); st != nil {
-							fmt.Fprintln(env.Stderr, "gpu:", st)
-						}
 					}()
 				}
 				defer prog.done()
-				plan, err := freqpairs.NewPlan(tx, freqpairs.Options{MinSupport: s, Engine: *engine, Device: *device, Threads: *threads,
+				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Technique: *engine, Device: *device, Threads: *threads,
 					Progress: prog.update, CountOnly: *count})
 				if err != nil {
-					if errors.Is(err, freqpairs.ErrCannotRun) {
+					if errors.Is(err, pairs.ErrCannotRun) {
 						return err
 					}
 					return usageError{err.Error()}
 				}
 				if *explain {
 					prog.done()
-					fmt.Fprint(env.Stderr, plan.Explain())
+					if err := plan.Explain(env.Stderr); err != nil {
+						return err
+					}
 				}
-				return runPairs(env, plan, *out, *sorted, *count, prog)
+				err = runPairs(env, plan, *out, *sorted, *count, prog)
+				if *timings {
+					defer io.WriteString(env.Stderr, plan.Notes())
+				}
+				return err
 			}
 		},
 	})
@@ -160,7 +163,7 @@ func pairsInput(args []string, n int, p, occ float64, seed uint64) (*sets.Collec
 		if occ < 0 || occ > 1<<36 || occ != float64(int64(occ)) {
 			return nil, usagef("--gen-occurrences %v: want an integer in [0, 2^36]", occ)
 		}
-		tx, err := freqpairs.GenerateBernoulli(n, p, int64(occ), seed)
+		tx, err := pairs.GenerateBernoulli(n, p, int64(occ), seed)
 		if err != nil {
 			return nil, usageError{err.Error()}
 		}
@@ -177,7 +180,7 @@ func pairsInput(args []string, n int, p, occ float64, seed uint64) (*sets.Collec
 // batches. A file is written while the pairs come, under a temporary name
 // renamed at the end, so a failed run leaves no file; standard output gets
 // nothing before the run has succeeded.
-func runPairs(env *Env, plan *freqpairs.Plan, path string, sorted, count bool, prog *stageBars) error {
+func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog *stageBars) error {
 	ctx := context.Background()
 	var out *streamOut
 	if !sorted && !count && path != "-" && path != "" {
@@ -189,11 +192,10 @@ func runPairs(env *Env, plan *freqpairs.Plan, path string, sorted, count bool, p
 	var (
 		mu     sync.Mutex
 		chunks [][]byte
-		all    []freqpairs.Pair
+		all    []pairs.Pair
 	)
-	n, err := plan.Run(ctx, func(ps []freqpairs.Pair) error {
+	collect := func(ps []pairs.Pair) error {
 		switch {
-		case count:
 		case sorted:
 			mu.Lock()
 			all = append(all, ps...)
@@ -207,7 +209,14 @@ func runPairs(env *Env, plan *freqpairs.Plan, path string, sorted, count bool, p
 			mu.Unlock()
 		}
 		return nil
-	})
+	}
+	var n int64
+	var err error
+	if count {
+		n, err = plan.Count(ctx)
+	} else {
+		err = plan.Join(ctx, collect)
+	}
 	prog.done()
 	prog.mark("write")
 	if out != nil {
@@ -292,7 +301,7 @@ func newStreamOut(path string) (*streamOut, error) {
 var errWriting = errors.New("writing failed")
 
 // add formats and writes a batch of pairs; safe for concurrent use.
-func (o *streamOut) add(ps []freqpairs.Pair) error {
+func (o *streamOut) add(ps []pairs.Pair) error {
 	if o.failed.Load() {
 		return errWriting
 	}
@@ -375,7 +384,7 @@ func (o *streamOut) finish(ok bool) error {
 // mostly) as one 8-byte store from a table, larger ones two digits at a
 // time; strconv's copies cost more than the conversion when millions of
 // pairs are printed.
-func formatPairs(b []byte, ps []freqpairs.Pair) []byte {
+func formatPairs(b []byte, ps []pairs.Pair) []byte {
 	n := len(b)
 	// 3 × 10 digits and 3 separators a line, and slack for the last
 	// 8-byte store.
@@ -462,7 +471,7 @@ func putDecimal(b []byte, n int, v uint32) int {
 }
 
 // formatParallel formats sorted pairs in order, in pieces on all cores.
-func formatParallel(ps []freqpairs.Pair) [][]byte {
+func formatParallel(ps []pairs.Pair) [][]byte {
 	const piece = 1 << 16
 	chunks := make([][]byte, (len(ps)+piece-1)/piece)
 	var wg sync.WaitGroup

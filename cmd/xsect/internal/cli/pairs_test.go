@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/xsect/xsect/internal/freqpairs"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/pairs"
 )
 
 func TestPairs(t *testing.T) {
@@ -21,7 +21,7 @@ func TestPairs(t *testing.T) {
 	// appears once.
 	tx := writeFile(t, "tx.dat", "1 2 3\n2 1\n3 1 2 4\n\n2 1\n")
 	want := "1\t2\t4\n1\t3\t2\n2\t3\t2\n"
-	for _, e := range append([]string{"auto"}, freqpairs.EngineNames()...) {
+	for _, e := range append([]string{"auto"}, pairs.Techniques()...) {
 		code, stdout, stderr := run(t, "pairs", "--min-support", "2", "--engine", e, "--sort", tx)
 		if code != ExitOK || stdout != want {
 			t.Errorf("engine %s: code %d, stdout %q, stderr %q; want %q", e, code, stdout, stderr, want)
@@ -167,10 +167,10 @@ func TestFormatPairs(t *testing.T) {
 	for range 10000 {
 		vals = append(vals, r.Uint32()>>r.IntN(32))
 	}
-	var ps []freqpairs.Pair
+	var ps []pairs.Pair
 	var want []byte
 	for i, v := range vals {
-		p := freqpairs.Pair{I: v, J: vals[(i*7+3)%len(vals)], Count: vals[(i*13+5)%len(vals)]}
+		p := pairs.Pair{I: v, J: vals[(i*7+3)%len(vals)], Count: vals[(i*13+5)%len(vals)]}
 		ps = append(ps, p)
 		want = fmt.Appendf(want, "%d\t%d\t%d\n", p.I, p.J, p.Count)
 	}
@@ -201,11 +201,11 @@ func TestStreamOut(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ps := make([]freqpairs.Pair, batch)
+			ps := make([]pairs.Pair, batch)
 			for x := range batches {
 				for y := range ps {
 					i := uint32(x*batch + y)
-					ps[y] = freqpairs.Pair{I: uint32(w), J: i, Count: 1<<20 + i}
+					ps[y] = pairs.Pair{I: uint32(w), J: i, Count: 1<<20 + i}
 				}
 				if err := o.add(ps); err != nil {
 					t.Error(err)
@@ -243,9 +243,9 @@ func TestStreamOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.f.Close()
-	ps := make([]freqpairs.Pair, batch)
+	ps := make([]pairs.Pair, batch)
 	for i := range ps {
-		ps[i] = freqpairs.Pair{I: 123456, J: 234567, Count: 345678}
+		ps[i] = pairs.Pair{I: 123456, J: 234567, Count: 345678}
 	}
 	for i := 0; o.add(ps) == nil; i++ {
 		if i > 2*chunkBytes/(batch*20) {
@@ -283,7 +283,7 @@ func TestSmallDecimals(t *testing.T) {
 	for _, x := range vals {
 		for _, y := range vals {
 			for field := range 3 {
-				p := freqpairs.Pair{I: 7, J: 12345, Count: 65535}
+				p := pairs.Pair{I: 7, J: 12345, Count: 65535}
 				switch field {
 				case 0:
 					p.I = x
@@ -292,11 +292,11 @@ func TestSmallDecimals(t *testing.T) {
 				case 2:
 					p.Count = x
 				}
-				q := freqpairs.Pair{I: y, J: y, Count: y}
+				q := pairs.Pair{I: y, J: y, Count: y}
 				want := "ab" + strconv.FormatUint(uint64(p.I), 10) + "\t" + strconv.FormatUint(uint64(p.J), 10) + "\t" + strconv.FormatUint(uint64(p.Count), 10) + "\n" +
 					strconv.FormatUint(uint64(y), 10) + "\t" + strconv.FormatUint(uint64(y), 10) + "\t" + strconv.FormatUint(uint64(y), 10) + "\n"
 				for _, b := range [][]byte{[]byte("ab"), append(make([]byte, 0, 1000), "ab"...)} {
-					if got := formatPairs(b, []freqpairs.Pair{p, q}); string(got) != want {
+					if got := formatPairs(b, []pairs.Pair{p, q}); string(got) != want {
 						t.Fatalf("formatPairs(%v, %v) = %q, want %q", p, q, got, want)
 					}
 				}
@@ -316,9 +316,9 @@ func BenchmarkFormatPairs(b *testing.B) {
 		ids  int
 		sup  int
 	}{{"small", 0, 16000, 1000}, {"large", 1 << 16, 16000, 1000}} {
-		ps := make([]freqpairs.Pair, 4096)
+		ps := make([]pairs.Pair, 4096)
 		for i := range ps {
-			ps[i] = freqpairs.Pair{I: c.base + uint32(r.IntN(c.ids)), J: c.base + uint32(r.IntN(c.ids)), Count: c.base + 38 + uint32(r.IntN(c.sup))}
+			ps[i] = pairs.Pair{I: c.base + uint32(r.IntN(c.ids)), J: c.base + uint32(r.IntN(c.ids)), Count: c.base + 38 + uint32(r.IntN(c.sup))}
 		}
 		buf := make([]byte, 0, 1<<20)
 		b.Run(c.name, func(b *testing.B) {

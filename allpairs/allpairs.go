@@ -1,0 +1,192 @@
+// Package allpairs computes the intersection sizes of all pairs of sets in a
+// collection (a self-join) or between two collections (R × S), and reports
+// the pairs a query asks for: those sharing at least N elements, or those
+// whose degree of containment |Si ∩ Sj| / min(|Si|, |Sj|) reaches a
+// threshold (a set containment join). It can also hand over all the counts
+// as dense tiles, so that no caller ever needs k² counts in memory at once.
+//
+// Several techniques compute the same counts, on the CPU and on a GPU:
+// per-pair merging with the SIMD kernels of package intersect, an inverted
+// index with per-probe counting (scan-count), resident and dynamic bitmaps,
+// a bit-packed matrix product (on the GPU an int8 matrix product), MMJoin's
+// split into light and heavy parts, BATMAP, and prefix filtering for
+// threshold queries. A planner measures the problem (sizes, universe,
+// document frequencies, the work of every technique), asks every technique
+// allowed by Options.Device and Options.Technique for an estimate, and runs
+// the fastest; Plan.Explain says what it saw. Without a GPU, or without the
+// CUDA libraries, everything runs on the CPU.
+package allpairs
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/overlap"
+	"github.com/xsect/xsect/sets"
+
+	// The GPU engines register themselves; the CUDA libraries are loaded
+	// only when the planner considers a GPU.
+	_ "github.com/xsect/xsect/internal/gpuallpairs"
+	_ "github.com/xsect/xsect/internal/gpubatmap"
+)
+
+// Pair is one reported pair: I indexes the first collection (r), J the
+// second (s, or r again in a self-join, where I < J), both by the sets'
+// original positions; Count is |r[I] ∩ s[J]|.
+type Pair = sets.Pair
+
+// Ratio is an exact fraction Num/Den, the form in which containment
+// thresholds are compared: no rounding ever decides whether a pair is kept.
+type Ratio = overlap.Ratio
+
+// ParseRatio parses a threshold such as "1", "0.8", "2/3" or "5e-1" exactly.
+// It must be in [0, 1], and its reduced numerator and denominator must fit
+// in 64 bits.
+func ParseRatio(s string) (Ratio, error) { return overlap.ParseRatio(s) }
+
+// Query says which pairs a join reports: MinOverlap keeps pairs with
+// |Si ∩ Sj| >= MinOverlap (0 keeps every pair, disjoint ones included);
+// a Containment ratio with a non-zero Den makes the join a set containment
+// join, which ignores empty sets and keeps a pair when |Si ∩ Sj| /
+// min(|Si|, |Sj|) >= Num/Den.
+type Query = overlap.Query
+
+// Options tune how a plan runs; the zero value runs on all cores and lets
+// the planner choose the technique and the device. Device is "cpu", "gpu"
+// or "auto" (also ""); Technique a name of Techniques or "auto"; Threads the
+// CPU goroutines (0: GOMAXPROCS); Largest, when positive, keeps only that
+// many of the largest sets of each collection; Memory bounds a CPU engine's
+// bytes (0: half of the machine's memory); Progress, if set, is called with
+// the pairs done and their total.
+type Options = overlap.Options
+
+// Tile is a dense block of counts: Counts[x*Cols+y] is |r[Row0+x] ∩
+// s[Col0+y]|, where rows and columns index the sets the plan kept, in
+// their original order; RowIDs and ColIDs give their original ids. In a
+// self-join only the entries above the diagonal are counted; the others
+// are 0.
+type Tile = overlap.Tile
+
+// Stats describes a problem as the planner measured it.
+type Stats = overlap.Stats
+
+// ErrCannotRun is wrapped by the errors of a forced technique or device
+// that cannot run a problem (a bitmap over a huge universe, no GPU), and of
+// a problem no technique can run within the memory budget.
+var ErrCannotRun = engine.ErrCannotRun
+
+// Techniques returns the names of the techniques, sorted.
+func Techniques() []string { return overlap.Techniques() }
+
+// Plan is a measured problem with the technique and device chosen to run
+// it. A plan runs once.
+type Plan struct{ pl *overlap.Plan }
+
+// NewPlan measures r × s (s == nil: the self-join of r) for query q and
+// picks the technique and device with the lowest estimated time among those
+// that opt allows. When none can run the problem, the error says why for
+// each, and the plan, if not nil, can still Explain.
+func NewPlan(r, s *sets.Collection, q Query, opt Options) (*Plan, error) {
+	return wrap(overlap.NewPlan(r, s, q, opt))
+}
+
+// NewTilePlan is NewPlan for dense tiles of at most rows × cols counts.
+func NewTilePlan(r, s *sets.Collection, rows, cols int, opt Options) (*Plan, error) {
+	return wrap(overlap.NewTilePlan(r, s, rows, cols, opt))
+}
+
+func wrap(pl *overlap.Plan, err error) (*Plan, error) {
+	if pl == nil {
+		return nil, err
+	}
+	return &Plan{pl}, err
+}
+
+// Notes returns what the chosen technique reported about its run: where
+// its time went (on a GPU, its transfers and kernels), in how many pieces.
+// It is empty before the run and for techniques that report nothing.
+func (p *Plan) Notes() string { return p.pl.Notes() }
+
+// Technique returns the name of the chosen technique.
+func (p *Plan) Technique() string { return p.pl.Chosen.Engine.Name() }
+
+// Device returns the kind of device the chosen technique runs on: "cpu" or
+// "gpu".
+func (p *Plan) Device() string { return p.pl.Chosen.Device.Kind.String() }
+
+// Estimate returns the chosen technique's predicted time and peak memory.
+func (p *Plan) Estimate() (time.Duration, int64) {
+	e := p.pl.Chosen.Estimate
+	return time.Duration(e.Seconds * float64(time.Second)), e.Memory
+}
+
+// Stats returns the problem's statistics.
+func (p *Plan) Stats() Stats { return p.pl.Problem.Stats }
+
+// Prepared returns the time spent selecting, renumbering, measuring and
+// estimating.
+func (p *Plan) Prepared() time.Duration { return p.pl.Prepare }
+
+// Explain writes the problem's statistics, every candidate's estimate (or
+// why it cannot run) and the choice.
+func (p *Plan) Explain(w io.Writer) error { return p.pl.Explain(w) }
+
+// Join runs the plan, calling fn with batches of pairs from several
+// goroutines at once (fn must be safe for that); a batch is only valid
+// during the call. An error from fn stops the join and is returned. The
+// order of pairs is unspecified.
+func (p *Plan) Join(ctx context.Context, fn func([]Pair) error) error { return p.pl.Join(ctx, fn) }
+
+// Count runs the plan and returns the number of qualifying pairs.
+func (p *Plan) Count(ctx context.Context) (int64, error) { return p.pl.Count(ctx) }
+
+// Collect runs the plan and returns its pairs sorted by I, then J.
+func (p *Plan) Collect(ctx context.Context) ([]Pair, error) { return p.pl.Collect(ctx) }
+
+// Tiles runs a tile plan, calling fn with each tile of the grid, one call
+// at a time; t.Counts is reused after fn returns.
+func (p *Plan) Tiles(ctx context.Context, fn func(t *Tile) error) error { return p.pl.Tiles(ctx, fn) }
+
+// Join reports every pair of r × s that q asks for (s == nil: the
+// self-join of r, pairs I < J), calling fn with batches of pairs as
+// Plan.Join does.
+func Join(ctx context.Context, r, s *sets.Collection, q Query, opt Options, fn func([]Pair) error) (*Plan, error) {
+	p, err := NewPlan(r, s, q, opt)
+	if err != nil {
+		return p, err
+	}
+	return p, p.Join(ctx, fn)
+}
+
+// Count returns the number of pairs of r × s that q asks for.
+func Count(ctx context.Context, r, s *sets.Collection, q Query, opt Options) (int64, *Plan, error) {
+	p, err := NewPlan(r, s, q, opt)
+	if err != nil {
+		return 0, p, err
+	}
+	n, err := p.Count(ctx)
+	return n, p, err
+}
+
+// Collect returns the pairs of r × s that q asks for, sorted by I, then J.
+func Collect(ctx context.Context, r, s *sets.Collection, q Query, opt Options) ([]Pair, error) {
+	p, err := NewPlan(r, s, q, opt)
+	if err != nil {
+		return nil, err
+	}
+	return p.Collect(ctx)
+}
+
+// Tiles computes all the counts of r × s (s == nil: the self-join of r) and
+// calls fn with each tile of at most rows × cols counts, covering the grid
+// of tiles that start at multiples of rows and cols (in a self-join, only
+// tiles with a pair above the diagonal), one call at a time.
+func Tiles(ctx context.Context, r, s *sets.Collection, rows, cols int, opt Options, fn func(t *Tile) error) (*Plan, error) {
+	p, err := NewTilePlan(r, s, rows, cols, opt)
+	if err != nil {
+		return p, err
+	}
+	return p, p.Tiles(ctx, fn)
+}
