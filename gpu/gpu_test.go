@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/xsect/xsect/intersect"
 	"github.com/xsect/xsect/internal/settest"
+	"github.com/xsect/xsect/intersect"
 )
 
 // TestPairwise cross-checks every method of the public engine against the
