@@ -11,7 +11,10 @@ import (
 // batmapEngine stores the tidlist of every frequent item as a batmap
 // (package batmap) and compares all pairs entry by entry, in tiles of the
 // upper triangle, on all cores: the paper's method, on the CPU.
-type batmapEngine struct{ cpu }
+type batmapEngine struct {
+	cpu
+	cfg batmap.Config // the layout; tests force insertion failures through it
+}
 
 func (batmapEngine) Name() string { return "batmap" }
 
@@ -41,10 +44,8 @@ func (d *Data) BuildBatmaps(ctx context.Context, l *batmap.Layout, out *Output) 
 	return b, nil
 }
 
-func batmapLayout(d *Data) (*batmap.Layout, []int, error) { return d.BatmapLayout(batmapConfig) }
-
-func (batmapEngine) Estimate(d *Data) (Estimate, error) {
-	l, sizes, err := batmapLayout(d)
+func (e batmapEngine) Estimate(d *Data) (Estimate, error) {
+	l, sizes, err := d.BatmapLayout(e.cfg)
 	if err != nil {
 		return Estimate{}, fmt.Errorf("%w: %v", ErrCannotRun, err)
 	}
@@ -55,8 +56,8 @@ func (batmapEngine) Estimate(d *Data) (Estimate, error) {
 		Detail: fmt.Sprintf("%s; %d words of batmaps, %.3g words compared, kernel %s", l, l.TotalWords(sizes), words, batmap.Kernel())}, nil
 }
 
-func (batmapEngine) Run(ctx context.Context, d *Data, out *Output) error {
-	l, _, err := batmapLayout(d)
+func (e batmapEngine) Run(ctx context.Context, d *Data, out *Output) error {
+	l, _, err := d.BatmapLayout(e.cfg)
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,3 @@ func (batmapEngine) Run(ctx context.Context, d *Data, out *Output) error {
 }
 
 func log2(x float64) float64 { return math.Log2(max(x, 2)) }
-
-// batmapConfig is the layout configuration; tests force insertion
-// failures through it.
-var batmapConfig batmap.Config

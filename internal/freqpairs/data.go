@@ -152,7 +152,7 @@ func (d *Data) Density() float64 {
 
 // prepare counts the supports, keeps the frequent items and builds their
 // tidlists. budget bounds the bytes it may allocate.
-func prepare(tx *sets.Collection, minSupport, threads int, budget int64) (*Data, error) {
+func prepare(tx *sets.Collection, minSupport, threads int, budget int64, horizontal bool) (*Data, error) {
 	m := tx.Len()
 	if uint64(m) > 1<<32-1 {
 		return nil, fmt.Errorf("pairs: %d transactions, at most 2^32-1", m)
@@ -210,16 +210,12 @@ func prepare(tx *sets.Collection, minSupport, threads int, budget int64) (*Data,
 		}
 	}
 	// With room for it, the horizontal database comes with the lengths.
-	d.lengths(prepareHorizontal && d.preparedBytes()+horizontalBytes(tx) <= budget/2)
+	d.lengths(horizontal && d.preparedBytes()+horizontalBytes(tx) <= budget/2)
 	for _, n := range d.Lengths {
 		d.PairSteps += int64(n) * int64(n-1) / 2
 	}
 	return d, nil
 }
-
-// prepareHorizontal lets the preparation build the horizontal database;
-// tests turn it off to check the engines on one built on first use.
-var prepareHorizontal = true
 
 // dense reports whether item ids up to maxItem are dense enough for arrays
 // indexed by id (supports, ranks).

@@ -51,6 +51,11 @@ type Options struct {
 	// engines that can count without naming them may then give Run's fn
 	// no pairs (Output.CountOnly).
 	CountOnly bool
+
+	// For tests: probe makes an auto plan measure the CPU's costs always;
+	// lateHorizontal leaves the horizontal database to be built on first
+	// use, as when memory is short.
+	probe, lateHorizontal bool
 }
 
 // ParseSupport returns the absolute minimum support that s denotes for a
@@ -138,7 +143,7 @@ func (p *Plan) calibrate(spent, budget int64) {
 		}
 	}
 	switch {
-	case forceProbe:
+	case p.opt.probe:
 	case !cpu || near < 2:
 		p.probeNote = fmt.Sprintf("no probe: no other engine within %gx", probeSpread)
 		return
@@ -170,9 +175,6 @@ func estimateAll(cands []Candidate, d *Data, spent, budget int64, which func(Eng
 	wg.Wait()
 }
 
-// forceProbe makes every auto plan probe; tests set it.
-var forceProbe bool
-
 // NewPlan prepares tx (each set a transaction, its elements the items) for
 // mining with opt: it counts supports, drops infrequent items, builds the
 // tidlists of the frequent ones, and picks the engine.
@@ -195,7 +197,7 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	if opt.Progress != nil {
 		opt.Progress("supports", 0, int64(len(tx.Elements)))
 	}
-	d, err := prepare(tx, opt.MinSupport, threads, budget)
+	d, err := prepare(tx, opt.MinSupport, threads, budget, !opt.lateHorizontal)
 	if err != nil {
 		return nil, err
 	}

@@ -116,9 +116,22 @@ func engineCases() []struct {
 
 func run(t *testing.T, tx *sets.Collection, engine string, cfg batmap.Config, support, threads int) []Pair {
 	t.Helper()
-	batmapConfig = cfg
-	defer func() { batmapConfig = batmap.Config{} }()
-	got, err := Collect(context.Background(), tx, Options{MinSupport: support, Technique: engine, Device: "cpu", Threads: threads})
+	return runWith(t, tx, engine, cfg, support, threads, Options{})
+}
+
+// runWith is run with the test-only options of extra.
+func runWith(t *testing.T, tx *sets.Collection, engine string, cfg batmap.Config, support, threads int, extra Options) []Pair {
+	t.Helper()
+	opt := extra
+	opt.MinSupport, opt.Technique, opt.Device, opt.Threads = support, engine, "cpu", threads
+	p, err := NewPlan(tx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if engine == "batmap" {
+		p.Engine = batmapEngine{cfg: cfg}
+	}
+	got, err := p.Collect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,9 +160,7 @@ func TestEnginesExact(t *testing.T) {
 						comparePairs(t, run(t, ds.tx, ec.engine, ec.cfg, s, threads), want)
 					}
 					// The horizontal database built on first use.
-					prepareHorizontal = false
-					defer func() { prepareHorizontal = true }()
-					comparePairs(t, run(t, ds.tx, ec.engine, ec.cfg, s, 3), want)
+					comparePairs(t, runWith(t, ds.tx, ec.engine, ec.cfg, s, 3, Options{lateHorizontal: true}), want)
 				})
 			}
 		}
@@ -363,11 +374,9 @@ func TestProbe(t *testing.T) {
 	if c := slow.costs(); math.Abs(c.batmapWord/r.batmapWord-3) > 1e-9 || c.aprioriIncrement != r.aprioriIncrement {
 		t.Errorf("a kernel 3 times slower gives %+v", c)
 	}
-	forceProbe = true
-	defer func() { forceProbe = false }()
 	for _, ds := range datasets(t) {
 		s := ds.support[len(ds.support)/2]
-		p, err := NewPlan(ds.tx, Options{MinSupport: s, Threads: 2})
+		p, err := NewPlan(ds.tx, Options{MinSupport: s, Threads: 2, probe: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,10 +41,6 @@ const (
 	cpuWordPairNS = 0.035
 )
 
-// layoutConfig is the engines' batmap configuration; tests force
-// insertion failures and entry widths through it.
-var layoutConfig batmap.Config
-
 // estimate predicts a run over sets of the given sizes with layout l:
 // seconds (the CPU's building on threads while the GPU opens, whichever
 // takes longer, then the device's work, and the cost of closing the GPU
@@ -102,7 +98,9 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 // pairsEngine mines frequent pairs with BATMAP on the GPU: one batmap per
 // frequent item's tidlist, built on the CPU, all pairs compared on the
 // device, the frequent ones compacted there.
-type pairsEngine struct{}
+type pairsEngine struct {
+	cfg batmap.Config // the layout; tests force insertion failures and entry widths
+}
 
 func (pairsEngine) Name() string { return "batmap" }
 
@@ -117,12 +115,8 @@ func (pairsEngine) Device() (engine.Device, error) {
 	return engine.Device{Kind: engine.GPU, Name: "GPU (opened to run)"}, nil
 }
 
-func pairsLayout(d *freqpairs.Data) (*batmap.Layout, []int, error) {
-	return d.BatmapLayout(layoutConfig)
-}
-
-func (pairsEngine) Estimate(d *freqpairs.Data) (freqpairs.Estimate, error) {
-	l, sizes, err := pairsLayout(d)
+func (e pairsEngine) Estimate(d *freqpairs.Data) (freqpairs.Estimate, error) {
+	l, sizes, err := d.BatmapLayout(e.cfg)
 	if err != nil {
 		return freqpairs.Estimate{}, fmt.Errorf("%w: %v", freqpairs.ErrCannotRun, err)
 	}
@@ -138,10 +132,10 @@ func (pairsEngine) Estimate(d *freqpairs.Data) (freqpairs.Estimate, error) {
 		Detail: fmt.Sprintf("%s, %s of device memory", detail, gpurt.FormatBytes(uint64(dmem)))}, nil
 }
 
-func (pairsEngine) Run(ctx context.Context, d *freqpairs.Data, out *freqpairs.Output) error {
+func (e pairsEngine) Run(ctx context.Context, d *freqpairs.Data, out *freqpairs.Output) error {
 	// Open the GPU while the tidlists and batmaps are built on the CPU.
 	Prewarm()
-	l, _, err := pairsLayout(d)
+	l, _, err := d.BatmapLayout(e.cfg)
 	if err != nil {
 		return err
 	}
@@ -184,7 +178,9 @@ func (pairsEngine) Run(ctx context.Context, d *freqpairs.Data, out *freqpairs.Ou
 // allpairsEngine is BATMAP in package allpairs on the GPU: self-joins
 // only, every set a batmap, the pairs that reach their threshold
 // compacted on the device.
-type allpairsEngine struct{}
+type allpairsEngine struct {
+	cfg batmap.Config // the layout, as pairsEngine's
+}
 
 func (allpairsEngine) Name() string { return "batmap" }
 
@@ -206,23 +202,23 @@ func (allpairsEngine) Device() (overlap.Device, error) {
 	return d, nil
 }
 
-func allpairsLayout(p *overlap.Problem) (*batmap.Layout, []int, error) {
+func allpairsLayout(p *overlap.Problem, cfg batmap.Config) (*batmap.Layout, []int, error) {
 	sizes := make([]int, p.R.Len())
 	for i := range sizes {
 		sizes[i] = p.R.SetLen(i)
 	}
-	l, err := batmap.NewLayout(uint64(max(p.Universe, 1)), sizes, layoutConfig)
+	l, err := batmap.NewLayout(uint64(max(p.Universe, 1)), sizes, cfg)
 	return l, sizes, err
 }
 
-func (allpairsEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
+func (e allpairsEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	if _, _, ok := p.Tiled(); ok {
 		return overlap.Estimate{}, fmt.Errorf("%w: its tiles follow the batmaps' order, not the caller's grid", overlap.ErrCannotRun)
 	}
 	if !p.Self {
 		return overlap.Estimate{}, fmt.Errorf("%w: compares a collection with itself only", overlap.ErrCannotRun)
 	}
-	l, sizes, err := allpairsLayout(p)
+	l, sizes, err := allpairsLayout(p, e.cfg)
 	if err != nil {
 		return overlap.Estimate{}, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
@@ -233,10 +229,10 @@ func (allpairsEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	return overlap.Estimate{Seconds: sec, Memory: dmem, Detail: detail}, nil
 }
 
-func (allpairsEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
+func (e allpairsEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
 	// Open the GPU while the batmaps are built on the CPU.
 	Prewarm()
-	l, _, err := allpairsLayout(p)
+	l, _, err := allpairsLayout(p, e.cfg)
 	if err != nil {
 		return err
 	}

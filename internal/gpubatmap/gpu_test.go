@@ -150,13 +150,17 @@ func TestPairsEngine(t *testing.T) {
 		tx.Add(s)
 	}
 	for _, cfg := range []batmap.Config{{}, {MaxLoop: 1, Load: 0.8}, {EntryBits: 16}, {EntryBits: 32}} {
-		layoutConfig = cfg
 		for _, support := range []int{1, 30, 200} {
 			want, err := freqpairs.Collect(context.Background(), tx, freqpairs.Options{MinSupport: support, Technique: "apriori", Device: "cpu"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := freqpairs.Collect(context.Background(), tx, freqpairs.Options{MinSupport: support, Technique: "batmap", Device: "gpu"})
+			plan, err := freqpairs.NewPlan(tx, freqpairs.Options{MinSupport: support, Technique: "batmap", Device: "gpu"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan.Engine = pairsEngine{cfg: cfg}
+			got, err := plan.Collect(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,17 +172,17 @@ func TestPairsEngine(t *testing.T) {
 					t.Fatalf("%+v support %d: pair %d is %v, want %v", cfg, support, i, got[i], want[i])
 				}
 			}
-			plan, err := freqpairs.NewPlan(tx, freqpairs.Options{MinSupport: support, Technique: "batmap", Device: "gpu", CountOnly: true})
+			plan, err = freqpairs.NewPlan(tx, freqpairs.Options{MinSupport: support, Technique: "batmap", Device: "gpu", CountOnly: true})
 			if err != nil {
 				t.Fatal(err)
 			}
+			plan.Engine = pairsEngine{cfg: cfg}
 			n, err := plan.Run(context.Background(), func([]freqpairs.Pair) error { return nil })
 			if err != nil || n != int64(len(want)) {
 				t.Fatalf("%+v support %d: count %d (%v), want %d", cfg, support, n, err, len(want))
 			}
 		}
 	}
-	layoutConfig = batmap.Config{}
 }
 
 // TestAllpairsEngine checks the allpairs engine against the CPU's batmap

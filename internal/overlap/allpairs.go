@@ -98,6 +98,11 @@ type Options struct {
 	// Progress, if set, is called now and then, from any goroutine, with
 	// the number of pairs done so far and the total.
 	Progress func(done, total int64)
+
+	// minParallel, when positive, is the fewest elements a pass spreads
+	// over threads (tests lower it to run the parallel code on small
+	// inputs).
+	minParallel int
 }
 
 func (o Options) threads() int {

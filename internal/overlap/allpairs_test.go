@@ -694,14 +694,13 @@ func TestIndexFills(t *testing.T) {
 		df[e]++
 	}
 	want := buildIndex(1, c, len(df), df, true) // the direct fill
-	defer func(n int) { radixChunk = n }(radixChunk)
 	for _, threads := range []int{1, 3} {
-		radixChunk = 1 << 23
+		chunk := radixChunk
 		if threads == 3 {
-			radixChunk = 50000 // many rounds, sets straddling them
+			chunk = 50000 // many rounds, sets straddling them
 		}
 		got := &index{start: want.start, post: make([]uint32, len(want.post))}
-		got.fillRadix(threads, c)
+		got.fillRadix(threads, c, chunk)
 		if !slices.Equal(got.post, want.post) {
 			t.Fatalf("%d threads: bucketed lists differ from direct ones", threads)
 		}

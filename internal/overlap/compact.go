@@ -43,7 +43,7 @@ func (a *dfSummary) add(b dfSummary) {
 // compactPair returns the selected sets of r and s (s may be nil) over a
 // common element range, the document frequency of every element in each,
 // and their summary.
-func compactPair(threads int, r *sets.Collection, rids []uint32, s *sets.Collection, sids []uint32) compacted {
+func compactPair(pp par, r *sets.Collection, rids []uint32, s *sets.Collection, sids []uint32) compacted {
 	var maxV uint32
 	var n int64
 	scan := func(c *sets.Collection, ids []uint32) {
@@ -61,21 +61,21 @@ func compactPair(threads int, r *sets.Collection, rids []uint32, s *sets.Collect
 	}
 	var out compacted
 	if n == 0 {
-		out.r = copySets(threads, r, rids)
+		out.r = copySets(pp, r, rids)
 		if s != nil {
-			out.s = copySets(threads, s, sids)
+			out.s = copySets(pp, s, sids)
 		}
 		return out
 	}
 	if uint64(maxV) > 4*uint64(n)+1<<22 {
-		return compactSparse(threads, r, rids, s, sids, n)
+		return compactSparse(pp, r, rids, s, sids, n)
 	}
 	size := int(maxV) + 1
-	out.dfr = countDF(threads, r, rids, size)
+	out.dfr = countDF(pp, r, rids, size)
 	if s != nil {
-		out.dfs = countDF(threads, s, sids, size)
+		out.dfs = countDF(pp, s, sids, size)
 	}
-	parts := summarize(threads, out.dfr, out.dfs)
+	parts := summarize(pp, out.dfr, out.dfs)
 	for _, c := range parts {
 		out.add(c.dfSummary)
 	}
@@ -83,9 +83,9 @@ func compactPair(threads int, r *sets.Collection, rids []uint32, s *sets.Collect
 		// Dense enough: the values stay, and the caller's sets are used
 		// as they are when every one is selected.
 		out.universe = size
-		out.r = copySets(threads, r, rids)
+		out.r = copySets(pp, r, rids)
 		if s != nil {
-			out.s = copySets(threads, s, sids)
+			out.s = copySets(pp, s, sids)
 		}
 		return out
 	}
@@ -102,7 +102,7 @@ func compactPair(threads int, r *sets.Collection, rids []uint32, s *sets.Collect
 	for c := 1; c < len(parts); c++ {
 		base[c] = base[c-1] + parts[c-1].distinct
 	}
-	forEach(threads, len(parts), func(c int) {
+	forEach(pp.threads, len(parts), func(c int) {
 		u := uint32(base[c])
 		for v := parts[c].lo; v < parts[c].hi; v++ {
 			dr := out.dfr[v]
@@ -125,9 +125,9 @@ func compactPair(threads int, r *sets.Collection, rids []uint32, s *sets.Collect
 			dst[i] = rank[v]
 		}
 	}
-	out.r = renumber(threads, r, rids, byTable)
+	out.r = renumber(pp, r, rids, byTable)
 	if s != nil {
-		out.s = renumber(threads, s, sids, byTable)
+		out.s = renumber(pp, s, sids, byTable)
 	}
 	return out
 }
@@ -140,16 +140,16 @@ type dfPart struct {
 
 // summarize measures dfr and dfs (nil with no S, else as long as dfr) in
 // parts of the value range, in parallel when they are long.
-func summarize(threads int, dfr, dfs []uint32) []dfPart {
+func summarize(pp par, dfr, dfs []uint32) []dfPart {
 	n := len(dfr)
-	parts := make([]dfPart, max(1, min(4*threads, n>>17)))
-	if threads <= 1 {
+	parts := make([]dfPart, max(1, min(4*pp.threads, n>>17)))
+	if pp.threads <= 1 {
 		parts = parts[:1]
 	}
 	for c := range parts {
 		parts[c].lo, parts[c].hi = c*n/len(parts), (c+1)*n/len(parts)
 	}
-	forEach(threads, len(parts), func(c int) {
+	forEach(pp.threads, len(parts), func(c int) {
 		pt := &parts[c]
 		var sum dfSummary
 		var top uint32
@@ -193,11 +193,16 @@ func large[T any](n int) []T {
 	return make([]T, n)
 }
 
-// minParallel is the fewest elements that a pass spreads over threads:
+// minParallel is the fewest elements that a pass spreads over threads by
+// default (par.min):
 // below it, a pass takes under a millisecond, and a worker waiting for a
-// core that another process holds would cost more than it saves. (A
-// variable for tests.)
-var minParallel = 1 << 20
+// core that another process holds would cost more than it saves.
+const minParallel = 1 << 20
+
+// par is how a pass may spread: over up to threads goroutines once it has
+// min elements or more (tests lower min to run the parallel code on small
+// inputs).
+type par struct{ threads, min int }
 
 // forEach calls fn(i) for every i in [0, n), on up to threads goroutines
 // (on the caller's alone when one suffices).
@@ -213,7 +218,7 @@ func forEach(threads, n int, fn func(i int)) {
 
 // compactSparse renumbers values that are too sparse for a table over
 // [0, max], through the sorted distinct values.
-func compactSparse(threads int, r *sets.Collection, rids []uint32, s *sets.Collection, sids []uint32, n int64) compacted {
+func compactSparse(pp par, r *sets.Collection, rids []uint32, s *sets.Collection, sids []uint32, n int64) compacted {
 	all := make([]uint32, 0, n)
 	gather := func(c *sets.Collection, ids []uint32) {
 		for _, id := range ids {
@@ -237,13 +242,13 @@ func compactSparse(threads int, r *sets.Collection, rids []uint32, s *sets.Colle
 	}
 	u := len(all)
 	out := compacted{universe: u}
-	out.r = renumber(threads, r, rids, rank)
-	out.dfr = countDF(threads, out.r, nil, u)
+	out.r = renumber(pp, r, rids, rank)
+	out.dfr = countDF(pp, out.r, nil, u)
 	if s != nil {
-		out.s = renumber(threads, s, sids, rank)
-		out.dfs = countDF(threads, out.s, nil, u)
+		out.s = renumber(pp, s, sids, rank)
+		out.dfs = countDF(pp, out.s, nil, u)
 	}
-	for _, c := range summarize(threads, out.dfr, out.dfs) {
+	for _, c := range summarize(pp, out.dfr, out.dfs) {
 		out.add(c.dfSummary)
 	}
 	return out
@@ -253,7 +258,7 @@ func compactSparse(threads int, r *sets.Collection, rids []uint32, s *sets.Colle
 func identity(c *sets.Collection, ids []uint32) bool { return len(ids) == c.Len() }
 
 // copySets returns the selected sets: c itself when all are selected.
-func copySets(threads int, c *sets.Collection, ids []uint32) *sets.Collection {
+func copySets(pp par, c *sets.Collection, ids []uint32) *sets.Collection {
 	if identity(c, ids) {
 		return c
 	}
@@ -262,8 +267,8 @@ func copySets(threads int, c *sets.Collection, ids []uint32) *sets.Collection {
 		out.Offsets[x+1] = out.Offsets[x] + uint64(c.SetLen(int(id)))
 	}
 	out.Elements = large[uint32](int(out.Offsets[len(ids)]))
-	workers := threads
-	if len(out.Elements) < minParallel {
+	workers := pp.threads
+	if len(out.Elements) < pp.min {
 		workers = 1
 	}
 	bounds := splitEven(out.Offsets, workers)
@@ -278,7 +283,7 @@ func copySets(threads int, c *sets.Collection, ids []uint32) *sets.Collection {
 // countDF counts, for every value below size, the selected sets (all if ids
 // is nil) that hold it. Workers count into private arrays when those are
 // small enough, and the arrays are summed.
-func countDF(threads int, c *sets.Collection, ids []uint32, size int) []uint32 {
+func countDF(pp par, c *sets.Collection, ids []uint32, size int) []uint32 {
 	k := c.Len()
 	if ids != nil {
 		k = len(ids)
@@ -295,11 +300,11 @@ func countDF(threads int, c *sets.Collection, ids []uint32, size int) []uint32 {
 	}
 	if blockedDFPays(k, size, n) {
 		df := large[uint32](size)
-		addDFBlocked(threads, df, k, set, n)
+		addDFBlocked(pp, df, k, set, n)
 		return df
 	}
-	workers := threads
-	if n < int64(minParallel) || int64(size)*4*int64(workers) > 256<<20 {
+	workers := pp.threads
+	if n < int64(pp.min) || int64(size)*4*int64(workers) > 256<<20 {
 		workers = 1
 	}
 	df := large[uint32](size)
@@ -336,13 +341,13 @@ const dfBlock = 1 << 15
 
 // addDF adds to df[v], for every element v of the k sets that set returns,
 // one: what countDF does, into an array that already holds counts.
-func addDF(threads int, df []uint32, k int, set func(int) []uint32) {
+func addDF(pp par, df []uint32, k int, set func(int) []uint32) {
 	var n int64
 	for x := 0; x < k; x++ {
 		n += int64(len(set(x)))
 	}
 	if blockedDFPays(k, len(df), n) {
-		addDFBlocked(threads, df, k, set, n)
+		addDFBlocked(pp, df, k, set, n)
 		return
 	}
 	for x := 0; x < k; x++ {
@@ -369,10 +374,10 @@ func blockedDFPays(k, size int, n int64) bool {
 // most occurrences in the first blocks), each starting its cursors by a
 // search. Blocks shrink, down to 2,048 values, until there are a few per
 // worker, while the sets still have several elements per block.
-func addDFBlocked(threads int, df []uint32, k int, set func(int) []uint32, n int64) {
+func addDFBlocked(pp par, df []uint32, k int, set func(int) []uint32, n int64) {
 	size := len(df)
-	workers := max(threads, 1)
-	if n < int64(minParallel) {
+	workers := max(pp.threads, 1)
+	if n < int64(pp.min) {
 		workers = 1
 	}
 	block := dfBlock
@@ -413,14 +418,14 @@ func addDFBlocked(threads int, df []uint32, k int, set func(int) []uint32, n int
 
 // renumber copies the selected sets with every element replaced by its
 // rank: rank(dst, src) writes the ranks of the elements of src to dst.
-func renumber(threads int, c *sets.Collection, ids []uint32, rank func(dst, src []uint32)) *sets.Collection {
+func renumber(pp par, c *sets.Collection, ids []uint32, rank func(dst, src []uint32)) *sets.Collection {
 	out := &sets.Collection{Offsets: make([]uint64, len(ids)+1)}
 	for x, id := range ids {
 		out.Offsets[x+1] = out.Offsets[x] + uint64(c.SetLen(int(id)))
 	}
 	out.Elements = large[uint32](int(out.Offsets[len(ids)]))
-	workers := threads
-	if len(out.Elements) < minParallel {
+	workers := pp.threads
+	if len(out.Elements) < pp.min {
 		workers = 1
 	}
 	bounds := splitEven(out.Offsets, workers)

@@ -38,8 +38,8 @@ const (
 )
 
 // radixChunk is the number of occurrences per round of the bucketed build:
-// 64 MiB of scratch (a variable for tests).
-var radixChunk = 1 << 23
+// 64 MiB of scratch.
+const radixChunk = 1 << 23
 
 // buildIndex indexes the sets of c (a collection or a view of one), with
 // ranks if withRank; df holds the document frequencies.
@@ -56,7 +56,7 @@ func buildIndex(threads int, c *sets.Collection, universe int, df []uint32, with
 		x.rank = make([]uint32, len(c.Elements))
 	}
 	if !withRank && universe >= radixMinUniverse && n >= uint32(radixChunk/8) {
-		x.fillRadix(threads, c)
+		x.fillRadix(threads, c, radixChunk)
 		return x
 	}
 	x.fillDirect(threads, c, universe, withRank)
@@ -123,17 +123,17 @@ func (x *index) fillDirect(threads int, c *sets.Collection, universe int, withRa
 	wg.Wait()
 }
 
-// fillRadix builds the lists in rounds of about radixChunk occurrences
+// fillRadix builds the lists in rounds of about chunk occurrences
 // (whole sets, in order). In each round, workers first move their
 // occurrences, as (element, set) pairs, into buckets of radixSpan elements,
 // in order; then each bucket is placed into its lists, whose heads fit in
 // L2. Both passes write sequentially or within a cache-sized window.
-func (x *index) fillRadix(threads int, c *sets.Collection) {
+func (x *index) fillRadix(threads int, c *sets.Collection, chunk int) {
 	universe := len(x.start) - 1
 	buckets := (universe + radixSpan - 1) / radixSpan
 	fill := slices.Clone(x.start[:universe])
 	k := c.Len()
-	tmp := make([]uint64, min(uint64(radixChunk), c.Offsets[k]-c.Offsets[0]))
+	tmp := make([]uint64, min(uint64(chunk), c.Offsets[k]-c.Offsets[0]))
 	bstart := make([]uint32, buckets+1) // bucket offsets within the round
 	for i0 := 0; i0 < k; {
 		// The sets of this round.

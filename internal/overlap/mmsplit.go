@@ -628,7 +628,7 @@ func wantedElements(p *Problem, want []bool, dTop uint32) []wantedPart {
 	parts := max(1, min(64, u>>14))
 	found := make([]wantedPart, parts)
 	threads := p.Threads
-	if u < minParallel {
+	if u < p.par().min {
 		threads = 1
 	}
 	forEach(threads, parts, func(w int) {
@@ -755,7 +755,7 @@ func (h *heavySample) add(cnt []uint32, c *sets.Collection, order []uint32, from
 	set := func(x int) []uint32 { return c.Set(int(ids[x])) }
 	runs := h.runs
 	if len(runs) == 1 && runs[0].lo == 0 && int(runs[0].hi) == h.p.Universe {
-		addDF(h.p.Threads, cnt, len(ids), set) // every value
+		addDF(h.p.par(), cnt, len(ids), set) // every value
 		return kept + len(ids)
 	}
 	// Workers take disjoint ranges of runs, so they share the counters.
@@ -919,11 +919,11 @@ func materialise(p *Problem, sp splitPlan, sc splitCosts) *MMJoinSplit {
 		if sp.heavyR < kr || sp.heavyS < ks {
 			orderR, orderS := heavyOrder(p)
 			dr = make([]uint32, p.Universe)
-			addDF(p.Threads, dr, sp.heavyR, func(x int) []uint32 { return p.R.Set(int(orderR[x])) })
+			addDF(p.par(), dr, sp.heavyR, func(x int) []uint32 { return p.R.Set(int(orderR[x])) })
 			ds = dr
 			if !p.Self {
 				ds = make([]uint32, p.Universe)
-				addDF(p.Threads, ds, sp.heavyS, func(x int) []uint32 { return p.S.Set(int(orderS[x])) })
+				addDF(p.par(), ds, sp.heavyS, func(x int) []uint32 { return p.S.Set(int(orderS[x])) })
 			}
 		}
 		cols, saved := heavyColumns(p.Threads, dr, ds, p.Self, sp.theta, nil)

@@ -77,13 +77,12 @@ func TestNthLargest(t *testing.T) {
 // worker or several, private arrays or blocks of values) against a plain
 // count, on sets that span many blocks and sets that span none.
 func TestCountDF(t *testing.T) {
-	defer func(m int) { minParallel = m }(minParallel)
-	for _, minParallel = range []int{1 << 20, 1} {
-		testCountDF(t)
+	for _, minWork := range []int{minParallel, 1} {
+		testCountDF(t, minWork)
 	}
 }
 
-func testCountDF(t *testing.T) {
+func testCountDF(t *testing.T, minWork int) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	shapes := []struct{ k, avg, size int }{
 		{0, 0, 10}, {1, 0, 10}, {3, 1, 1}, {50, 100, 1000},
@@ -123,21 +122,21 @@ func testCountDF(t *testing.T) {
 			}
 		}
 		for _, threads := range []int{1, 2, 3, 8} {
-			if got := countDF(threads, c, nil, sh.size); !slices.Equal(got, want) {
+			if got := countDF(par{threads, minWork}, c, nil, sh.size); !slices.Equal(got, want) {
 				t.Fatalf("%+v threads %d: countDF differs", sh, threads)
 			}
-			if got := countDF(threads, c, odd, sh.size); !slices.Equal(got, wantOdd) {
+			if got := countDF(par{threads, minWork}, c, odd, sh.size); !slices.Equal(got, wantOdd) {
 				t.Fatalf("%+v threads %d: countDF of odd sets differs", sh, threads)
 			}
 			got := slices.Clone(wantOdd)
-			addDF(threads, got, c.Len(), c.Set)
+			addDF(par{threads, minWork}, got, c.Len(), c.Set)
 			for v := range got {
 				if got[v] != want[v]+wantOdd[v] {
 					t.Fatalf("%+v threads %d: addDF differs at %d", sh, threads, v)
 				}
 			}
 			got = make([]uint32, sh.size)
-			addDFBlocked(threads, got, c.Len(), c.Set, int64(len(c.Elements)))
+			addDFBlocked(par{threads, minWork}, got, c.Len(), c.Set, int64(len(c.Elements)))
 			if !slices.Equal(got, want) {
 				t.Fatalf("%+v threads %d: addDFBlocked differs", sh, threads)
 			}
@@ -187,10 +186,9 @@ func TestHeavyColumns(t *testing.T) {
 // values; self-joins and R × S, with selections) against their
 // definitions.
 func TestProblemStats(t *testing.T) {
-	defer func(m int) { minParallel = m }(minParallel)
 	rng := rand.New(rand.NewPCG(9, 10))
 	for trial := 0; trial < 60; trial++ {
-		minParallel = []int{1 << 20, 1}[trial%2]
+		minWork := []int{minParallel, 1}[trial%2]
 		universe := []int{50, 3000, 1 << 20, 1 << 31}[trial%4]
 		k := 1 + rng.IntN(80)
 		r := randomCollection(rng, k, min(universe, 200+rng.IntN(universe)), 1+rng.IntN(300))
@@ -203,7 +201,7 @@ func TestProblemStats(t *testing.T) {
 			largest = 1 + rng.IntN(k)
 		}
 		for _, threads := range []int{1, 3} {
-			p, err := newProblem(r, s, Query{MinOverlap: 1}, Options{Threads: threads, Largest: largest}, 0, 0)
+			p, err := newProblem(r, s, Query{MinOverlap: 1}, Options{Threads: threads, Largest: largest, minParallel: minWork}, 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -440,8 +438,8 @@ func TestHeavySample(t *testing.T) {
 			for _, heavy := range []int{kr / 8, kr / 4, kr / 2} {
 				h.grow(heavy, heavy)
 				dr, ds := make([]uint32, p.Universe), make([]uint32, p.Universe)
-				addDF(1, dr, heavy, func(x int) []uint32 { return p.R.Set(int(orderR[x])) })
-				addDF(1, ds, heavy, func(x int) []uint32 { return p.S.Set(int(orderS[x])) })
+				addDF(par{1, minParallel}, dr, heavy, func(x int) []uint32 { return p.R.Set(int(orderR[x])) })
+				addDF(par{1, minParallel}, ds, heavy, func(x int) []uint32 { return p.S.Set(int(orderS[x])) })
 				for _, r := range h.runs { // the sampled values are counted exactly
 					for e := r.lo; e < r.hi; e++ {
 						if h.dr[r.at+e-r.lo] != dr[e] || !self && h.ds[r.at+e-r.lo] != ds[e] {

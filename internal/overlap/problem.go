@@ -40,6 +40,7 @@ type Problem struct {
 	Memory int64
 
 	tileRows, tileCols int // the caller's tile grid; 0 for pair plans
+	minParallel        int // Options.minParallel, or its default
 	needR, needS       []uint32
 	need               uint32 // the threshold when needR is nil
 	zero               bool   // some pair qualifies with overlap 0
@@ -70,6 +71,9 @@ func (p *Problem) Memo(key string, build func() any) any {
 	m.once.Do(func() { m.v = build() })
 	return m.v
 }
+
+// par is how the problem's passes over elements may spread over threads.
+func (p *Problem) par() par { return par{p.Threads, p.minParallel} }
 
 // Pairs returns the number of pairs the problem covers.
 func (p *Problem) Pairs() int64 { return p.Stats.Pairs }
@@ -182,7 +186,10 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 	if opt.Largest < 0 {
 		return nil, fmt.Errorf("allpairs: negative Largest %d", opt.Largest)
 	}
-	p := &Problem{Self: s == nil, Query: q, Threads: opt.threads(), tileRows: tileRows, tileCols: tileCols}
+	p := &Problem{Self: s == nil, Query: q, Threads: opt.threads(), tileRows: tileRows, tileCols: tileCols, minParallel: opt.minParallel}
+	if p.minParallel <= 0 {
+		p.minParallel = minParallel
+	}
 	p.Memory = opt.Memory
 	if p.Memory <= 0 {
 		p.Memory = sysinfo.Memory() / 2
@@ -196,10 +203,10 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 	}
 	var cp compacted
 	if p.Self {
-		cp = compactPair(p.Threads, r, p.RIDs, nil, nil)
+		cp = compactPair(p.par(), r, p.RIDs, nil, nil)
 		cp.s, cp.dfs = cp.r, cp.dfr
 	} else {
-		cp = compactPair(p.Threads, r, p.RIDs, s, p.SIDs)
+		cp = compactPair(p.par(), r, p.RIDs, s, p.SIDs)
 	}
 	p.R, p.S, p.DFR, p.DFS, p.Universe = cp.r, cp.s, cp.dfr, cp.dfs, cp.universe
 	if p.DFR == nil { // no elements at all

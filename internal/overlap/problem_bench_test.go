@@ -122,7 +122,7 @@ func BenchmarkCountDF(b *testing.B) {
 				}
 			}
 			for b.Loop() {
-				countDF(2, c, nil, size)
+				countDF(par{2, minParallel}, c, nil, size)
 			}
 		})
 	}
