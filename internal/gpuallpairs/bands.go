@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // MMJoin's heavy product is computed ahead in bands of rows, while the CPU
@@ -79,6 +81,13 @@ type bandCache struct {
 	err     error
 	failed  chan struct{} // closed with err
 	done    chan struct{} // closed when the producer has returned
+
+	// Where the time went, for the run's notes: the producer's span from
+	// its first queued band to its last finished one (read after stop),
+	// and the time workers spent waiting for bands.
+	firstQueued, lastDone time.Time
+	waited                atomic.Int64 // nanoseconds, all workers together
+	queued                int
 }
 
 // newBandCache plans bands of at most bandRows rows of an nr × ns product,
@@ -106,6 +115,15 @@ func newBandCache(dev bandDevice, nr, ns int, self bool, bandRows, budget int) *
 		}
 	}
 	return c
+}
+
+// busy returns the producer's span, from its first queued band to its
+// last finished one; only after stop.
+func (c *bandCache) busy() time.Duration {
+	if c.queued == 0 || c.lastDone.IsZero() {
+		return 0
+	}
+	return c.lastDone.Sub(c.firstQueued)
 }
 
 // start runs the producer.
@@ -171,6 +189,7 @@ func (c *bandCache) produce() {
 		f := inflight[0]
 		inflight = inflight[1:]
 		err := c.dev.finish(f.b, f.slot)
+		c.lastDone = time.Now()
 		free = append(free, f.slot)
 		if err != nil {
 			f.b.err = err
@@ -218,6 +237,10 @@ func (c *bandCache) produce() {
 		}
 		slot := free[len(free)-1]
 		free = free[:len(free)-1]
+		if c.queued == 0 {
+			c.firstQueued = time.Now()
+		}
+		c.queued++
 		if err := c.dev.queue(b, slot); err != nil {
 			b.err = err
 			close(b.ready)
@@ -283,10 +306,16 @@ func (c *bandCache) read(ctx context.Context, b *band, lo, hi, col0, cols int, d
 	}()
 	select {
 	case <-b.ready:
-	case <-c.failed:
-		return c.err
-	case <-ctx.Done():
-		return ctx.Err()
+	default:
+		start := time.Now()
+		select {
+		case <-b.ready:
+		case <-c.failed:
+			return c.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		c.waited.Add(int64(time.Since(start)))
 	}
 	if b.err != nil {
 		return b.err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/overlap"
@@ -190,9 +191,17 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 	}
 	defer g.close()
 	cache := newBandCache(g, g.m.hr, g.m.hs, p.Self, g.m.bandRows, g.m.hostBands)
+	start := time.Now()
 	cache.start()
 	err = overlap.RunMMJoin(ctx, p, out, sp, cache.product)
 	cache.stop()
+	wall := time.Since(start)
+	// An honest account: the GPU computes only the heavy product; the
+	// light part, the heavy probes and the output are the CPU's.
+	out.Note("mmjoin: %v in all; on the GPU, the heavy product (%d x %d, %d bands of up to %d rows): busy for %v from its first band to its last",
+		wall.Round(time.Millisecond), g.m.hr, g.m.hs, cache.queued, g.m.bandRows, cache.busy().Round(time.Millisecond))
+	out.Note("mmjoin: on the CPU (%d threads), the light part, the heavy probes and the output: %v of thread time waiting for bands (%.0f%% of the threads' time)",
+		p.Threads, time.Duration(cache.waited.Load()).Round(time.Millisecond), 100*float64(cache.waited.Load())/max(1, float64(wall)*float64(p.Threads)))
 	cache.releaseAll()
 	if err == nil {
 		cache.mu.Lock()
