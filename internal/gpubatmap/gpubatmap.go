@@ -82,6 +82,12 @@ type Options struct {
 	Progress func(done, total int64)
 	// Stats, if not nil, receives the run's figures.
 	Stats *Stats
+
+	// For tests: maxEntries, when positive, lowers the entries a batch
+	// may write (many batches on small inputs); kernel, when set, names
+	// the kernel (batmap8popc on sets too small to need it).
+	maxEntries int64
+	kernel     string
 }
 
 // Stats describes a run.

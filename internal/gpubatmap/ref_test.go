@@ -188,7 +188,7 @@ type emulated struct {
 // corrections for failed insertions added as the kernel adds them.
 func emulateBatch(r *rand.Rand, b *batmap.Batmaps, pl *plan, bi int, need []uint32) *emulated {
 	bt := &pl.batches[bi]
-	cnt := cntOf(kernelName(b))
+	cnt := cntOf(kernelName(b, Options{}))
 	eb := b.Layout.EntryBits
 	em := &emulated{runs: make([]uint32, 2*len(bt.tiles))}
 	if pl.mode == modeDense {
@@ -277,7 +277,7 @@ func emulatedRun(t *testing.T, seed uint64, b *batmap.Batmaps, opt Options, m mo
 	if b.Len() < 2 {
 		return 0
 	}
-	pl, err := planFor(b, m, 1<<40)
+	pl, err := planFor(b, m, 1<<40, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,12 +529,10 @@ func TestEmulated(t *testing.T) {
 				t.Fatal("no insertion failed: the case does not test corrections")
 			}
 			for _, batchEntries := range []int64{1 << 24, 3000} {
-				old := maxBatchEntries
-				maxBatchEntries = batchEntries
 				checkResults(t, c, b, func(opt Options, m mode, emit func(int, []Pair) error, tileFn func(*batmap.Tile) error) (int64, error) {
+					opt.maxEntries = batchEntries
 					return emulatedRun(t, uint64(batchEntries), b, opt, m, emit, tileFn), nil
 				})
-				maxBatchEntries = old
 			}
 		})
 	}

@@ -11,11 +11,12 @@ import (
 	"github.com/xsect/xsect/internal/gpurt"
 )
 
-// Knobs that tests turn to force many batches and small pinned pieces.
+// maxBatchEntries bounds the entries (compacted pairs, or dense counts)
+// one batch may write, unless Options.maxEntries lowers it.
+const maxBatchEntries int64 = 1 << 24
+
+// Knobs that tests turn to force small pinned pieces.
 var (
-	// maxBatchEntries bounds the entries (compacted pairs, or dense
-	// counts) one batch may write.
-	maxBatchEntries int64 = 1 << 24
 	// pinnedBytes is the size of each of the two pinned host buffers that
 	// outputs come back through and batmaps go up through.
 	pinnedBytes = 8 << 20
@@ -120,8 +121,12 @@ func u64s(b []byte) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), len(b)/8)
 }
 
-// kernelName returns the kernel for the batmaps' entries.
-func kernelName(b *batmap.Batmaps) string {
+// kernelName returns the kernel for the batmaps' entries: the one opt
+// names, if any, else the one their width and sizes call for.
+func kernelName(b *batmap.Batmaps, opt Options) string {
+	if opt.kernel != "" {
+		return opt.kernel
+	}
 	switch b.Layout.EntryBits {
 	case 8:
 		if maxSize(b) >= 1<<25 {
@@ -142,8 +147,12 @@ func maxSize(b *batmap.Batmaps) int {
 	return m
 }
 
-func planFor(b *batmap.Batmaps, m mode, budget int64) (*plan, error) {
-	return newPlanFailed(planInput{offsets: b.Offsets, maxSize: maxSize(b)}, m, maxBatchEntries, budget,
+func planFor(b *batmap.Batmaps, m mode, budget int64, opt Options) (*plan, error) {
+	maxEntries := maxBatchEntries
+	if opt.maxEntries > 0 {
+		maxEntries = opt.maxEntries
+	}
+	return newPlanFailed(planInput{offsets: b.Offsets, maxSize: maxSize(b)}, m, maxEntries, budget,
 		4*int64(b.Len()+1)+12*int64(len(b.Failed)))
 }
 
@@ -172,7 +181,7 @@ func run(ctx context.Context, dev *gpurt.Device, b *batmap.Batmaps, opt Options,
 		if opt.Memory > 0 {
 			budget = min(budget, opt.Memory)
 		}
-		pl, err := planFor(b, m, budget)
+		pl, err := planFor(b, m, budget, opt)
 		if err != nil {
 			return err
 		}
@@ -183,7 +192,7 @@ func run(ctx context.Context, dev *gpurt.Device, b *batmap.Batmaps, opt Options,
 		total, err = r.run(ctx)
 		if opt.Stats != nil {
 			s := opt.Stats
-			s.Kernel, s.Batches, s.Tiles, s.WordPairs, s.Memory = kernelName(b), len(pl.batches), len(pl.tiles), pl.wordPairs, pl.memory()
+			s.Kernel, s.Batches, s.Tiles, s.WordPairs, s.Memory = kernelName(b, opt), len(pl.batches), len(pl.tiles), pl.wordPairs, pl.memory()
 			s.Entries, s.Upload, s.KernelDev = r.entries, r.upload, r.kernelDev
 		}
 		return err
@@ -248,7 +257,7 @@ func (r *runner) release() {
 func (r *runner) run(ctx context.Context) (int64, error) {
 	c, pl, b := r.c, r.pl, r.b
 	var err error
-	name := kernelName(b)
+	name := kernelName(b, r.opt)
 	mod, err := c.Load(sourceOf(name))
 	if err != nil {
 		return 0, err
