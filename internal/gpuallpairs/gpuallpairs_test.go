@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/xsect/xsect/internal/gpurt"
@@ -266,6 +267,47 @@ func TestPairsMatchCPU(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestMMHalfMatchCPU checks the mm technique's float16 product on its own
+// (the path taken where cuBLAS has no int8 product), pairs and tiles,
+// against the CPU.
+func TestMMHalfMatchCPU(t *testing.T) {
+	needGPU(t)
+	st := mustDevice(t)
+	old := st.int8OK
+	st.int8OK = -1
+	t.Cleanup(func() { st.int8OK = old })
+	queries := []overlap.Query{{MinOverlap: 1}, {MinOverlap: 0}, {Containment: overlap.Ratio{Num: 1, Den: 2}}}
+	for _, tc := range testCases() {
+		r := collection(t, tc.r)
+		var s *sets.Collection
+		if tc.s != nil {
+			s = collection(t, tc.s)
+		}
+		for qi, q := range queries {
+			t.Run(fmt.Sprintf("%s/q%d", tc.name, qi), func(t *testing.T) {
+				want, err := overlap.Collect(context.Background(), r, s, q, overlap.Options{Device: "cpu", Technique: "scancount"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pl, err := overlap.NewPlan(r, s, q, overlap.Options{Device: "gpu", Technique: "mm"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := pl.Collect(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(pl.Notes(), "float16") {
+					t.Fatalf("the run does not say it used float16 products: %q", pl.Notes())
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
+				}
+			})
 		}
 	}
 }

@@ -432,7 +432,9 @@ func (st *state) run(ctx context.Context, p *overlap.Problem, t technique, out *
 		}
 		half := false
 		if _, ok := t.(mmTech); ok {
-			half = !st.int8Works(c)
+			if half = !st.int8Works(c); half {
+				out.Note("%s: float16 products (exact below 2^24 per count): cuBLAS does not multiply int8 matrices here", t.name())
+			}
 		}
 		free, _, err := c.MemInfo()
 		if err != nil {
