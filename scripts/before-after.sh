@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# before-after.sh times whole xsect runs of two builds side by side, in
+# rounds (each round runs every command with the old build, then the new
+# one), so that the machine's drift hits both alike, and prints for every
+# command the median, min and max wall time of each build and the ratio of
+# the medians. The outputs of the two builds are compared as well: any
+# difference fails the script.
+#
+#   scripts/before-after.sh OLD_XSECT NEW_XSECT [DATA_DIR]
+#
+# DATA_DIR is the shared data folder (default ../shared/data from the
+# repository root). Environment: ROUNDS (default 7), OUT (scratch folder,
+# default a temporary one).
+set -eu -o pipefail
+old=$1
+new=$2
+root=$(cd "$(dirname "$0")/.." && pwd)
+data=${3:-$root/../shared/data}
+out=${OUT:-$(mktemp -d)}
+rounds=${ROUNDS:-7}
+
+# name|arguments (relative paths are inside DATA_DIR or the repository)
+cmds=(
+	"allpairs retail o>=10|allpairs $data/fimi/retail.dat --min-overlap 10 --count-only"
+	"allpairs kosarak o>=3|allpairs $data/fimi/kosarak_head36682.dat --min-overlap 3 --count-only"
+	"containment retail d>=0.8|containment $data/fimi/retail.dat --min-degree 0.8 --count-only"
+	"containment msweb R x S|containment $data/containment/msweb.data.test.sets --with $data/containment/msweb.data.train.sets --min-degree 0.5 --count-only"
+	"pairs retail s=10|pairs $data/fimi/retail.dat --min-support 10 --count"
+	"pairs T10I4D100K s=20|pairs $data/fimi/T10I4D100K.dat --min-support 20 -o $out/pairs.txt"
+	"info threads-math-sx|info $data/hypergraphs/threads-math-sx.dedup.sets"
+	"intersect wikileaks|intersect --count --from $root/data/wikileaks-noquotes.sets.gz 11 53 92"
+)
+
+now() { date +%s%N; }
+declare -A times
+for c in "${cmds[@]}"; do
+	name=${c%%|*}
+	args=${c#*|}
+	for build in old new; do
+		x=$old
+		[ $build = new ] && x=$new
+		# shellcheck disable=SC2086
+		$x $args >"$out/$build.txt" 2>"$out/$build.err" || { echo "$name: $build failed: $(cat "$out/$build.err")" >&2; exit 1; }
+		[ -f "$out/pairs.txt" ] && sort "$out/pairs.txt" >>"$out/$build.txt" && rm "$out/pairs.txt"
+	done
+	cmp -s "$out/old.txt" "$out/new.txt" || { echo "$name: the builds' outputs differ" >&2; exit 1; }
+done
+for round in $(seq "$rounds"); do
+	for c in "${cmds[@]}"; do
+		name=${c%%|*}
+		args=${c#*|}
+		for build in old new; do
+			x=$old
+			[ $build = new ] && x=$new
+			start=$(now)
+			# shellcheck disable=SC2086
+			$x $args >/dev/null 2>&1
+			end=$(now)
+			times["$name|$build"]+="$(((end - start) / 1000000)) "
+		done
+	done
+done
+stats() { tr ' ' '\n' | grep . | sort -n | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%g %d %d", m, v[1], v[NR]}'; }
+printf '| command | old median (min-max) ms | new median (min-max) ms | new/old |\n|---|---|---|---|\n'
+for c in "${cmds[@]}"; do
+	name=${c%%|*}
+	read -r om omin omax <<<"$(echo "${times["$name|old"]}" | stats)"
+	read -r nm nmin nmax <<<"$(echo "${times["$name|new"]}" | stats)"
+	printf '| %s | %s (%s-%s) | %s (%s-%s) | %.2f |\n' "$name" "$om" "$omin" "$omax" "$nm" "$nmin" "$nmax" "$(echo "$nm / $om" | bc -l)"
+done
