@@ -95,13 +95,13 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if *jo.memory < 0 || *jo.memory > 1<<40 {
 		return usagef("--memory %d: want MiB in [0, 2^40]", *jo.memory)
 	}
-	r, _, err := loadCollection(args[0])
+	r, _, err := loadCollection(env, args[0])
 	if err != nil {
 		return err
 	}
 	var s *sets.Collection
 	if *jo.with != "" {
-		if s, _, err = loadCollection(*jo.with); err != nil {
+		if s, _, err = loadCollection(env, *jo.with); err != nil {
 			return err
 		}
 	}

@@ -27,6 +27,8 @@ const (
 type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+
+	stdinTaken bool // an input "-" has read Stdin
 }
 
 // command is one subcommand.

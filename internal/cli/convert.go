@@ -25,7 +25,7 @@ output file appears only once it is complete.`,
 				if *to != "binary" && *to != "text" {
 					return usagef("unknown format %q (binary or text)", *to)
 				}
-				c, _, err := loadCollection(args[0])
+				c, _, err := loadCollection(env, args[0])
 				if err != nil {
 					return err
 				}

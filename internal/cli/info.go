@@ -27,7 +27,7 @@ average).`,
 				}
 				out := output(env)
 				for _, path := range args {
-					c, format, err := loadCollection(path)
+					c, format, err := loadCollection(env, path)
 					if err != nil {
 						return err
 					}

@@ -86,7 +86,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					}
 					defer pprof.StopCPUProfile()
 				}
-				tx, err := pairsInput(args, *genItems, *genP, *genOcc, *genSeed)
+				tx, err := pairsInput(env, args, *genItems, *genP, *genOcc, *genSeed)
 				if err != nil {
 					return err
 				}
@@ -152,7 +152,7 @@ func joinNames(names []string) string {
 }
 
 // pairsInput loads FILE, or generates the instance the --gen flags ask for.
-func pairsInput(args []string, n int, p, occ float64, seed uint64) (*sets.Collection, error) {
+func pairsInput(env *Env, args []string, n int, p, occ float64, seed uint64) (*sets.Collection, error) {
 	if n != 0 {
 		if len(args) != 0 {
 			return nil, usagef("FILE and --gen-items are exclusive")
@@ -169,7 +169,7 @@ func pairsInput(args []string, n int, p, occ float64, seed uint64) (*sets.Collec
 	if len(args) != 1 {
 		return nil, usagef("want one FILE of transactions, got %d arguments", len(args))
 	}
-	tx, _, err := loadCollection(args[0])
+	tx, _, err := loadCollection(env, args[0])
 	return tx, err
 }
 
