@@ -95,6 +95,11 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if *jo.memory < 0 || *jo.memory > 1<<40 {
 		return usagef("--memory %d: want MiB in [0, 2^40]", *jo.memory)
 	}
+	w, err := openOutput(env, *jo.out)
+	if err != nil {
+		return err
+	}
+	defer w.abort()
 	r, _, err := loadCollection(env, args[0])
 	if err != nil {
 		return err
@@ -126,10 +131,6 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		}
 		return usageError{err.Error()}
 	}
-	w, commit, abort, err := createOutput(env, *jo.out)
-	if err != nil {
-		return err
-	}
 	start := time.Now()
 	var n int64
 	switch {
@@ -152,10 +153,9 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	}
 	bar.done()
 	if err != nil {
-		abort()
 		return err
 	}
-	if err := commit(); err != nil {
+	if err := w.commit(); err != nil {
 		return err
 	}
 	if *jo.explain {

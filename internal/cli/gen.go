@@ -2,7 +2,6 @@ package cli
 
 import (
 	"flag"
-	"fmt"
 
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/synth"
@@ -43,14 +42,15 @@ on the flags: the same seed gives the same collection on every machine.`,
 				if *spread == 0 {
 					*spread = -1 // synth's Config reads 0 as "the default"
 				}
+				w, err := openOutput(env, *out)
+				if err != nil {
+					return err
+				}
+				defer w.abort()
 				c, err := synth.Generate(synth.Config{Sets: *k, Universe: *universe, AvgSize: *avg, Dist: d, Seed: *seed,
 					SizeSpread: *spread, ZipfS: *zipfS, Sigma: *sigma})
 				if err != nil {
 					return usageError{err.Error()}
-				}
-				w, commit, abort, err := createOutput(env, *out)
-				if err != nil {
-					return err
 				}
 				if *format == "binary" {
 					err = setio.WriteBinary(w, c)
@@ -58,10 +58,9 @@ on the flags: the same seed gives the same collection on every machine.`,
 					err = setio.WriteText(w, c)
 				}
 				if err != nil {
-					abort()
-					return fmt.Errorf("writing %s: %w", *out, err)
+					return err
 				}
-				return commit()
+				return w.commit()
 			}
 		},
 	})
