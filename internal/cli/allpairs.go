@@ -73,7 +73,7 @@ func joinFlags(fs *flag.FlagSet) *joinOptions {
 		device:    fs.String("device", "auto", "device: cpu, gpu or auto"),
 		technique: fs.String("technique", "auto", "technique `NAME`, or auto: "+strings.Join(allpairs.Techniques(), ", ")),
 		explain:   fs.Bool("explain", false, "print the statistics, every technique's estimate and the choice on standard error"),
-		threads:   fs.Int("threads", 0, "CPU threads (0: all)"),
+		threads:   fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)"),
 		memory:    fs.Int64("memory", 0, "CPU memory budget of a technique's data structures, in `MiB` (0: half the machine's memory)"),
 		out:       fs.String("o", "-", "output `file` (- for standard output)"),
 	}
@@ -89,8 +89,8 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if *jo.largest < 0 {
 		return usagef("--largest %d is negative", *jo.largest)
 	}
-	if *jo.threads < 0 {
-		return usagef("--threads %d is negative", *jo.threads)
+	if err := checkThreads(*jo.threads); err != nil {
+		return err
 	}
 	if *jo.memory < 0 || *jo.memory > 1<<40 {
 		return usagef("--memory %d: want MiB in [0, 2^40]", *jo.memory)
@@ -127,7 +127,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	}
 	if err != nil {
 		if errors.Is(err, allpairs.ErrCannotRun) {
-			return cannotRun{err}
+			return cannotRun{whyNot(err, plan)}
 		}
 		return usageError{err.Error()}
 	}
@@ -171,6 +171,31 @@ type cannotRun struct{ error }
 
 func (e cannotRun) Is(target error) bool { return target == errBadInput }
 func (e cannotRun) Unwrap() error        { return e.error }
+
+// whyNot adds to err, which says that no engine can run the plan's
+// problem, each candidate's reason (the candidates that share one named
+// together): what to change should not need --explain.
+func whyNot(err error, plan *allpairs.Plan) error {
+	if plan == nil || len(plan.Candidates) < 2 {
+		return err // a single candidate's error gives its reason
+	}
+	var reasons []string
+	who := map[string][]string{}
+	for _, c := range plan.Candidates {
+		if c.Err == nil {
+			continue
+		}
+		msg := strings.TrimPrefix(c.Err.Error(), allpairs.ErrCannotRun.Error()+": ")
+		if who[msg] == nil {
+			reasons = append(reasons, msg)
+		}
+		who[msg] = append(who[msg], c.Engine.Name()+" on "+c.Device.Kind.String())
+	}
+	for i, msg := range reasons {
+		reasons[i] = strings.Join(who[msg], ", ") + ": " + msg
+	}
+	return fmt.Errorf("%w: %s", err, strings.Join(reasons, "; "))
+}
 
 // joinBar shows the join's progress on a terminal.
 type joinBar struct {

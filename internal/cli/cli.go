@@ -120,6 +120,9 @@ func runCommand(c *command, args []string, env *Env) int {
 		return writeHelp(env, usage())
 	}
 	if err == nil {
+		err = emptyFlag(flags)
+	}
+	if err == nil {
 		err = run(env, pos)
 	}
 	if err == nil {
@@ -148,6 +151,50 @@ func (e flagError) Unwrap() error { return e.error }
 func isFlagError(err error) bool {
 	var fe flagError
 	return errors.As(err, &fe)
+}
+
+// emptyFlag rejects a string flag given an empty value (-o ""): every
+// one wants a nonempty value, and taking "" for "not given" would quietly
+// do something else (write to standard output, join a collection with
+// itself).
+func emptyFlag(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if g, ok := f.Value.(flag.Getter); ok && err == nil {
+			if s, ok := g.Get().(string); ok && s == "" {
+				err = usagef("%s: empty value", flagName(f.Name))
+			}
+		}
+	})
+	return err
+}
+
+// given reports whether the flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// flagName is a flag as the help shows it: -o, --min-support.
+func flagName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// maxThreads bounds --threads: more goroutines than that only cost memory
+// (each engine keeps buffers per thread).
+const maxThreads = 1 << 12
+
+// checkThreads rejects a --threads outside [0, maxThreads]; 0 means every
+// core.
+func checkThreads(n int) error {
+	if n < 0 || n > maxThreads {
+		return usagef("--threads %d: want 1 to %d, or 0 for every core", n, maxThreads)
+	}
+	return nil
 }
 
 // parseInterspersed parses flags that may come before, between or after the

@@ -34,6 +34,9 @@ usually the fastest for high degrees. Techniques: ` + strings.Join(allpairs.Tech
 				if err != nil {
 					return usagef("--min-degree: %v", err)
 				}
+				if d.Num > d.Den {
+					return usagef("--min-degree %s: a degree of containment is at most 1", *minDegree)
+				}
 				return jf.run(env, args, allpairs.Query{Containment: d}, true)
 			}
 		},

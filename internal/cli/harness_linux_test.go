@@ -52,6 +52,8 @@ func TestAddressSpaceLimit(t *testing.T) {
 		{[]string{"info", "-"}, append(lie, make([]byte, 1<<20)...), "truncated"},
 		{[]string{"info", lieFile}, nil, "header says"},
 		{[]string{"allpairs", lieFile}, nil, "header says"},
+		{[]string{"allpairs", good, "--threads", "2000000000"}, nil, "--threads 2000000000"},
+		{[]string{"pairs", "--min-support", "1", "--threads", "2000000000", good}, nil, "--threads 2000000000"},
 		{[]string{"info", junkFile}, nil, "trailing garbage"},
 	} {
 		r := child{args: tc.args, stdin: bytes.NewReader(tc.stdin), limits: map[string]uint64{childASEnv: 4 << 30}}.run(t)

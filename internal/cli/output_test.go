@@ -68,9 +68,6 @@ func TestOutputChecks(t *testing.T) {
 			{filepath.Join(dir, "missing", "x"), filepath.Join(dir, "missing", "x") + ": no such file or directory"},
 			{"", "empty"},
 		} {
-			if tc.out == "" && (slices.Contains(cmd, "--gen-out") || slices.Contains(cmd, "--cpuprofile")) {
-				continue // "" is "not given" for these flags
-			}
 			args := substitute(cmd, bad, tc.out)
 			code, stdout, stderr := run(t, args...)
 			if code != ExitUsage || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "bad.txt") {
@@ -102,6 +99,18 @@ func TestOutputChecks(t *testing.T) {
 	}
 	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
 		t.Errorf("--cpuprofile wrote no profile: %v", err)
+	}
+	// Other string flags given empty values are bad usage too, not "not
+	// given" (--with '' would join FILE with itself).
+	for _, args := range [][]string{
+		{"allpairs", good, "--with", ""},
+		{"intersect", "--from", "", "0"},
+		{"pairs", "--min-support", "1", "--engine", "", good},
+		{"gen", "--dist", ""},
+	} {
+		if code, stdout, stderr := run(t, args...); code != ExitUsage || stdout != "" || !strings.Contains(stderr, "empty value") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
 	}
 }
 

@@ -55,7 +55,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 			explain := fs.Bool("explain", false, "print the plan (data shape, every engine's estimate, the choice) on standard error")
 			sorted := fs.Bool("sort", false, "print the pairs sorted by a, then b")
 			count := fs.Bool("count", false, "print only the number of frequent pairs")
-			threads := fs.Int("threads", 0, "CPU threads (0: all)")
+			threads := fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)")
 			out := fs.String("o", "-", "output `file` (- for standard output)")
 			genItems := fs.Int("gen-items", 0, "generate the BATMAP paper's instance with `N` items instead of reading FILE")
 			genP := fs.Float64("gen-p", 0.05, "generated instance: probability of each item in each transaction")
@@ -77,6 +77,11 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					return usagef("--gen-out needs --gen-items")
 				case *genOut == "" && *support == "":
 					return usagef("--min-support is required")
+				case *genOut != "" && given(fs, "o"):
+					return usagef("-o and --gen-out are exclusive: --gen-out writes the instance and mines nothing")
+				}
+				if err := checkThreads(*threads); err != nil {
+					return err
 				}
 				outPath := *out
 				if *genOut != "" {
