@@ -277,10 +277,11 @@ func createTemp(target string) (*os.File, string, error) {
 		if err != nil {
 			err = pathErr(err)
 			if !errors.Is(err, fs.ErrNotExist) {
-				if dir == "" {
-					dir = "."
+				shown := "."
+				if dir != "" {
+					shown = dir[:max(len(dir)-1, 1)] // without its final separator
 				}
-				err = fmt.Errorf("cannot create a file in %s: %w", dir, err)
+				err = fmt.Errorf("cannot create a file in %s: %w", shown, err)
 			}
 			return nil, "", err
 		}

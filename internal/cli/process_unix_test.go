@@ -179,3 +179,19 @@ func TestSignals(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputReadOnlyDir: an output in a directory where no file can be
+// created fails before the work, naming the directory and the reason.
+func TestOutputReadOnlyDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may create files anywhere")
+	}
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro")
+	os.Mkdir(ro, 0o555)
+	out := filepath.Join(ro, "out.txt")
+	code, stdout, stderr := run(t, append(genArgs, "-o", out)...)
+	if want := "creating " + out + ": cannot create a file in " + ro + ": permission denied"; code != ExitUsage || stdout != "" || !strings.Contains(stderr, want) {
+		t.Errorf("-o in a read-only directory: exit %d, stderr %q; want %q", code, stderr, want)
+	}
+}
