@@ -28,7 +28,17 @@ func mapFile(path string) (*sets.Collection, func() error, error) {
 	var magic [len(binaryMagic)]byte
 	if n, _ := f.ReadAt(magic[:], 0); !littleEndian || !st.Mode().IsRegular() ||
 		st.Size() < headerSize || n < len(magic) || !bytes.Equal(magic[:], binaryMagic[:]) {
-		return loadNoClose(path)
+		// Read what is open: a FIFO opened again would not give the
+		// same bytes. ReadAt consumed nothing.
+		size := int64(-1)
+		if st.Mode().IsRegular() && st.Size() > 0 {
+			size = st.Size()
+		}
+		c, _, err := Read(f, path, size)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, func() error { return nil }, nil
 	}
 	size := st.Size()
 	if int64(int(size)) != size {

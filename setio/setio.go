@@ -107,6 +107,34 @@ func Detect(br *bufio.Reader) (Format, error) {
 	return Text, nil
 }
 
+// Read reads a collection from r, text (optionally gzip-compressed) or
+// binary, detected from its first bytes. r is read once, from where it
+// stands, and never reopened, so it may be a pipe or a terminal. name is
+// used in errors. size is the number of bytes r holds if known (a regular
+// file's size on disk), or -1: a known size lets the arrays be allocated
+// once instead of grown as data arrives.
+func Read(r io.Reader, name string, size int64) (*sets.Collection, Format, error) {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	format, err := Detect(br)
+	if err != nil {
+		var pe *ParseError
+		if !errors.As(err, &pe) {
+			return nil, format, fmt.Errorf("%s: %w", name, err)
+		}
+		return nil, format, nameError(err, name)
+	}
+	var c *sets.Collection
+	if format == Binary {
+		c, err = readBinary(br, name, size)
+	} else {
+		c, err = readText(br, name, false, defaultBufSize, max(size, 0))
+	}
+	return c, format, err
+}
+
 // Load reads the collection at path: text (optionally gzip-compressed) or
 // binary, detected by content, not by name.
 func Load(path string) (*sets.Collection, error) {
@@ -115,19 +143,12 @@ func Load(path string) (*sets.Collection, error) {
 		return nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	format, err := Detect(br)
-	if err != nil {
-		return nil, nameError(err, path)
+	size := fileSize(f)
+	if size == 0 {
+		size = -1 // not a regular file, or one that may grow (/proc)
 	}
-	if format == Binary {
-		size := int64(-1)
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			size = st.Size()
-		}
-		return readBinary(br, path, size)
-	}
-	return readText(br, path, false, defaultBufSize, fileSize(f))
+	c, _, err := Read(f, path, size)
+	return c, err
 }
 
 // fileSize is the size of a regular file, or 0.

@@ -3,7 +3,6 @@ package setio
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -74,30 +73,34 @@ func readText(r io.Reader, name string, all bool, bufSize int, hint int64) (*set
 		br = bufio.NewReaderSize(r, 512)
 	}
 	var src io.Reader = br
-	var rec *recordReader
+	var gz *gzipReader
 	head, err := br.Peek(len(gzipMagic))
 	if err != nil && err != io.EOF {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if bytes.Equal(head, gzipMagic) {
-		rec = &recordReader{r: br}
-		zr, err := gzip.NewReader(rec)
-		if err != nil {
-			if rec.err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-			msg := "corrupt gzip header: " + err.Error()
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				msg = "truncated gzip header"
-			}
-			return nil, &ParseError{File: name, Line: 1, Col: 1, Msg: msg, Err: err}
+		if gz, err = newGzipReader(br); err != nil {
+			return nil, readError(name, err, 1, 1)
 		}
-		defer zr.Close()
-		src = zr
+		src = gz
 		hint = 0 // the compressed size says little
 	}
+	c, err := parseText(src, name, all, bufSize, hint)
+	var pe *ParseError
+	if err != nil && gz != nil && errors.As(err, &pe) && pe.Err == nil {
+		// A bad token in compressed text is most often the garbage a
+		// damaged block decodes to: say so if the stream is damaged.
+		if ge := gz.check(); ge != nil {
+			return nil, &ParseError{File: name, Msg: ge.msg, Err: ge.err}
+		}
+	}
+	return c, err
+}
+
+// parseText parses the text that src holds, decompressed.
+func parseText(src io.Reader, name string, all bool, bufSize int, hint int64) (*sets.Collection, error) {
 	if workers := textWorkers(); !all && workers > 1 && (hint == 0 || hint >= parallelMin) {
-		return readBlocks(src, rec, name, workers, bufSize, hint)
+		return readBlocks(src, name, workers, bufSize, hint)
 	}
 
 	p := &textParser{src: src, name: name, all: all, line: 1, c: sets.New()}
@@ -118,7 +121,7 @@ func readText(r io.Reader, name string, all bool, bufSize int, hint int64) (*set
 			break
 		}
 		if err != nil {
-			return nil, readError(name, rec, err, p.line, int(p.base-p.lineStart)+1)
+			return nil, readError(name, err, p.line, int(p.base-p.lineStart)+1)
 		}
 	}
 	p.finish()
@@ -126,18 +129,13 @@ func readText(r io.Reader, name string, all bool, bufSize int, hint int64) (*set
 }
 
 // readError is the error for err, which ended the data early at line and
-// col: the reader's own, or if it came from a gzip stream over a reader that
-// did not fail, corrupt data.
-func readError(name string, rec *recordReader, err error, line, col int) error {
-	if rec == nil || (rec.err != nil && errors.Is(err, rec.err)) {
-		// The reader failed, not the data.
-		return fmt.Errorf("%s: %w", name, err)
+// col: a fault of the gzip data, or the reader's own.
+func readError(name string, err error, line, col int) error {
+	var ge *gzipError
+	if errors.As(err, &ge) {
+		return &ParseError{File: name, Line: line, Col: col, Msg: ge.msg, Err: ge.err}
 	}
-	msg := "corrupt gzip stream: " + err.Error()
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		msg = "truncated gzip stream"
-	}
-	return &ParseError{File: name, Line: line, Col: col, Msg: msg, Err: err}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // reserve returns s with room for what size bytes of text hold, if the
@@ -195,7 +193,7 @@ func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 // of the text. Errors are those of the serial parse: the first bad token of
 // the text, its line counted across blocks, or the failure of the data
 // after the last good token.
-func readBlocks(src io.Reader, rec *recordReader, name string, workers, bufSize int, hint int64) (*sets.Collection, error) {
+func readBlocks(src io.Reader, name string, workers, bufSize int, hint int64) (*sets.Collection, error) {
 	nblocks := workers + 2
 	free := make(chan *textBlock, nblocks)
 	work := make(chan *textBlock, nblocks)
@@ -268,7 +266,7 @@ func readBlocks(src io.Reader, rec *recordReader, name string, workers, bufSize 
 			pe.Line += line
 			fail = pe
 		} else if b.readErr != nil {
-			fail = readError(name, rec, b.readErr, line+b.lines+1, b.col)
+			fail = readError(name, b.readErr, line+b.lines+1, b.col)
 		}
 		if fail != nil {
 			close(stop)
@@ -291,31 +289,6 @@ func readBlocks(src io.Reader, rec *recordReader, name string, workers, bufSize 
 		return nil, fail
 	}
 	return c, nil
-}
-
-// recordReader remembers the first error of the reader under a gzip stream,
-// to tell I/O failures from corrupt data.
-type recordReader struct {
-	r   *bufio.Reader
-	err error
-}
-
-func (r *recordReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	r.note(err)
-	return n, err
-}
-
-func (r *recordReader) ReadByte() (byte, error) {
-	b, err := r.r.ReadByte()
-	r.note(err)
-	return b, err
-}
-
-func (r *recordReader) note(err error) {
-	if err != nil && err != io.EOF && r.err == nil {
-		r.err = err
-	}
 }
 
 // textParser is the state of a parse that survives from one buffer to the

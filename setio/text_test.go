@@ -248,11 +248,21 @@ func testGzipErrors(t *testing.T) {
 			t.Errorf("byte %d flipped: no error, %d sets", i, c.Len())
 		} else if !errors.Is(err, ErrBadInput) {
 			t.Errorf("byte %d flipped: %v is not bad input", i, err)
+		} else if !strings.HasPrefix(err.Error(), "t.gz:") || !strings.Contains(err.Error(), ": corrupt gzip data: ") {
+			// Not a parse error on the garbage a damaged block decodes to.
+			t.Errorf("byte %d flipped: %v, want the stream's fault", i, err)
 		}
 	}
-	// Garbage after the gzip member.
-	if _, err := ReadText(bytes.NewReader(append(slices.Clone(z), "junk"...)), "t.gz"); !errors.Is(err, ErrBadInput) {
-		t.Errorf("trailing junk: %v", err)
+	// Garbage after the gzip member: whatever it is, it is named.
+	for _, junk := range []string{"junk", "\n1 2 3\n", "\x00\x00\x00\x00", "\x1f", "\x1f\x8b", "\x1f\x8b\x08\x00", "\x1f\x8bxxxxxxxxxxxxxxxx"} {
+		_, err := ReadText(bytes.NewReader(append(slices.Clone(z), junk...)), "t.gz")
+		want := fmt.Sprintf("trailing garbage after the gzip data, at compressed byte %d", len(z))
+		if strings.HasPrefix(junk, "\x1f\x8b") {
+			want = fmt.Sprintf("gzip header of member 2, at compressed byte %d", len(z))
+		}
+		if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), want) {
+			t.Errorf("trailing %q: %v, want %q", junk, err, want)
+		}
 	}
 	// Two members are one text (gzip -c a b > ab.gz).
 	two := append(gz(t, []byte("1 2\n3")), gz(t, []byte(" 4\n5\n"))...)

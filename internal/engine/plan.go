@@ -91,11 +91,20 @@ func Pick[E Named](workload string, choice Choice, cs []Candidate[E]) (Candidate
 		c := cs[0]
 		return c, fmt.Errorf("%s: %s on %s: %w", workload, c.Engine.Name(), c.Engine.Kind(), c.Err)
 	}
-	why := make([]string, len(cs))
-	for i, c := range cs {
-		why[i] = fmt.Sprintf("%s on %s: %s", c.Engine.Name(), c.Engine.Kind(), Reason(c.Err))
+	// Each reason once, with the engines that give it.
+	var reasons []string
+	who := map[string][]string{}
+	for _, c := range cs {
+		msg := Reason(c.Err)
+		if who[msg] == nil {
+			reasons = append(reasons, msg)
+		}
+		who[msg] = append(who[msg], c.Engine.Name()+" on "+c.Engine.Kind().String())
 	}
-	return cs[0], fmt.Errorf("%s: no engine can run this problem (%w): %s", workload, ErrCannotRun, strings.Join(why, "; "))
+	for i, msg := range reasons {
+		reasons[i] = strings.Join(who[msg], ", ") + ": " + msg
+	}
+	return cs[0], fmt.Errorf("%s: no engine can run this problem (%w): %s", workload, ErrCannotRun, strings.Join(reasons, "; "))
 }
 
 // WriteTable writes one line per candidate, in their order: technique,

@@ -61,9 +61,10 @@ func TestRankPick(t *testing.T) {
 	none := []Candidate[engine]{
 		{Engine: engine{"a", CPU}, Err: Cannot("needs 9 GiB of memory, over the budget of 1 GiB")},
 		{Engine: engine{"b", GPU}, Err: Cannot("no GPU: driver not found")},
+		{Engine: engine{"c", GPU}, Err: Cannot("no GPU: driver not found")},
 	}
 	_, err := Pick("w", Choice{}, none)
-	if !errors.Is(err, ErrCannotRun) || !strings.Contains(err.Error(), "a on cpu: needs 9 GiB") || !strings.Contains(err.Error(), "b on gpu: no GPU: driver not found") {
+	if !errors.Is(err, ErrCannotRun) || !strings.Contains(err.Error(), "a on cpu: needs 9 GiB") || !strings.Contains(err.Error(), "b on gpu, c on gpu: no GPU: driver not found") {
 		t.Fatalf("Pick with none runnable: %v", err)
 	}
 	if _, err := Pick[engine]("w", Choice{Device: "gpu", Technique: "mm"}, nil); err == nil || !strings.Contains(err.Error(), "no engine mm on device gpu") {

@@ -72,7 +72,7 @@ func joinFlags(fs *flag.FlagSet) *joinOptions {
 		device:    fs.String("device", "auto", "device: cpu, gpu or auto"),
 		technique: fs.String("technique", "auto", "technique `NAME`, or auto: "+strings.Join(allpairs.Techniques(), ", ")),
 		explain:   fs.Bool("explain", false, "print the statistics, every technique's estimate and the choice on standard error"),
-		threads:   fs.Int("threads", 0, "CPU threads (0: all)"),
+		threads:   fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)"),
 		memory:    fs.Int64("memory", 0, "CPU memory budget of a technique's data structures, in `MiB` (0: half the machine's memory)"),
 		out:       fs.String("o", "-", "output `file` (- for standard output)"),
 	}
@@ -88,19 +88,24 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if *jo.largest < 0 {
 		return usagef("--largest %d is negative", *jo.largest)
 	}
-	if *jo.threads < 0 {
-		return usagef("--threads %d is negative", *jo.threads)
+	if err := checkThreads(*jo.threads); err != nil {
+		return err
 	}
 	if *jo.memory < 0 || *jo.memory > 1<<40 {
 		return usagef("--memory %d: want MiB in [0, 2^40]", *jo.memory)
 	}
-	r, _, err := loadCollection(args[0])
+	w, err := openOutput(env, *jo.out)
+	if err != nil {
+		return err
+	}
+	defer w.abort()
+	r, _, err := loadCollection(env, args[0])
 	if err != nil {
 		return err
 	}
 	var s *sets.Collection
 	if *jo.with != "" {
-		if s, _, err = loadCollection(*jo.with); err != nil {
+		if s, _, err = loadCollection(env, *jo.with); err != nil {
 			return err
 		}
 	}
@@ -125,10 +130,6 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		}
 		return usageError{err.Error()}
 	}
-	w, commit, abort, err := createOutput(env, *jo.out)
-	if err != nil {
-		return err
-	}
 	start := time.Now()
 	var n int64
 	switch {
@@ -151,10 +152,9 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	}
 	bar.done()
 	if err != nil {
-		abort()
 		return err
 	}
-	if err := commit(); err != nil {
+	if err := w.commit(); err != nil {
 		return err
 	}
 	if *jo.explain {

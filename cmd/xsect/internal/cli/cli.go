@@ -3,13 +3,11 @@
 package cli
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -27,6 +25,8 @@ const (
 type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+
+	stdinTaken bool // an input "-" has read Stdin
 }
 
 // command is one subcommand.
@@ -54,8 +54,9 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 // exit status.
 func Main(args []string, env *Env) int {
 	slices.SortFunc(commands, func(a, b *command) int { return strings.Compare(a.name, b.name) })
+	defer catchSignals()()
 	if len(args) == 0 {
-		printTopUsage(env.Stderr)
+		io.WriteString(env.Stderr, topUsage())
 		return ExitUsage
 	}
 	name := args[0]
@@ -64,8 +65,7 @@ func Main(args []string, env *Env) int {
 		if len(args) > 1 && name == "help" {
 			return Main([]string{args[1], "--help"}, env)
 		}
-		printTopUsage(env.Stdout)
-		return ExitOK
+		return writeHelp(env, topUsage())
 	}
 	for _, c := range commands {
 		if c.name == name {
@@ -73,37 +73,54 @@ func Main(args []string, env *Env) int {
 		}
 	}
 	fmt.Fprintf(env.Stderr, "xsect: unknown command %q\n\n", name)
-	printTopUsage(env.Stderr)
+	io.WriteString(env.Stderr, topUsage())
 	return ExitUsage
 }
 
-func printTopUsage(w io.Writer) {
-	fmt.Fprint(w, "xsect: fast set intersection on CPUs and GPUs\n\nUsage: xsect COMMAND [flags] [args]\n\nCommands:\n")
+func topUsage() string {
+	var b strings.Builder
+	b.WriteString("xsect: fast set intersection on CPUs and GPUs\n\nUsage: xsect COMMAND [flags] [args]\n\nCommands:\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+		fmt.Fprintf(&b, "  %-12s %s\n", c.name, c.summary)
 	}
-	fmt.Fprint(w, "\nRun 'xsect COMMAND --help' for a command's flags.\n")
+	b.WriteString("\nA FILE \"-\" is standard input, an output \"-\" standard output.\n")
+	b.WriteString("Run 'xsect COMMAND --help' for a command's flags.\n")
+	return b.String()
+}
+
+// writeHelp writes help asked for on standard output: a failed write (a
+// full disk, a closed pipe) is a failure, not a success.
+func writeHelp(env *Env, help string) int {
+	if _, err := io.WriteString(namedWriter{env.Stdout, "standard output"}, help); err != nil {
+		fmt.Fprintf(env.Stderr, "xsect: %v\n", err)
+		return ExitFailure
+	}
+	return ExitOK
 }
 
 func runCommand(c *command, args []string, env *Env) int {
 	flags := flag.NewFlagSet("xsect "+c.name, flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	run := c.setup(flags)
-	printUsage := func(w io.Writer) {
-		fmt.Fprintf(w, "Usage: xsect %s %s\n\n%s\n", c.name, c.usage, strings.TrimSpace(c.help))
+	usage := func() string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Usage: xsect %s %s\n\n%s\n", c.name, c.usage, strings.TrimSpace(c.help))
 		hasFlags := false
 		flags.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {
-			fmt.Fprint(w, "\nFlags:\n")
-			flags.SetOutput(w)
+			b.WriteString("\nFlags:\n")
+			flags.SetOutput(&b)
 			flags.PrintDefaults()
 			flags.SetOutput(io.Discard)
 		}
+		return b.String()
 	}
 	pos, err := parseInterspersed(flags, args)
 	if errors.Is(err, flag.ErrHelp) {
-		printUsage(env.Stdout)
-		return ExitOK
+		return writeHelp(env, usage())
+	}
+	if err == nil {
+		err = emptyFlag(flags)
 	}
 	if err == nil {
 		err = run(env, pos)
@@ -115,8 +132,7 @@ func runCommand(c *command, args []string, env *Env) int {
 	var ue usageError
 	switch {
 	case errors.As(err, &ue) || isFlagError(err):
-		fmt.Fprintln(env.Stderr)
-		printUsage(env.Stderr)
+		io.WriteString(env.Stderr, "\n"+usage())
 		return ExitUsage
 	case errors.Is(err, setio.ErrBadInput), errors.Is(err, fs.ErrNotExist), errors.Is(err, errBadInput):
 		return ExitUsage
@@ -135,6 +151,50 @@ func (e flagError) Unwrap() error { return e.error }
 func isFlagError(err error) bool {
 	var fe flagError
 	return errors.As(err, &fe)
+}
+
+// emptyFlag rejects a string flag given an empty value (-o ""): every
+// one wants a nonempty value, and taking "" for "not given" would quietly
+// do something else (write to standard output, join a collection with
+// itself).
+func emptyFlag(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if g, ok := f.Value.(flag.Getter); ok && err == nil {
+			if s, ok := g.Get().(string); ok && s == "" {
+				err = usagef("%s: empty value", flagName(f.Name))
+			}
+		}
+	})
+	return err
+}
+
+// given reports whether the flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// flagName is a flag as the help shows it: -o, --min-support.
+func flagName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// maxThreads bounds --threads: more goroutines than that only cost memory
+// (each engine keeps buffers per thread).
+const maxThreads = 1 << 12
+
+// checkThreads rejects a --threads outside [0, maxThreads]; 0 means every
+// core.
+func checkThreads(n int) error {
+	if n < 0 || n > maxThreads {
+		return usagef("--threads %d: want 1 to %d, or 0 for every core", n, maxThreads)
+	}
+	return nil
 }
 
 // parseInterspersed parses flags that may come before, between or after the
@@ -160,81 +220,4 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-}
-
-// output buffers a command's standard output; commands build their whole
-// result before they write, so a failure leaves no partial output.
-func output(env *Env) *bufio.Writer { return bufio.NewWriterSize(env.Stdout, 1<<16) }
-
-// tempFile is a file written under a hidden temporary name in its
-// destination's directory, which commit renames to the destination: a
-// failed command never leaves a partial file behind.
-type tempFile struct {
-	*os.File
-	path string // the destination
-}
-
-// createTemp creates the temporary file for path. Its errors name path, as
-// the user gave it.
-func createTemp(path string) (tempFile, error) {
-	dir, base := splitPath(path)
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return tempFile{}, fmt.Errorf("creating %s: %w", path, err)
-	}
-	return tempFile{f, path}, nil
-}
-
-// commit closes the file and renames it to its destination; on failure it
-// removes it.
-func (t tempFile) commit() error {
-	err := t.Close()
-	if err == nil {
-		err = os.Rename(t.Name(), t.path)
-	}
-	if err != nil {
-		os.Remove(t.Name())
-	}
-	return err
-}
-
-// abort closes and removes the file.
-func (t tempFile) abort() {
-	t.Close()
-	os.Remove(t.Name())
-}
-
-// createOutput opens path for writing ("-" is standard output). The file is
-// written under a temporary name and renamed on commit, so a failed command
-// never leaves a partial file behind.
-func createOutput(env *Env, path string) (w io.Writer, commit func() error, abort func(), err error) {
-	if path == "-" || path == "" {
-		bw := output(env)
-		return bw, bw.Flush, func() {}, nil
-	}
-	f, err := createTemp(path)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	commit = func() error {
-		if err := bw.Flush(); err != nil {
-			f.abort()
-			return err
-		}
-		return f.commit()
-	}
-	return bw, commit, f.abort, nil
-}
-
-func splitPath(path string) (dir, base string) {
-	i := strings.LastIndexByte(path, '/')
-	if i < 0 {
-		return ".", path
-	}
-	return path[:i+1], path[i+1:]
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"flag"
-	"fmt"
 
 	"github.com/xsect/xsect/setio"
 )
@@ -25,24 +24,24 @@ output file appears only once it is complete.`,
 				if *to != "binary" && *to != "text" {
 					return usagef("unknown format %q (binary or text)", *to)
 				}
-				c, _, err := loadCollection(args[0])
+				out, err := openOutput(env, args[1])
 				if err != nil {
 					return err
 				}
-				w, commit, abort, err := createOutput(env, args[1])
+				defer out.abort()
+				c, _, err := loadCollection(env, args[0])
 				if err != nil {
 					return err
 				}
 				if *to == "binary" {
-					err = setio.WriteBinary(w, c)
+					err = setio.WriteBinary(out, c)
 				} else {
-					err = setio.WriteText(w, c)
+					err = setio.WriteText(out, c)
 				}
 				if err != nil {
-					abort()
-					return fmt.Errorf("writing %s: %w", args[1], err)
+					return err
 				}
-				return commit()
+				return out.commit()
 			}
 		},
 	})

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"flag"
-	"fmt"
+	"math"
 
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/synth"
@@ -40,17 +40,34 @@ on the flags: the same seed gives the same collection on every machine.`,
 				if *format != "text" && *format != "binary" {
 					return usagef("unknown format %q (text or binary)", *format)
 				}
+				switch {
+				case *k < 0:
+					return usagef("--sets %d is negative", *k)
+				case *avg < 0:
+					return usagef("--avg-size %d is negative", *avg)
+				case *universe == 0 || *universe > 1<<32:
+					return usagef("--universe %d: want 1 to 2^32", *universe)
+				case uint64(*avg) > *universe:
+					return usagef("--avg-size %d exceeds --universe %d: a set holds distinct elements", *avg, *universe)
+				case !(*spread >= 0 && *spread <= 1):
+					return usagef("--size-spread %v: want a fraction in [0, 1]", *spread)
+				case !(*zipfS > 0) || math.IsInf(*zipfS, 0):
+					return usagef("--zipf-s %v: want a finite exponent above 0", *zipfS)
+				case !(*sigma > 0 && *sigma <= 10):
+					return usagef("--sigma %v: want a fraction of the universe in (0, 10]", *sigma)
+				}
 				if *spread == 0 {
 					*spread = -1 // synth's Config reads 0 as "the default"
 				}
+				w, err := openOutput(env, *out)
+				if err != nil {
+					return err
+				}
+				defer w.abort()
 				c, err := synth.Generate(synth.Config{Sets: *k, Universe: *universe, AvgSize: *avg, Dist: d, Seed: *seed,
 					SizeSpread: *spread, ZipfS: *zipfS, Sigma: *sigma})
 				if err != nil {
 					return usageError{err.Error()}
-				}
-				w, commit, abort, err := createOutput(env, *out)
-				if err != nil {
-					return err
 				}
 				if *format == "binary" {
 					err = setio.WriteBinary(w, c)
@@ -58,10 +75,9 @@ on the flags: the same seed gives the same collection on every machine.`,
 					err = setio.WriteText(w, c)
 				}
 				if err != nil {
-					abort()
-					return fmt.Errorf("writing %s: %w", *out, err)
+					return err
 				}
-				return commit()
+				return w.commit()
 			}
 		},
 	})

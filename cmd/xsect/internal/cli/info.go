@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -25,13 +26,20 @@ average).`,
 				if len(args) == 0 {
 					return usagef("no FILE given")
 				}
-				out := output(env)
-				for _, path := range args {
-					c, format, err := loadCollection(path)
+				// Every file is read before anything is printed: a bad
+				// one leaves standard output empty.
+				stats := make([]sets.Stats, len(args))
+				formats := make([]setio.Format, len(args))
+				for i, path := range args {
+					c, format, err := loadCollection(env, path)
 					if err != nil {
 						return err
 					}
-					st := sets.Measure(c)
+					stats[i], formats[i] = sets.Measure(c), format
+				}
+				out := output(env)
+				for i, path := range args {
+					st, format := stats[i], formats[i]
 					if *asJSON {
 						b, err := json.Marshal(struct {
 							File   string `json:"file"`

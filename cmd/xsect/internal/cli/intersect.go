@@ -38,7 +38,7 @@ present and the sets are large enough for it to pay.`,
 				if err := checkMethod(*device, *methodName); err != nil {
 					return err
 				}
-				inputs, err := loadInputs(*from, args)
+				inputs, err := loadInputs(env, *from, args)
 				if err != nil {
 					return err
 				}
@@ -73,7 +73,7 @@ present and the sets are large enough for it to pay.`,
 
 // loadInputs returns the sets to intersect: one per file, or with from, the
 // sets of that collection named by id.
-func loadInputs(from string, args []string) ([][]uint32, error) {
+func loadInputs(env *Env, from string, args []string) ([][]uint32, error) {
 	if len(args) == 0 {
 		if from != "" {
 			return nil, usagef("no set ID given")
@@ -83,7 +83,7 @@ func loadInputs(from string, args []string) ([][]uint32, error) {
 	inputs := make([][]uint32, len(args))
 	if from == "" {
 		for i, path := range args {
-			s, err := loadOneSet(path)
+			s, err := loadOneSet(env, path)
 			if err != nil {
 				return nil, err
 			}
@@ -91,7 +91,7 @@ func loadInputs(from string, args []string) ([][]uint32, error) {
 		}
 		return inputs, nil
 	}
-	c, _, err := loadCollection(from)
+	c, _, err := loadCollection(env, from)
 	if err != nil {
 		return nil, err
 	}
@@ -106,8 +106,8 @@ func loadInputs(from string, args []string) ([][]uint32, error) {
 }
 
 // loadOneSet reads all the integers in the file at path as one set.
-func loadOneSet(path string) ([]uint32, error) {
-	c, _, err := loadCollection(path)
+func loadOneSet(env *Env, path string) ([]uint32, error) {
+	c, _, err := loadCollection(env, path)
 	if err != nil {
 		return nil, err
 	}

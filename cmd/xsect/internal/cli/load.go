@@ -2,7 +2,10 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 
 	"github.com/xsect/xsect/internal/progress"
@@ -10,32 +13,105 @@ import (
 	"github.com/xsect/xsect/sets"
 )
 
+// stdinName names standard input ("-" as a FILE) in messages.
+const stdinName = "standard input"
+
 // loadCollection reads a collection file of either format, showing progress
-// on a terminal for large files. It also returns the format it found.
-func loadCollection(path string) (*sets.Collection, setio.Format, error) {
-	f, err := os.Open(path)
+// on a terminal for large files. It also returns the format it found. The
+// input is opened once and read once, the format told from its first bytes,
+// so that pipes and FIFOs (and "-", standard input) work like files.
+func loadCollection(env *Env, path string) (*sets.Collection, setio.Format, error) {
+	in, err := openInput(env, path)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
-	var size int64
-	if fi, err := f.Stat(); err == nil {
-		size = fi.Size()
-	}
-	bar := progress.Start("reading "+path, "B", size)
+	defer in.Close()
+	bar := progress.Start("reading "+in.name, "B", max(in.size, 0))
 	defer bar.Done()
-	br := bufio.NewReaderSize(bar.Reader(f), 1<<20)
-	format, err := setio.Detect(br)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	if format == setio.Binary {
-		// Load sizes the arrays from the header and the file size at once;
-		// binary files load too fast to need progress.
-		bar.Done()
-		c, err := setio.Load(path)
-		return c, format, err
-	}
-	c, err := setio.ReadTextSize(br, path, size)
-	return c, format, err
+	br := bufio.NewReaderSize(bar.Reader(in), 1<<20)
+	return setio.Read(br, in.name, in.size)
 }
+
+// input is an opened input file. Its read errors do not repeat the path,
+// which setio puts in front of them.
+type input struct {
+	f    *os.File
+	r    io.Reader
+	name string // for messages
+	size int64  // the bytes to read, or -1 if unknown
+}
+
+func (in *input) Read(p []byte) (int, error) {
+	n, err := in.r.Read(p)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return n, err
+}
+
+// Close closes the file, unless it is standard input.
+func (in *input) Close() error {
+	if in.f == nil {
+		return nil
+	}
+	return in.f.Close()
+}
+
+// openInput opens path for reading; "-" is standard input, which a
+// command can read only once. A file that cannot be opened, or a
+// directory, is bad input, named once in the error.
+func openInput(env *Env, path string) (*input, error) {
+	if path == "-" {
+		if env.stdinTaken {
+			return nil, usagef("standard input (-) given twice")
+		}
+		env.stdinTaken = true
+		in := &input{r: env.Stdin, name: stdinName, size: -1}
+		if f, ok := env.Stdin.(*os.File); ok {
+			// A redirected regular file has a size: from where it
+			// stands to its end.
+			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+				if at, err := f.Seek(0, io.SeekCurrent); err == nil && at <= st.Size() {
+					in.size = st.Size() - at
+				}
+			}
+		}
+		return in, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, badInputFile(path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, badInputFile(path, err)
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, inputError{fmt.Errorf("%s: is a directory", path)}
+	}
+	size := int64(-1)
+	if st.Mode().IsRegular() && st.Size() > 0 {
+		size = st.Size()
+	}
+	return &input{f: f, r: f, name: path, size: size}, nil
+}
+
+// badInputFile is the error for an input file that cannot be opened or
+// examined: the path and the system's reason (missing, permission denied),
+// which is bad input.
+func badInputFile(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return inputError{fmt.Errorf("%s: %w", path, err)}
+}
+
+// inputError is an input that cannot be read: exit status 2.
+type inputError struct{ error }
+
+func (e inputError) Is(target error) bool { return target == errBadInput }
+func (e inputError) Unwrap() error        { return e.error }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"os"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -56,7 +55,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 			explain := fs.Bool("explain", false, "print the plan (data shape, every engine's estimate, the choice) on standard error")
 			sorted := fs.Bool("sort", false, "print the pairs sorted by a, then b")
 			count := fs.Bool("count", false, "print only the number of frequent pairs")
-			threads := fs.Int("threads", 0, "CPU threads (0: all)")
+			threads := fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)")
 			out := fs.String("o", "-", "output `file` (- for standard output)")
 			genItems := fs.Int("gen-items", 0, "generate the BATMAP paper's instance with `N` items instead of reading FILE")
 			genP := fs.Float64("gen-p", 0.05, "generated instance: probability of each item in each transaction")
@@ -65,8 +64,32 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 			genOut := fs.String("gen-out", "", "write the generated instance to `FILE` and stop")
 			cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (for go tool pprof)")
 			timings := fs.Bool("timings", false, "print the time of each stage of the run on standard error")
-			return func(env *Env, args []string) error {
+			return func(env *Env, args []string) (err error) {
 				start := time.Now()
+				// What needs no input is checked before anything is
+				// opened or read.
+				switch {
+				case *genItems != 0 && len(args) != 0:
+					return usagef("FILE and --gen-items are exclusive")
+				case *genItems == 0 && len(args) != 1:
+					return usagef("want one FILE of transactions, got %d arguments", len(args))
+				case *genOut != "" && *genItems == 0:
+					return usagef("--gen-out needs --gen-items")
+				case *genOut == "" && *support == "":
+					return usagef("--min-support is required")
+				case *genOut != "" && given(fs, "o"):
+					return usagef("-o and --gen-out are exclusive: --gen-out writes the instance and mines nothing")
+				}
+				if err := checkThreads(*threads); err != nil {
+					return err
+				}
+				outPath := *out
+				if *genOut != "" {
+					outPath = *genOut
+				}
+				if *cpuProfile == "-" && outPath == "-" {
+					return usagef("--cpuprofile and the output cannot both go to standard output")
+				}
 				if *genOut == "" && *device == "gpu" && (*engine == "auto" || *engine == "batmap") {
 					// Open the GPU (driver, context, kernels) while the
 					// input is read. With --device auto the GPU engine's
@@ -75,37 +98,40 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					// few tenths of a second, at its exit if not before.
 					gpubatmap.Prewarm()
 				}
-				if *cpuProfile != "" {
-					f, err := os.Create(*cpuProfile)
-					if err != nil {
-						return err
-					}
-					defer f.Close()
-					if err := pprof.StartCPUProfile(f); err != nil {
-						return err
-					}
-					defer pprof.StopCPUProfile()
+				w, err := openOutput(env, outPath)
+				if err != nil {
+					return err
 				}
-				tx, err := pairsInput(args, *genItems, *genP, *genOcc, *genSeed)
+				defer w.abort()
+				if *cpuProfile != "" {
+					// The profile is an output like the others: it
+					// appears only if the command succeeds.
+					prof, perr := openOutput(env, *cpuProfile)
+					if perr != nil {
+						return perr
+					}
+					if perr := pprof.StartCPUProfile(prof); perr != nil {
+						prof.abort()
+						return perr
+					}
+					defer func() {
+						pprof.StopCPUProfile()
+						if err == nil {
+							err = prof.commit()
+						} else {
+							prof.abort()
+						}
+					}()
+				}
+				tx, err := pairsInput(env, args, *genItems, *genP, *genOcc, *genSeed)
 				if err != nil {
 					return err
 				}
 				if *genOut != "" {
-					if *genItems == 0 {
-						return usagef("--gen-out needs --gen-items")
-					}
-					w, commit, abort, err := createOutput(env, *genOut)
-					if err != nil {
+					if err := setio.WriteText(w, tx); err != nil {
 						return err
 					}
-					if err := setio.WriteText(w, tx); err != nil {
-						abort()
-						return fmt.Errorf("writing %s: %w", *genOut, err)
-					}
-					return commit()
-				}
-				if *support == "" {
-					return usagef("--min-support is required")
+					return w.commit()
 				}
 				s, err := pairs.ParseSupport(*support, tx.Len())
 				if err != nil {
@@ -133,7 +159,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 						return err
 					}
 				}
-				err = runPairs(env, plan, *out, *sorted, *count, prog)
+				err = runPairs(plan, w, *sorted, *count, prog)
 				if *timings {
 					defer io.WriteString(env.Stderr, plan.Notes())
 				}
@@ -155,11 +181,8 @@ func joinNames(names []string) string {
 }
 
 // pairsInput loads FILE, or generates the instance the --gen flags ask for.
-func pairsInput(args []string, n int, p, occ float64, seed uint64) (*sets.Collection, error) {
+func pairsInput(env *Env, args []string, n int, p, occ float64, seed uint64) (*sets.Collection, error) {
 	if n != 0 {
-		if len(args) != 0 {
-			return nil, usagef("FILE and --gen-items are exclusive")
-		}
 		if occ < 0 || occ > 1<<36 || occ != float64(int64(occ)) {
 			return nil, usagef("--gen-occurrences %v: want an integer in [0, 2^36]", occ)
 		}
@@ -169,25 +192,19 @@ func pairsInput(args []string, n int, p, occ float64, seed uint64) (*sets.Collec
 		}
 		return tx, nil
 	}
-	if len(args) != 1 {
-		return nil, usagef("want one FILE of transactions, got %d arguments", len(args))
-	}
-	tx, _, err := loadCollection(args[0])
+	tx, _, err := loadCollection(env, args[0])
 	return tx, err
 }
 
-// runPairs mines the pairs and writes them. Workers format their own
-// batches. A file is written while the pairs come, under a temporary name
-// renamed at the end, so a failed run leaves no file; standard output gets
-// nothing before the run has succeeded.
-func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog *stageBars) error {
+// runPairs mines the pairs and writes them to w, which it commits.
+// Workers format their own batches. A file is written while the pairs
+// come, under a temporary name renamed at the end, so a failed run leaves
+// no file; standard output gets nothing before the run has succeeded.
+func runPairs(plan *pairs.Plan, w *outputFile, sorted, count bool, prog *stageBars) error {
 	ctx := context.Background()
 	var out *streamOut
-	if !sorted && !count && path != "-" && path != "" {
-		var err error
-		if out, err = newStreamOut(path); err != nil {
-			return err
-		}
+	if !sorted && !count && w.f != nil {
+		out = &streamOut{w: w}
 	}
 	var (
 		mu     sync.Mutex
@@ -222,7 +239,7 @@ func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog 
 	if out != nil {
 		// A failed write stops the run: report the write's error.
 		if werr := out.finish(err == nil); werr != nil && (err == nil || errors.Is(err, errWriting)) {
-			err = fmt.Errorf("writing %s: %w", path, werr)
+			err = werr
 		}
 		prog.mark("end")
 		return err
@@ -234,10 +251,6 @@ func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog 
 		sets.SortPairs(all)
 		chunks = formatParallel(all)
 	}
-	w, commit, abort, err := createOutput(env, path)
-	if err != nil {
-		return err
-	}
 	if count {
 		_, err = io.WriteString(w, strconv.FormatInt(n, 10)+"\n")
 	}
@@ -247,11 +260,9 @@ func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog 
 		}
 		_, err = w.Write(c)
 	}
-	if err != nil {
-		abort()
-		return fmt.Errorf("writing %s: %w", path, err)
+	if err == nil {
+		err = w.commit()
 	}
-	err = commit()
 	prog.mark("end")
 	return err
 }
@@ -264,10 +275,10 @@ func runPairs(env *Env, plan *pairs.Plan, path string, sorted, count bool, prog 
 // from all of them was measured no faster; docs/BATMAP.md), no producer
 // waiting for another's write, and no writing goroutine waiting to be
 // scheduled while the queue grows. Written chunks are reused: a few
-// chunks in all, not a stream of fresh memory to page in. The file has a
-// temporary name until finish renames it.
+// chunks in all, not a stream of fresh memory to page in. A regular file
+// has a temporary name until finish renames it.
 type streamOut struct {
-	f tempFile
+	w *outputFile
 
 	mu      sync.Mutex
 	part    [][]byte // chunks being filled, not in use
@@ -287,14 +298,6 @@ const (
 	chunkCap   = 2 << 20
 	chunkBytes = chunkCap - 33<<12 - 8
 )
-
-func newStreamOut(path string) (*streamOut, error) {
-	f, err := createTemp(path)
-	if err != nil {
-		return nil, err
-	}
-	return &streamOut{f: f}, nil
-}
 
 // errWriting stops a run whose output could not be written; finish
 // returns the write's error.
@@ -346,7 +349,7 @@ func (o *streamOut) flush() {
 			o.full = o.full[1:]
 			o.mu.Unlock()
 			if o.err == nil {
-				if _, o.err = o.f.Write(b); o.err != nil {
+				if _, o.err = o.w.Write(b); o.err != nil {
 					o.failed.Store(true)
 				}
 			}
@@ -364,8 +367,8 @@ func (o *streamOut) flush() {
 	}
 }
 
-// finish writes the rest and completes the file, renamed if ok, or
-// removes it. No add may be running or follow.
+// finish writes the rest and commits the file if ok, or aborts it. No add
+// may be running or follow.
 func (o *streamOut) finish(ok bool) error {
 	if ok {
 		o.full = append(o.full, o.part...)
@@ -373,10 +376,10 @@ func (o *streamOut) finish(ok bool) error {
 	}
 	o.part, o.free, o.full = nil, nil, nil
 	if !ok || o.err != nil {
-		o.f.abort()
+		o.w.abort()
 		return o.err
 	}
-	return o.f.commit()
+	return o.w.commit()
 }
 
 // formatPairs appends a line "a<TAB>b<TAB>support" for each pair. The

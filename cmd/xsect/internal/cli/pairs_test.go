@@ -185,10 +185,11 @@ func TestFormatPairs(t *testing.T) {
 func TestStreamOut(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.txt")
-	o, err := newStreamOut(path)
+	w, err := openOutput(&Env{}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	o := &streamOut{w: w}
 	const workers, batches, batch = 8, 40, 4096
 	var want []string
 	for w := range workers {
@@ -239,10 +240,11 @@ func TestStreamOut(t *testing.T) {
 
 	// Writes that fail: the error comes back, and no file is left.
 	path = filepath.Join(dir, "failed.txt")
-	if o, err = newStreamOut(path); err != nil {
+	if w, err = openOutput(&Env{}, path); err != nil {
 		t.Fatal(err)
 	}
-	o.f.Close()
+	o = &streamOut{w: w}
+	w.f.Close()
 	ps := make([]pairs.Pair, batch)
 	for i := range ps {
 		ps[i] = pairs.Pair{I: 123456, J: 234567, Count: 345678}
@@ -252,8 +254,8 @@ func TestStreamOut(t *testing.T) {
 			t.Fatal("no error from writing to a closed file")
 		}
 	}
-	if err := o.finish(false); err == nil {
-		t.Fatal("finish: no error")
+	if err := o.finish(false); err == nil || !strings.HasPrefix(err.Error(), "writing "+path+": ") || strings.Contains(err.Error(), ".tmp") {
+		t.Fatalf("finish: %v, want an error that names %s", err, path)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("%d files in the directory after a failed run, want 1", len(entries))

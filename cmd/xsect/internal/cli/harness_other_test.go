@@ -1,0 +1,15 @@
+//go:build !linux
+
+package cli
+
+import "errors"
+
+const (
+	limitsSupported = false
+	rlimitAS        = 0
+	rlimitFSize     = 0
+)
+
+func setLimit(resource int, n uint64) error {
+	return errors.New("resource limits are not supported here")
+}

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// The test binary stands in for xsect in tests that need a process of its
+// own (signals, pipes from another process, resource limits): run with
+// childEnv set, it applies the limits in its environment and runs the
+// command line of its arguments.
+const (
+	childEnv      = "XSECT_TEST_CHILD"
+	childASEnv    = "XSECT_TEST_RLIMIT_AS"    // address space, bytes
+	childFSizeEnv = "XSECT_TEST_RLIMIT_FSIZE" // largest file written, bytes
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(childMain())
+	}
+	os.Exit(m.Run())
+}
+
+func childMain() int {
+	for _, l := range []struct {
+		env      string
+		resource int
+	}{{childASEnv, rlimitAS}, {childFSizeEnv, rlimitFSize}} {
+		v := os.Getenv(l.env)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err == nil {
+			err = setLimit(l.resource, n)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "test child: %s=%s: %v\n", l.env, v, err)
+			return 99
+		}
+	}
+	return Main(os.Args[1:], &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+}
+
+// child describes a run of xsect in a process of its own.
+type child struct {
+	args   []string
+	stdin  io.Reader
+	stdout io.Writer // a buffer by default
+	limits map[string]uint64
+	dir    string
+}
+
+// childResult is how the process ended and what it printed.
+type childResult struct {
+	state          *os.ProcessState
+	stdout, stderr string
+}
+
+// command returns the command that runs c; the test fails if it has not
+// ended a minute after the test's own deadline would allow. A failing
+// xsect is killed then, so that a bug cannot hang the suite.
+func (c child) command(t *testing.T) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	if len(c.limits) > 0 && !limitsSupported {
+		t.Skip("resource limits are not supported on this system")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, os.Args[0], c.args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	for k, v := range c.limits {
+		cmd.Env = append(cmd.Env, k+"="+strconv.FormatUint(v, 10))
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Dir = c.stdin, &stdout, &stderr, c.dir
+	if c.stdout != nil {
+		cmd.Stdout = c.stdout
+	}
+	return cmd, &stdout, &stderr
+}
+
+// run runs c to its end.
+func (c child) run(t *testing.T) childResult {
+	t.Helper()
+	cmd, stdout, stderr := c.command(t)
+	if err := cmd.Run(); err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("running %q: %v", c.args, err)
+		}
+	}
+	if cmd.ProcessState.ExitCode() == 99 {
+		t.Fatalf("%q: %s", c.args, stderr)
+	}
+	return childResult{cmd.ProcessState, stdout.String(), stderr.String()}
+}

@@ -1,0 +1,345 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// output buffers a command's standard output. Its errors say "writing
+// standard output".
+func output(env *Env) *bufio.Writer {
+	return bufio.NewWriterSize(namedWriter{env.Stdout, "standard output"}, 1<<16)
+}
+
+// namedWriter names its destination in its errors, instead of the name of
+// the file under it (a hidden temporary one, or /dev/stdout).
+type namedWriter struct {
+	w    io.Writer
+	name string
+}
+
+func (w namedWriter) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	if err != nil {
+		err = fmt.Errorf("writing %s: %w", w.name, pathErr(err))
+	}
+	return n, err
+}
+
+// pathErr strips the file name from an *fs.PathError or *os.LinkError,
+// leaving the system's reason.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
+}
+
+// outputFile is where a command writes a result: standard output ("-"),
+// or a file. A regular file, new or existing, is written under a hidden
+// temporary name in its directory, renamed over it by commit: the path
+// holds its old content or the whole new one, never a part, and a failed
+// or interrupted run leaves nothing behind. Anything else at the path (a
+// device such as /dev/null, a FIFO) is written in place, as the shell's >
+// would: it cannot be replaced, and must not be. A symbolic link is
+// followed: its target is written, the link stays.
+//
+// A new file is created with mode 0666 less the umask, like the files of
+// every Unix tool; an existing one keeps its permission bits, as with cp
+// onto it or sort -o (its owner, when that is not the user, does not
+// carry over to the replacement).
+//
+// Errors name the path as the user gave it, never the temporary file.
+type outputFile struct {
+	path   string // as given, for messages
+	w      *bufio.Writer
+	f      *os.File // nil for standard output
+	temp   string   // the temporary file renamed to target; "" when written in place
+	target string   // path with its symbolic links resolved
+	err    error    // the first error
+	done   bool     // committed or aborted
+}
+
+// openOutput opens path for writing: "-" is standard output; an empty
+// name, a directory, or a path where no file can be created is bad usage,
+// found before any work is done.
+func openOutput(env *Env, path string) (*outputFile, error) {
+	if path == "" {
+		return nil, usagef("empty output file name")
+	}
+	if path == "-" {
+		return &outputFile{path: path, w: output(env)}, nil
+	}
+	o := &outputFile{path: path}
+	target, fi, inPlace, err := resolveOutput(path)
+	if err != nil {
+		return nil, outputError{fmt.Errorf("creating %s: %w", path, pathErr(err))}
+	}
+	if fi != nil && fi.IsDir() {
+		return nil, outputError{fmt.Errorf("creating %s: is a directory", path)}
+	}
+	if inPlace || fi != nil && !fi.Mode().IsRegular() {
+		// O_APPEND: a name such as /dev/stdout opens anew what the
+		// shell may have opened with >>; writing from offset 0 would
+		// overwrite it.
+		flags := os.O_WRONLY
+		if inPlace {
+			flags |= os.O_APPEND
+		}
+		f, err := os.OpenFile(path, flags, 0)
+		if err != nil {
+			return nil, outputError{fmt.Errorf("creating %s: %w", path, pathErr(err))}
+		}
+		o.f, o.target = f, path
+	} else {
+		f, temp, err := createTemp(target)
+		if err != nil {
+			return nil, outputError{fmt.Errorf("creating %s: %w", path, err)}
+		}
+		o.f, o.temp, o.target = f, temp, target
+		if fi != nil {
+			if err := f.Chmod(fi.Mode().Perm()); err != nil {
+				o.abort()
+				return nil, fmt.Errorf("creating %s: %w", path, pathErr(err))
+			}
+		}
+	}
+	o.w = bufio.NewWriterSize(namedWriter{o.f, path}, 1<<20)
+	return o, nil
+}
+
+// outputError is an output path where nothing can be written: exit
+// status 2, like a bad input.
+type outputError struct{ error }
+
+func (e outputError) Is(target error) bool { return target == errBadInput }
+func (e outputError) Unwrap() error        { return e.error }
+
+// maxLinks bounds the symbolic links followed, as the kernel's does.
+const maxLinks = 40
+
+// resolveOutput follows the symbolic links from path to the file they
+// name, which need not exist (a dangling link is written through, as the
+// shell's > does). It returns that file's path and, if it exists, its
+// FileInfo. inPlace is set for names of open file descriptors
+// (/dev/stdout, /dev/fd/N, /proc/...): their links may name pipes or
+// files opened for appending, to be written where they are.
+func resolveOutput(path string) (target string, fi fs.FileInfo, inPlace bool, err error) {
+	for range maxLinks {
+		if descriptorName(path) {
+			fi, err := os.Stat(path)
+			if err != nil {
+				return "", nil, false, err
+			}
+			return path, fi, true, nil
+		}
+		fi, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil, false, nil
+		}
+		if err != nil {
+			return "", nil, false, err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return path, fi, false, nil
+		}
+		link, err := os.Readlink(path)
+		if err != nil {
+			return "", nil, false, err
+		}
+		if !isAbs(link) {
+			dir, _ := splitPath(path)
+			link = dir + link
+		}
+		path = link
+	}
+	return "", nil, false, errors.New("too many levels of symbolic links")
+}
+
+func isAbs(path string) bool {
+	return strings.HasPrefix(path, "/") || strings.HasPrefix(path, string(os.PathSeparator))
+}
+
+// descriptorName reports whether path names an open file descriptor
+// rather than a file.
+func descriptorName(path string) bool {
+	switch path {
+	case "/dev/stdin", "/dev/stdout", "/dev/stderr":
+		return true
+	}
+	return strings.HasPrefix(path, "/dev/fd/") || strings.HasPrefix(path, "/proc/")
+}
+
+func splitPath(path string) (dir, base string) {
+	i := strings.LastIndexAny(path, "/"+string(os.PathSeparator))
+	if i < 0 {
+		return "", path
+	}
+	return path[:i+1], path[i+1:]
+}
+
+// Write writes to the output's buffer; once a write has failed, every
+// later one fails with that error.
+func (o *outputFile) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	o.err = err
+	return n, err
+}
+
+// commit completes the output: it flushes the buffer and, for a file,
+// closes it and renames a temporary file over its target. On failure it
+// aborts. It may be called once.
+func (o *outputFile) commit() error {
+	if o.err == nil {
+		o.err = o.w.Flush()
+	}
+	if o.err != nil || o.f == nil {
+		o.abort()
+		return o.err
+	}
+	o.done = true
+	err := o.f.Close()
+	if o.temp != "" {
+		temps.Lock()
+		if err == nil {
+			err = os.Rename(o.temp, o.target)
+		}
+		if err != nil {
+			os.Remove(o.temp)
+		}
+		delete(temps.names, o.temp)
+		temps.Unlock()
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", o.path, pathErr(err))
+	}
+	return nil
+}
+
+// abort closes the output and removes its temporary file; after commit, or
+// a second time, it does nothing.
+func (o *outputFile) abort() {
+	if o.done {
+		return
+	}
+	o.done = true
+	if o.f == nil {
+		return
+	}
+	o.f.Close()
+	if o.temp != "" {
+		temps.Lock()
+		os.Remove(o.temp)
+		delete(temps.names, o.temp)
+		temps.Unlock()
+	}
+}
+
+// temps are the temporary files of the outputs being written, which a
+// signal that ends the process removes first.
+var temps struct {
+	sync.Mutex
+	names map[string]bool
+}
+
+// createTemp creates a hidden temporary file in target's directory, mode
+// 0666 less the umask (the system applies it, and a default ACL of the
+// directory), and registers it for removal on a signal.
+func createTemp(target string) (*os.File, string, error) {
+	dir, base := splitPath(target)
+	temps.Lock()
+	defer temps.Unlock()
+	for range 100 {
+		name := dir + "." + base + ".tmp" + strconv.FormatUint(uint64(rand.Uint32()), 10)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			err = pathErr(err)
+			if !errors.Is(err, fs.ErrNotExist) {
+				shown := "."
+				if dir != "" {
+					shown = dir[:max(len(dir)-1, 1)] // without its final separator
+				}
+				err = fmt.Errorf("cannot create a file in %s: %w", shown, err)
+			}
+			return nil, "", err
+		}
+		if temps.names == nil {
+			temps.names = map[string]bool{}
+		}
+		temps.names[name] = true
+		return f, name, nil
+	}
+	return nil, "", errors.New("cannot find an unused temporary name")
+}
+
+// catchSignals makes a hangup, an interrupt or a termination remove the
+// temporary files of the outputs before the process ends by that signal,
+// as it would have without xsect catching it: the shell sees 128 plus the
+// signal's number (130 for SIGINT, 143 for SIGTERM) and a script that was
+// interrupted stops. Signals ignored when xsect started (nohup, a
+// background job) stay ignored. stop undoes it.
+func catchSignals() (stop func()) {
+	var sigs []os.Signal
+	for _, s := range []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	if len(sigs) == 0 {
+		return func() {}
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			temps.Lock() // held to the end: no file is created or renamed after this
+			for name := range temps.names {
+				os.Remove(name)
+			}
+			dieOf(s)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
+// dieOf ends the process by signal s, or where that cannot be done,
+// exits with status 128 plus its number.
+func dieOf(s os.Signal) {
+	signal.Reset(s)
+	if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(s) == nil {
+		time.Sleep(time.Second) // the signal is on its way
+	}
+	n := 0
+	if sn, ok := s.(syscall.Signal); ok {
+		n = int(sn)
+	}
+	os.Exit(128 + n)
+}
