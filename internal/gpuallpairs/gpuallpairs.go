@@ -134,16 +134,14 @@ type state struct {
 	mu  sync.Mutex // one run at a time
 
 	// Owned by the device's goroutine.
-	mod       *gpurt.Module
-	int8OK    int // 0 unknown, 1 cuBLAS multiplies int8, -1 it does not
-	pinned    []*gpurt.HostBuffer
-	stage     []stageSlot
-	stageNext int
+	mod    *gpurt.Module
+	int8OK int            // 0 unknown, 1 cuBLAS multiplies int8, -1 it does not
+	pinned []gpurt.Pinned // each slot's host copy of its super-tile
+	stage  *gpurt.Stager  // uploads from Go memory
 
 	// Pinned buffers of MMJoin's bands, free for the taking; released from
 	// the CPU's workers.
-	poolMu   sync.Mutex
-	hostPool []*gpurt.HostBuffer
+	hostPool gpurt.PinnedPool
 
 	// Device buffers of earlier runs, kept for the next (owned by the
 	// device's goroutine); devPooled is their size, which planning counts
@@ -152,15 +150,14 @@ type state struct {
 	devPooled atomic.Int64
 }
 
+// device returns the state of the process's default GPU, opening it at
+// first use.
 var device = sync.OnceValues(func() (*state, error) {
-	if err := gpurt.Available(); err != nil {
-		return nil, err
-	}
-	dev, err := gpurt.Open(0)
+	dev, err := gpurt.Default()
 	if err != nil {
 		return nil, err
 	}
-	return &state{dev: dev}, nil
+	return &state{dev: dev, stage: gpurt.NewStager(stageSlots, stageBytes)}, nil
 })
 
 // columns maps the problem's elements to the columns of the matrices and

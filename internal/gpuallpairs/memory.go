@@ -2,7 +2,6 @@ package gpuallpairs
 
 import (
 	"slices"
-	"unsafe"
 
 	"github.com/xsect/xsect/internal/gpurt"
 )
@@ -12,34 +11,13 @@ import (
 // buffers are kept from run to run.
 func (st *state) pinnedBuf(c *gpurt.Ctx, i, n int) ([]byte, error) {
 	for len(st.pinned) <= i {
-		st.pinned = append(st.pinned, nil)
+		st.pinned = append(st.pinned, gpurt.Pinned{})
 	}
-	if h := st.pinned[i]; h != nil && len(h.Bytes()) >= n {
-		return h.Bytes()[:n], nil
-	}
-	if h := st.pinned[i]; h != nil {
-		if err := c.Synchronize(); err != nil {
-			return nil, err
-		}
-		if err := c.FreeHost(h); err != nil {
-			return nil, err
-		}
-		st.pinned[i] = nil
-	}
-	h, err := c.AllocHost(max(n, 1<<20))
-	if err != nil {
+	p := &st.pinned[i]
+	if err := p.Grow(c, max(n, 1<<20)); err != nil {
 		return nil, err
 	}
-	st.pinned[i] = h
-	return h.Bytes()[:n], nil
-}
-
-// asUint32s views b (4-byte aligned, as pinned memory is) as uint32s.
-func asUint32s(b []byte) []uint32 {
-	if len(b) < 4 {
-		return nil
-	}
-	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
+	return p.Bytes()[:n], nil
 }
 
 // int8Works reports whether cuBLAS multiplies int8 matrices with int32

@@ -282,10 +282,10 @@ func (g *gpuBands) setup(c *gpurt.Ctx) error {
 			return mat, err
 		}
 		defer c.Free(dc)
-		if err := g.st.upload(c, nil, do, gpurt.Bytes(offs)); err != nil {
+		if err := g.st.stage.Upload(c, nil, do, gpurt.Bytes(offs)); err != nil {
 			return mat, err
 		}
-		if err := g.st.upload(c, nil, dc, gpurt.Bytes(cols)); err != nil {
+		if err := g.st.stage.Upload(c, nil, dc, gpurt.Bytes(cols)); err != nil {
 			return mat, err
 		}
 		k, err := g.st.mod.Kernel("set_ones")
@@ -344,11 +344,11 @@ func (g *gpuBands) queue(b *band, slot int) error {
 			}
 		}
 		n := 4 * b.rows * b.ld
-		h, err := g.st.takeHost(c, n)
+		h, err := g.st.hostPool.Get(c, n)
 		if err != nil {
 			return err
 		}
-		b.host, b.buf = h, asUint32s(h.Bytes()[:n])
+		b.host, b.buf = h, gpurt.Uint32s(h.Bytes()[:n])
 		bl, err := c.BLAS()
 		if err != nil {
 			return err
@@ -372,7 +372,7 @@ func (g *gpuBands) finish(b *band, slot int) error {
 
 func (g *gpuBands) release(b *band) {
 	if h, ok := b.host.(*gpurt.HostBuffer); ok {
-		g.st.putHost(h)
+		g.st.hostPool.Put(h)
 	}
 }
 
@@ -429,7 +429,7 @@ func (g *gpuBands) close() {
 			c.Free(b)
 		}
 		g.owned = nil
-		return g.st.trimHost(c, hostKeep)
+		return g.st.hostPool.Trim(c, hostKeep)
 	})
 }
 
@@ -493,51 +493,3 @@ func heavyLists(p *overlap.Problem, ids []uint32, side int, col []int32) (offs [
 // hostKeep is how much pinned memory of bands stays allocated between
 // runs: pinning costs about as much as copying.
 const hostKeep = 512 << 20
-
-// takeHost returns a free pinned buffer of at least n bytes, allocating
-// one if none is free.
-func (st *state) takeHost(c *gpurt.Ctx, n int) (*gpurt.HostBuffer, error) {
-	st.poolMu.Lock()
-	for i, h := range st.hostPool {
-		if len(h.Bytes()) >= n {
-			st.hostPool = append(st.hostPool[:i], st.hostPool[i+1:]...)
-			st.poolMu.Unlock()
-			return h, nil
-		}
-	}
-	st.poolMu.Unlock()
-	return c.AllocHost(n)
-}
-
-// putHost gives a pinned buffer back to the pool; any goroutine may call it.
-func (st *state) putHost(h *gpurt.HostBuffer) {
-	st.poolMu.Lock()
-	st.hostPool = append(st.hostPool, h)
-	st.poolMu.Unlock()
-}
-
-// trimHost frees pooled buffers, smallest first, beyond keep bytes.
-func (st *state) trimHost(c *gpurt.Ctx, keep int) error {
-	st.poolMu.Lock()
-	defer st.poolMu.Unlock()
-	total := 0
-	for _, h := range st.hostPool {
-		total += len(h.Bytes())
-	}
-	var err error
-	for total > keep && len(st.hostPool) > 0 {
-		small := 0
-		for i, h := range st.hostPool {
-			if len(h.Bytes()) < len(st.hostPool[small].Bytes()) {
-				small = i
-			}
-		}
-		h := st.hostPool[small]
-		st.hostPool = append(st.hostPool[:small], st.hostPool[small+1:]...)
-		total -= len(h.Bytes())
-		if e := c.FreeHost(h); e != nil && err == nil {
-			err = e
-		}
-	}
-	return err
-}

@@ -1,8 +1,6 @@
 package gpuallpairs
 
 import (
-	"sync"
-
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/sets"
@@ -98,144 +96,12 @@ type piece struct {
 	lastUse     int          // the last super-tile queued on it
 }
 
-// Upload from Go memory goes through pinned staging buffers in two banks:
-// goroutines fill one bank while the device copies the other.
+// Uploads from Go memory go through a ring of pinned slots (gpurt.Stager):
+// goroutines fill half of it while the device copies the other half.
 const (
+	stageSlots = 16
 	stageBytes = 4 << 20
-	stageBank  = 8
 )
-
-type stageSlot struct {
-	buf  *gpurt.HostBuffer
-	ev   *gpurt.Event
-	used bool
-}
-
-// uploader copies Go memory to device buffers on one stream, a few chunks
-// at a time, so that an upload can be spread between other work.
-type uploader struct {
-	st   *state
-	s    *gpurt.Stream
-	jobs []upJob
-	left int // bytes not queued yet
-}
-
-type upJob struct {
-	dst gpurt.Buffer
-	src []byte
-	off int
-}
-
-// add queues the copy of src to dst; src must not change until the
-// uploader is done.
-func (u *uploader) add(dst gpurt.Buffer, src []byte) {
-	if len(src) > 0 {
-		u.jobs = append(u.jobs, upJob{dst: dst, src: src})
-		u.left += len(src)
-	}
-}
-
-func (u *uploader) done() bool { return len(u.jobs) == 0 }
-
-// flush queues everything left.
-func (u *uploader) flush(c *gpurt.Ctx) error {
-	for !u.done() {
-		if err := u.step(c, 1<<62); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// step queues at least one chunk and about n bytes. Small copies go
-// straight from Go memory (the driver stages them before returning);
-// large ones through the staging banks, filled by goroutines in parallel.
-func (u *uploader) step(c *gpurt.Ctx, n int) error {
-	type chunk struct {
-		dst  gpurt.Buffer
-		src  []byte
-		slot *stageSlot
-	}
-	var batch []chunk
-	for len(u.jobs) > 0 && (len(batch) == 0 || n > 0) && len(batch) < stageBank {
-		j := &u.jobs[0]
-		if len(j.src) <= stageBytes && j.off == 0 {
-			if err := c.CopyToDeviceAsync(j.dst, j.src, u.s); err != nil {
-				return err
-			}
-			n -= len(j.src)
-			u.left -= len(j.src)
-			u.jobs = u.jobs[1:]
-			if len(batch) == 0 && n <= 0 {
-				return nil
-			}
-			continue
-		}
-		m := min(stageBytes, len(j.src)-j.off)
-		sl, err := u.st.stageSlot(c)
-		if err != nil {
-			return err
-		}
-		batch = append(batch, chunk{dst: j.dst.Slice(j.off, m), src: j.src[j.off : j.off+m], slot: sl})
-		j.off += m
-		n -= m
-		u.left -= m
-		if j.off == len(j.src) {
-			u.jobs = u.jobs[1:]
-		}
-	}
-	var wg sync.WaitGroup
-	for _, ch := range batch {
-		wg.Go(func() { copy(ch.slot.buf.Bytes(), ch.src) })
-	}
-	wg.Wait()
-	for _, ch := range batch {
-		if err := c.CopyToDeviceAsync(ch.dst, ch.slot.buf.Bytes()[:len(ch.src)], u.s); err != nil {
-			return err
-		}
-		if err := c.Record(ch.slot.ev, u.s); err != nil {
-			return err
-		}
-		ch.slot.used = true
-	}
-	return nil
-}
-
-// stageSlot returns the next staging buffer, once the device has read
-// what it held.
-func (st *state) stageSlot(c *gpurt.Ctx) (*stageSlot, error) {
-	if st.stage == nil {
-		for range 2 * stageBank {
-			h, err := c.AllocHost(stageBytes)
-			if err != nil {
-				return nil, err
-			}
-			ev, err := c.NewEvent()
-			if err != nil {
-				c.FreeHost(h)
-				return nil, err
-			}
-			st.stage = append(st.stage, stageSlot{buf: h, ev: ev})
-		}
-	}
-	sl := &st.stage[st.stageNext]
-	st.stageNext = (st.stageNext + 1) % len(st.stage)
-	if sl.used {
-		if err := c.Wait(sl.ev); err != nil {
-			return nil, err
-		}
-		sl.used = false
-	}
-	return sl, nil
-}
-
-// upload queues the copy of src to dst on s; src may change once it
-// returns.
-func (st *state) upload(c *gpurt.Ctx, s *gpurt.Stream, dst gpurt.Buffer, src []byte) error {
-	u := uploader{st: st, s: s}
-	u.add(dst, src)
-	return u.flush(c)
-}
 
 // piecePlan cuts p into pieces that fit in left bytes (after the fixed
 // structures and the slots), with bytesR and bytesS the device bytes of a

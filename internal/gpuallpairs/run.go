@@ -367,7 +367,7 @@ func (r *runner) newPiece(c *gpurt.Ctx, role int, bytes int64) (*piece, error) {
 
 // load queues the upload of sets sp into pc through u; the structure is
 // built by built once u is done.
-func (r *runner) load(c *gpurt.Ctx, pc *piece, sp span, u *uploader) error {
+func (r *runner) load(c *gpurt.Ctx, pc *piece, sp span, u *gpurt.Uploads) error {
 	col := r.p.R
 	if pc.role == roleS {
 		col = r.p.S
@@ -382,12 +382,16 @@ func (r *runner) load(c *gpurt.Ctx, pc *piece, sp span, u *uploader) error {
 	for i := range offs {
 		offs[i] = col.Offsets[sp.lo+i] - lo
 	}
-	u.add(pc.elems.Slice(0, 4*int(hi-lo)), gpurt.Bytes(col.Elements[lo:hi]))
-	u.add(pc.offs.Slice(0, 8*len(offs)), gpurt.Bytes(offs))
+	if err := u.Add(pc.elems.Slice(0, 4*int(hi-lo)), gpurt.Bytes(col.Elements[lo:hi])); err != nil {
+		return err
+	}
+	if err := u.Add(pc.offs.Slice(0, 8*len(offs)), gpurt.Bytes(offs)); err != nil {
+		return err
+	}
 	if _, ok := r.t.(scanTech); ok && pc.role&roleS != 0 && sp.len() == r.p.S.Len() {
 		// The lists' lengths, known for the whole of S (pieces count
 		// theirs on the device).
-		u.add(r.fill.Slice(0, 4*r.p.Universe), gpurt.Bytes(r.p.DFS))
+		return u.Add(r.fill.Slice(0, 4*r.p.Universe), gpurt.Bytes(r.p.DFS))
 	}
 	return nil
 }
@@ -402,11 +406,11 @@ func (r *runner) built(c *gpurt.Ctx, pc *piece) error {
 
 // loadNow uploads and builds sp into pc and waits for it.
 func (r *runner) loadNow(c *gpurt.Ctx, pc *piece, sp span) error {
-	u := &uploader{st: r.st, s: r.up}
+	u := r.st.stage.Uploads(r.up)
 	if err := r.load(c, pc, sp, u); err != nil {
 		return err
 	}
-	if err := u.flush(c); err != nil {
+	if err := u.Flush(c); err != nil {
 		return err
 	}
 	r.mark("upload queued")
@@ -493,7 +497,7 @@ func (st *state) run(ctx context.Context, p *overlap.Problem, t technique, out *
 			if r.colOf, err = r.alloc(c, 4*int64(p.Universe)); err != nil {
 				return err
 			}
-			if err := st.upload(c, r.up, r.colOf.Slice(0, 4*p.Universe), gpurt.Bytes(r.cols.colOf)); err != nil {
+			if err := st.stage.Upload(c, r.up, r.colOf.Slice(0, 4*p.Universe), gpurt.Bytes(r.cols.colOf)); err != nil {
 				return err
 			}
 		}
@@ -568,7 +572,7 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, out 
 	}
 	// The next R piece, uploading into the buffer not in use.
 	var next struct {
-		u     *uploader
+		u     *gpurt.Uploads
 		pc    *piece
 		a     int
 		steps int
@@ -617,7 +621,7 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, out 
 					pc = r.rBuf[1]
 				}
 				if want := r.pl.rPieces[items[end].a]; pc.lastUse < i && !(pc.loaded && pc.sp == want) {
-					next.u, next.pc, next.a = &uploader{st: r.st, s: r.up}, pc, items[end].a
+					next.u, next.pc, next.a = r.st.stage.Uploads(r.up), pc, items[end].a
 					if err = r.load(c, pc, want, next.u); err != nil {
 						break
 					}
@@ -625,9 +629,9 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, out 
 				}
 			}
 		}
-		if next.u != nil && !next.u.done() {
+		if next.u != nil && !next.u.Done() {
 			// Spread the upload over the block's super-tiles.
-			if err = next.u.step(c, ceilDiv(next.u.left, next.steps)); err != nil {
+			if err = next.u.Step(c, ceilDiv(next.u.Left(), next.steps)); err != nil {
 				break
 			}
 			next.steps = max(1, next.steps-1)
@@ -651,7 +655,7 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, out 
 // enter makes the pieces of it's block current: S's piece (loaded after
 // the device is done with the last one), and R's, which may be on its way
 // through u into pc.
-func (r *runner) enter(c *gpurt.Ctx, it item, u *uploader, pc *piece, a int) error {
+func (r *runner) enter(c *gpurt.Ctx, it item, u *gpurt.Uploads, pc *piece, a int) error {
 	want := r.pl.sPieces[it.b]
 	if !r.sBuf.loaded || r.sBuf.sp != want {
 		if err := c.Synchronize(); err != nil {
@@ -668,7 +672,7 @@ func (r *runner) enter(c *gpurt.Ctx, it item, u *uploader, pc *piece, a int) err
 		return nil
 	}
 	if u != nil && a == it.a {
-		if err := u.flush(c); err != nil {
+		if err := u.Flush(c); err != nil {
 			return err
 		}
 		if err := r.built(c, pc); err != nil {
@@ -744,7 +748,7 @@ func (r *runner) queue(c *gpurt.Ctx, sl *slot, s super) error {
 // deliver hands a super-tile, now in pinned memory, to out: the caller's
 // tiles one by one, or for pair plans row strips filtered in parallel.
 func (r *runner) deliver(s super, sl *slot, out *overlap.Output) error {
-	all := asUint32s(sl.host)
+	all := gpurt.Uint32s(sl.host)
 	g := r.pl.g
 	if _, _, ok := r.p.Tiled(); ok {
 		for _, t := range g.parts(s) {

@@ -76,7 +76,7 @@ func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, m mode
 	// it is being opened; then it is paid whatever runs.
 	build := float64(elements) * insertNS * 1e-9 / float64(max(threads, 1))
 	sec := max(openWait(), build)
-	if warmStart.Load() == 0 {
+	if !gpurt.DefaultStarted() {
 		sec += closeSeconds
 	}
 	sec += runSetup + float64(4*pl.words)/uploadRate + pl.wordPairs/wordPairRate + batchSetup*float64(len(pl.batches))

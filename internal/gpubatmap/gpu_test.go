@@ -83,23 +83,28 @@ func TestGPUPinnedPieces(t *testing.T) {
 	c := refCases()[3] // mixed 8-bit
 	b := build(t, c)
 	st := stateOf(dev)
-	old := pinnedBytes
-	pinnedBytes = 4096
-	defer func() { pinnedBytes = old }()
 	// Fresh small buffers for this test, the usual ones after it.
-	swap := func() {
-		dev.Do(func(cx *gpurt.Ctx) error {
+	swap := func(n int) {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		err := dev.Do(func(cx *gpurt.Ctx) error {
 			for i := range st.pinned {
-				if st.pinned[i] != nil {
-					cx.FreeHost(st.pinned[i])
-					st.pinned[i] = nil
+				if err := st.pinned[i].Free(cx); err != nil {
+					return err
 				}
 			}
+			st.pinnedBytes = n
 			return st.warm(cx)
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
-	swap()
-	defer func() { pinnedBytes = old; swap() }()
+	swap(4096)
+	defer swap(pinnedBytes)
+	if st.pinned[0].Len() != 4096 || st.pinned[1].Len() != 4096 {
+		t.Fatalf("pinned buffers of %d and %d bytes, want 4096", st.pinned[0].Len(), st.pinned[1].Len())
+	}
 	checkResults(t, c, b, gpuRun(dev, b))
 }
 

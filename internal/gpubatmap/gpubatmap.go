@@ -35,7 +35,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/xsect/xsect/batmap"
@@ -147,31 +146,23 @@ func Tiles(ctx context.Context, dev *gpurt.Device, b *batmap.Batmaps, opt Option
 	return err
 }
 
-// Default returns the first GPU, opened, with the kernels loaded and the
-// host buffers allocated; the first call (or Prewarm) does that, later
-// ones wait for it and return the same device. It is never closed.
+// Default returns the process's default GPU (gpurt.Default) with this
+// package's host buffers allocated; the first call (or Prewarm) does that,
+// later ones wait for it and return the same device. It is never closed.
 func Default() (*gpurt.Device, error) { return defaultDevice() }
 
 var defaultDevice = sync.OnceValues(func() (*gpurt.Device, error) {
-	if err := gpurt.Available(); err != nil {
-		return nil, err
-	}
-	dev, err := gpurt.Open(0)
+	dev, err := gpurt.Default()
 	if err != nil {
 		return nil, err
 	}
-	st := stateOf(dev)
-	if err := dev.Do(st.warm); err != nil {
+	if err := dev.Do(stateOf(dev).warm); err != nil {
 		return nil, err
 	}
-	warmDone.Store(true)
 	return dev, nil
 })
 
-var (
-	warmStart atomic.Int64 // unix nanoseconds of the first Prewarm
-	warmDone  atomic.Bool
-)
+var prewarm sync.Once
 
 // deviceInfo describes the first GPU once the driver has answered, or
 // returns a stand-in (the smallest data-center GPU's memory) before.
@@ -184,27 +175,21 @@ func deviceInfo() gpurt.Info {
 	return gpurt.Info{Name: "the first GPU (opening)", Memory: 16 << 30}
 }
 
-// Prewarm starts opening the first GPU in the background (the driver, a
+// Prewarm starts opening the default GPU in the background (the driver, a
 // context, the compiler's library, pinned buffers: a few tenths of a
 // second), so that a command can do it while it reads its input. The run
 // then loads the one kernel it needs: from the disk cache in milliseconds,
 // or compiled in about 3 s the first time on a machine. It returns at
 // once; calling it again does nothing.
 func Prewarm() {
-	if warmStart.CompareAndSwap(0, time.Now().UnixNano()) {
+	prewarm.Do(func() {
+		gpurt.Prewarm()
 		go defaultDevice()
-	}
+	})
 }
 
-// openWait is the time a run on the default device still has to wait for
-// it to open, as estimated: 0 once it is open.
+// openWait is the time in seconds a run on the default device still has
+// to wait for it to open, as estimated: 0 once it is open.
 func openWait() float64 {
-	if warmDone.Load() {
-		return 0
-	}
-	start := warmStart.Load()
-	if start == 0 {
-		return openSeconds
-	}
-	return max(0, openSeconds-time.Since(time.Unix(0, start)).Seconds())
+	return gpurt.OpenWait(time.Duration(openSeconds * float64(time.Second))).Seconds()
 }

@@ -15,12 +15,9 @@ import (
 // one batch may write, unless Options.maxEntries lowers it.
 const maxBatchEntries int64 = 1 << 24
 
-// Knobs that tests turn to force small pinned pieces.
-var (
-	// pinnedBytes is the size of each of the two pinned host buffers that
-	// outputs come back through and batmaps go up through.
-	pinnedBytes = 8 << 20
-)
+// pinnedBytes is the size each of the two pinned host buffers that outputs
+// come back through and batmaps go up through starts at.
+const pinnedBytes = 8 << 20
 
 // reserve is device memory left unplanned: the context, other users.
 const reserve = 512 << 20
@@ -28,9 +25,10 @@ const reserve = 512 << 20
 // state is one device's: the pinned buffers, kept from run to run (the
 // modules stay loaded in the device's context).
 type state struct {
-	mu     sync.Mutex // one run at a time
-	pinned [2]*gpurt.HostBuffer
-	meta   [2]*gpurt.HostBuffer
+	mu          sync.Mutex // one run at a time
+	pinnedBytes int        // the pinned buffers' size at first (tests make it small)
+	pinned      [2]gpurt.Pinned
+	meta        [2]gpurt.Pinned
 }
 
 var states struct {
@@ -46,7 +44,7 @@ func stateOf(dev *gpurt.Device) *state {
 	}
 	st := states.m[dev]
 	if st == nil {
-		st = &state{}
+		st = &state{pinnedBytes: pinnedBytes}
 		states.m[dev] = st
 	}
 	return st
@@ -57,12 +55,8 @@ func stateOf(dev *gpurt.Device) *state {
 func (st *state) warm(c *gpurt.Ctx) error {
 	gpurt.Compiler() // an error shows again when a kernel loads
 	for i := range st.pinned {
-		if st.pinned[i] == nil {
-			h, err := c.AllocHost(pinnedBytes)
-			if err != nil {
-				return err
-			}
-			st.pinned[i] = h
+		if err := st.pinned[i].Grow(c, st.pinnedBytes); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -71,47 +65,20 @@ func (st *state) warm(c *gpurt.Ctx) error {
 // metaBuf returns slot i's pinned buffer for counters and runs, at least n
 // bytes.
 func (st *state) metaBuf(c *gpurt.Ctx, i, n int) ([]byte, error) {
-	if h := st.meta[i]; h != nil && len(h.Bytes()) >= n {
-		return h.Bytes()[:n], nil
-	}
-	if st.meta[i] != nil {
-		if err := c.FreeHost(st.meta[i]); err != nil {
-			return nil, err
-		}
-		st.meta[i] = nil
-	}
-	h, err := c.AllocHost(max(n, 64<<10))
-	if err != nil {
+	if err := st.meta[i].Grow(c, max(n, 64<<10)); err != nil {
 		return nil, err
 	}
-	st.meta[i] = h
-	return h.Bytes()[:n], nil
+	return st.meta[i].Bytes()[:n], nil
 }
 
 // growPinned makes both pinned buffers at least n bytes.
 func (st *state) growPinned(c *gpurt.Ctx, n int) error {
-	for i, h := range st.pinned {
-		if len(h.Bytes()) >= n {
-			continue
-		}
-		if err := c.FreeHost(h); err != nil {
+	for i := range st.pinned {
+		if err := st.pinned[i].Grow(c, n); err != nil {
 			return err
 		}
-		st.pinned[i] = nil
-		nh, err := c.AllocHost(n)
-		if err != nil {
-			return err
-		}
-		st.pinned[i] = nh
 	}
 	return nil
-}
-
-func u32s(b []byte) []uint32 {
-	if len(b) < 4 {
-		return nil
-	}
-	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
 }
 
 func u64s(b []byte) []uint64 {
@@ -392,7 +359,7 @@ func (r *runner) run(ctx context.Context) (int64, error) {
 func (r *runner) uploadWords(s *gpurt.Stream) error {
 	c := r.c
 	src := gpurt.Bytes(r.b.Words)
-	piece := len(r.st.pinned[0].Bytes())
+	piece := r.st.pinned[0].Len()
 	var used [2]bool
 	threads := r.d.threads
 	for i, off := 0, 0; off < len(src); i, off = i+1, off+piece {
@@ -548,12 +515,12 @@ func (r *runner) pipeline(ctx context.Context) (int64, error) {
 			entries = bt.entries
 		case modePairs:
 			entries = int64(counters[0])
-			spans = spansOf(bt, u32s(meta[32:32+8*len(bt.tiles)]))
+			spans = spansOf(bt, gpurt.Uint32s(meta[32:32+8*len(bt.tiles)]))
 		case modeCount:
 			counted += int64(counters[1])
 		}
 		r.entries += entries
-		per := int64(len(r.st.pinned[0].Bytes())) / eb
+		per := int64(r.st.pinned[0].Len()) / eb
 		cols := int64(pl.n - bt.rows[0])
 		if pl.mode == modeDense {
 			per = per / cols * cols // whole rows
@@ -573,7 +540,7 @@ func (r *runner) pipeline(ctx context.Context) (int64, error) {
 			if err := c.Sync(r.streams[s]); err != nil {
 				return 0, err
 			}
-			words := u32s(dst)
+			words := gpurt.Uint32s(dst)
 			if pl.mode == modeDense {
 				row0, rows := bt.rows[0]+int(off/cols), int(cnt/cols)
 				dense = make(chan error, 1)

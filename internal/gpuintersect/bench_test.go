@@ -66,7 +66,7 @@ func BenchmarkSISI(b *testing.B) {
 		fmt.Sscanf(f, "%dx%d%s", &cfg.threads, &cfg.items, &flags)
 		cfg.syncLoad = strings.Contains(flags, "s")
 		cfg.fast = strings.Contains(flags, "f")
-		v, err := newEngine(e.Device(), cfg)
+		v, err := newEngine(e.Device(), cfg, gpurt.NewStager(stageSlots, stageBytes))
 		if err != nil {
 			fmt.Printf("variant %s: %v\n", f, err)
 			continue
@@ -294,16 +294,11 @@ func benchNotes(b *testing.B, e *Engine) string {
 			return time.Since(t)
 		})
 		stagedWith := func(slots, bytes int) time.Duration {
-			oldS, oldB := stageSlots, stageBytes
-			e.freeStaging(c)
-			stageSlots, stageBytes = slots, bytes
-			defer func() {
-				e.freeStaging(c)
-				stageSlots, stageBytes = oldS, oldB
-			}()
+			st := gpurt.NewStager(slots, bytes)
+			defer st.Free(c)
 			return median(3, func() time.Duration {
 				t := time.Now()
-				e.upload(c, src.Slice(0, len(hb)), host)
+				st.Upload(c, e.stream, src.Slice(0, len(hb)), hb)
 				c.Sync(e.stream)
 				return time.Since(t)
 			})

@@ -37,22 +37,17 @@ type Engine struct {
 	start   *gpurt.Event
 	stop    *gpurt.Event
 	scratch map[string]gpurt.Buffer
-	stage   []stageSlot
-	total   []uint64 // host copy of the device's total counter
+	stage   *gpurt.Stager // uploads and downloads
+	total   []uint64      // host copy of the device's total counter
 
 	closeOnce sync.Once
 }
 
-// stageSlot is one pinned buffer of the upload pipeline and the event that
-// says its last copy to the device has finished.
-type stageSlot struct {
-	buf *gpurt.HostBuffer
-	ev  *gpurt.Event
-}
-
 // New returns an engine for dev. A method's kernels are compiled (or loaded
 // from the disk cache) the first time it runs.
-func New(dev *gpurt.Device) (*Engine, error) { return newEngine(dev, defaultIP) }
+func New(dev *gpurt.Device) (*Engine, error) {
+	return newEngine(dev, defaultIP, gpurt.NewStager(stageSlots, stageBytes))
+}
 
 // ipConfig is the block shape of the ip method's own module, which
 // benchmarks tune: threads per block, merge items per thread, and whether
@@ -77,7 +72,7 @@ func (c ipConfig) String() string {
 	return s
 }
 
-func newEngine(dev *gpurt.Device, ip ipConfig) (*Engine, error) {
+func newEngine(dev *gpurt.Device, ip ipConfig, stage *gpurt.Stager) (*Engine, error) {
 	if ip.items < 1 || ip.items > 31 || ip.threads%32 != 0 || ip.threads < 64 || ip.threads > 1024 {
 		return nil, fmt.Errorf("gpuintersect: IP block shape %v out of range", ip)
 	}
@@ -87,7 +82,8 @@ func newEngine(dev *gpurt.Device, ip ipConfig) (*Engine, error) {
 		ipSrc.Options = append(ipSrc.Options, "-DIP_SYNC_LOAD")
 	}
 	e := &Engine{dev: dev, sms: dev.Info().SMs, ipTile: uint64(threads * ipItems), ip: ip, variant: ip.String(), ipSrc: ipSrc,
-		mods: map[string]*gpurt.Module{}, kernels: map[kernelKey]*gpurt.Kernel{}, grids: map[string]int{}, scratch: map[string]gpurt.Buffer{}, total: make([]uint64, 1)}
+		mods: map[string]*gpurt.Module{}, kernels: map[kernelKey]*gpurt.Kernel{}, grids: map[string]int{}, scratch: map[string]gpurt.Buffer{},
+		stage: stage, total: make([]uint64, 1)}
 	err := dev.Do(func(c *gpurt.Ctx) error {
 		var err error
 		if e.stream, err = c.NewStream(); err != nil {
@@ -116,7 +112,7 @@ func (e *Engine) Close() error {
 				errs = append(errs, c.Free(b))
 				delete(e.scratch, name)
 			}
-			errs = append(errs, e.freeStaging(c))
+			errs = append(errs, e.stage.Free(c))
 			errs = append(errs, c.DestroyEvent(e.start), c.DestroyEvent(e.stop), c.DestroyStream(e.stream))
 			return errors.Join(errs...)
 		})
@@ -314,173 +310,25 @@ func (e *Engine) Free(s *Set) error {
 }
 
 // Staging: copies from ordinary (pageable) Go memory run well below the
-// bus's speed, so uploads go through pinned buffers that goroutines fill in
-// parallel while the device copies the previous ones.
-var (
+// bus's speed, so uploads and downloads go through pinned slots that
+// goroutines fill or empty in parallel while the device copies others.
+// BenchmarkSISI's notes compare other ring shapes (docs/GPU.md).
+const (
 	stageSlots = 32
 	stageBytes = 2 << 20
 )
-
-// freeStaging frees the pinned staging buffers.
-func (e *Engine) freeStaging(c *gpurt.Ctx) error {
-	if err := c.Sync(e.stream); err != nil {
-		return err
-	}
-	var errs []error
-	for _, s := range e.stage {
-		errs = append(errs, c.FreeHost(s.buf), c.DestroyEvent(s.ev))
-	}
-	e.stage = nil
-	return errors.Join(errs...)
-}
-
-func (e *Engine) staging(c *gpurt.Ctx) ([]stageSlot, error) {
-	if e.stage != nil {
-		return e.stage, nil
-	}
-	slots := make([]stageSlot, stageSlots)
-	for i := range slots {
-		var err error
-		if slots[i].buf, err = c.AllocHost(stageBytes); err != nil {
-			return nil, err
-		}
-		if slots[i].ev, err = c.NewEvent(); err != nil {
-			return nil, err
-		}
-	}
-	e.stage = slots
-	return slots, nil
-}
 
 // upload queues the copy of src into dst on the engine's stream. It
 // returns once src may change again; the device copy may still be running.
 func (e *Engine) upload(c *gpurt.Ctx, dst gpurt.Buffer, src []uint32) error {
 	b := gpurt.Bytes(src)
-	if len(b) <= stageBytes {
-		// Small: one copy through the driver's own staging costs less
-		// than the pipeline. From pageable memory it returns once src has
-		// been staged.
-		return c.CopyToDeviceAsync(dst.Slice(0, len(b)), b, e.stream)
-	}
-	slots, err := e.staging(c)
-	if err != nil {
-		return err
-	}
-	n := (len(b) + stageBytes - 1) / stageBytes
-	chunk := func(i int) []byte { return b[i*stageBytes : min((i+1)*stageBytes, len(b))] }
-	ready := make([]chan struct{}, n)
-	fill := func(i int) {
-		ready[i] = make(chan struct{})
-		go func() {
-			copy(slots[i%stageSlots].buf.Bytes(), chunk(i))
-			close(ready[i])
-		}()
-	}
-	// Wait for earlier copies out of the slots (a previous upload).
-	if err := c.Sync(e.stream); err != nil {
-		return err
-	}
-	for i := range min(n, stageSlots) {
-		fill(i)
-	}
-	for i := range n {
-		<-ready[i]
-		if err = e.queueChunk(c, dst, slots, i, len(chunk(i))); err != nil {
-			break
-		}
-		// Refill the previous slot once its copy is done, keeping one
-		// copy queued ahead on the device.
-		if prev := i - 1; prev >= 0 && prev+stageSlots < n {
-			if err = c.Wait(slots[prev%stageSlots].ev); err != nil {
-				break
-			}
-			fill(prev + stageSlots)
-		}
-	}
-	if err != nil {
-		// Let every started fill finish, so that no goroutine writes a
-		// slot after we return.
-		for _, r := range ready {
-			if r != nil {
-				<-r
-			}
-		}
-		return err
-	}
-	// The last stageSlots chunks may still be copying out of the slots;
-	// the next upload syncs before refilling them, and src itself is no
-	// longer read.
-	return nil
-}
-
-// queueChunk queues the copy of chunk i, staged in its slot, to the device.
-func (e *Engine) queueChunk(c *gpurt.Ctx, dst gpurt.Buffer, slots []stageSlot, i, n int) error {
-	slot := slots[i%stageSlots]
-	if err := c.CopyToDeviceAsync(dst.Slice(i*stageBytes, n), slot.buf.Bytes()[:n], e.stream); err != nil {
-		return err
-	}
-	return c.Record(slot.ev, e.stream)
+	return e.stage.Upload(c, e.stream, dst.Slice(0, len(b)), b)
 }
 
 // download copies src, whose work is queued on the engine's stream, into
-// dst through the pinned slots: the device fills one slot while goroutines
-// empty the others into dst.
+// dst, and waits for it.
 func (e *Engine) download(c *gpurt.Ctx, dst []uint32, src gpurt.Buffer) error {
-	b := gpurt.Bytes(dst)
-	if len(b) <= stageBytes {
-		if err := c.CopyToHostAsync(b, src, e.stream); err != nil {
-			return err
-		}
-		return c.Sync(e.stream)
-	}
-	slots, err := e.staging(c)
-	if err != nil {
-		return err
-	}
-	if err := c.Sync(e.stream); err != nil { // the slots are free
-		return err
-	}
-	n := (len(b) + stageBytes - 1) / stageBytes
-	chunk := func(i int) []byte { return b[i*stageBytes : min((i+1)*stageBytes, len(b))] }
-	issue := func(i int) error {
-		slot := slots[i%stageSlots]
-		part := chunk(i)
-		if err := c.CopyToHostAsync(slot.buf.Bytes()[:len(part)], src.Slice(i*stageBytes, len(part)), e.stream); err != nil {
-			return err
-		}
-		return c.Record(slot.ev, e.stream)
-	}
-	done := make([]chan struct{}, n)
-	for i := range min(n, stageSlots) {
-		if err = issue(i); err != nil {
-			break
-		}
-	}
-	for i := 0; i < n && err == nil; i++ {
-		slot := slots[i%stageSlots]
-		if err = c.Wait(slot.ev); err != nil {
-			break
-		}
-		done[i] = make(chan struct{})
-		go func() {
-			copy(chunk(i), slot.buf.Bytes())
-			close(done[i])
-		}()
-		// Reuse the previous slot once it has been emptied.
-		if prev := i - 1; prev >= 0 && prev+stageSlots < n {
-			<-done[prev]
-			err = issue(prev + stageSlots)
-		}
-	}
-	if err == nil {
-		err = c.Sync(e.stream)
-	}
-	for _, d := range done {
-		if d != nil {
-			<-d
-		}
-	}
-	return err
+	return e.stage.Download(c, e.stream, gpurt.Bytes(dst), src)
 }
 
 // devSet is a set on the device as the kernels see it.

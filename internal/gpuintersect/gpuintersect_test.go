@@ -272,7 +272,7 @@ func TestIPShapes(t *testing.T) {
 	base := openEngine(t)
 	for _, cfg := range []ipConfig{{256, 15, true, false}, {128, 7, false, false}, {1024, 11, false, false}, {512, 23, true, false},
 		{512, 23, false, true}, {128, 5, false, true}, {256, 15, true, true}} {
-		e, err := newEngine(base.Device(), cfg)
+		e, err := newEngine(base.Device(), cfg, gpurt.NewStager(stageSlots, stageBytes))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,6 +297,47 @@ func TestIPShapes(t *testing.T) {
 		}
 		if err := e.Close(); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestSmallStaging runs uploads and downloads through a ring of three
+// slots of 4 KiB, so that every set larger than 1,024 elements cycles
+// through the ring many times, in tiles that reuse it.
+func TestSmallStaging(t *testing.T) {
+	base := openEngine(t)
+	e, err := newEngine(base.Device(), defaultIP, gpurt.NewStager(3, 4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := e.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	for _, limit := range []uint64{0, 256 << 10} {
+		e.MemoryLimit = limit
+		for _, p := range cases() {
+			want := intersect.Intersect(nil, p.a, p.b)
+			for _, m := range []Method{IP, HI} {
+				name := fmt.Sprintf("%s/%v/limit=%d", p.name, m, limit)
+				if n, err := e.Count(p.a, p.b, m); err != nil || n != len(want) {
+					t.Errorf("%s: Count = %d, %v; want %d", name, n, err, len(want))
+				}
+				got, err := e.Intersect(nil, p.a, p.b, m)
+				if err != nil || !slices.Equal(got, want) {
+					t.Errorf("%s: Intersect: %v; %s", name, err, diff(got, want))
+				}
+			}
+			s, err := e.Upload(p.a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.Download([]uint32{7}, s)
+			if err != nil || got[0] != 7 || !slices.Equal(got[1:], p.a) {
+				t.Errorf("%s: Upload and Download: %v; %s", p.name, err, diff(got[1:], p.a))
+			}
+			e.Free(s)
 		}
 	}
 }

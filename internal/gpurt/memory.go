@@ -68,12 +68,7 @@ type HostBuffer struct {
 func (h *HostBuffer) Bytes() []byte { return h.b }
 
 // Uint32s returns the memory as uint32s (its length rounded down).
-func (h *HostBuffer) Uint32s() []uint32 {
-	if len(h.b) < 4 {
-		return nil
-	}
-	return unsafe.Slice((*uint32)(unsafe.Pointer(&h.b[0])), len(h.b)/4)
-}
+func (h *HostBuffer) Uint32s() []uint32 { return Uint32s(h.b) }
 
 // AllocHost allocates n bytes of pinned host memory.
 func (c *Ctx) AllocHost(n int) (*HostBuffer, error) {
