@@ -42,8 +42,11 @@ build)
 		go test -c -ldflags=-s -o "$bin/$pkg.test" "./internal/$pkg"
 		echo "built $bin/$pkg.test"
 	done
+	# The public gpu package (devices, the resident pairwise engine).
+	go test -c -ldflags=-s -o "$bin/gpu.test" ./gpu
+	echo "built $bin/gpu.test"
 	# The CLI's GPU tests (xsect devices, --device gpu), if the CLI builds.
-	if go test -c -o "$bin/cli.test" ./cmd/xsect/internal/cli >"$bin/cli.build.log" 2>&1; then
+	if go test -c -ldflags=-s -o "$bin/cli.test" ./cmd/xsect/internal/cli >"$bin/cli.build.log" 2>&1; then
 		echo "built $bin/cli.test"
 	else
 		rm -f "$bin/cli.test"
@@ -60,7 +63,7 @@ run)
 		echo "=== xsect devices"
 		"$bin/xsect" devices
 	fi
-	for name in gpurt gpuintersect gpuallpairs gpubatmap cli; do
+	for name in gpurt gpu gpuintersect gpuallpairs gpubatmap cli; do
 		t="$bin/$name.test"
 		[ -x "$t" ] || continue
 		run=${TESTRUN:-.}
