@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/xsect/xsect/allpairs"
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/synth"
 )
 
 var (
-	benchData  = flag.String("seed001.data", "", "`dir`ectory holding fimi/ and ir/gcide/ (default: $XSECT_DATA, else /work/shared/data)")
+	benchData  = flag.String("seed001.data", "", "`dir`ectory holding fimi/ and ir/gcide/ (default: $XSECT_DATA, else ../shared/data beside the repository)")
 	benchOnly  = flag.String("seed001.only", "", "comma-separated shapes to run, or table1, table1-10k, table1-50k, table1-100k (default: the six shapes measured with seed 001's code)")
 	benchTechs = flag.String("seed001.techs", "auto,mm,scancount,bitmap,bitmap-dynamic,merge", "comma-separated GPU techniques")
 	benchReps  = flag.Int("seed001.reps", 5, "timed runs per technique (the median is reported)")
@@ -90,21 +91,14 @@ func selected(only string, sh shape) bool {
 }
 
 // load reads or generates sh's collection.
-func (sh shape) load() (*sets.Collection, error) {
-	if sh.file != "" {
-		return setio.Load(filepath.Join(dataDir(), sh.file))
+func (sh shape) load(tb testing.TB) (*sets.Collection, error) {
+	if sh.file == "" {
+		return synth.Generate(synth.Config{Sets: sh.k, Universe: sh.u, AvgSize: sh.avg, Dist: sh.dist, Seed: 1})
 	}
-	return synth.Generate(synth.Config{Sets: sh.k, Universe: sh.u, AvgSize: sh.avg, Dist: sh.dist, Seed: 1})
-}
-
-func dataDir() string {
 	if *benchData != "" {
-		return *benchData
+		return setio.Load(filepath.Join(*benchData, sh.file))
 	}
-	if d := os.Getenv("XSECT_DATA"); d != "" {
-		return d
-	}
-	return "/work/shared/data"
+	return setio.Load(settest.SharedData(tb, sh.file))
 }
 
 // benchTile is the caller's tile: 2048² counts, 16 MiB.
@@ -131,7 +125,7 @@ func BenchmarkSeed001(b *testing.B) {
 		if !selected(*benchOnly, sh) {
 			continue
 		}
-		c, err := sh.load()
+		c, err := sh.load(b)
 		if err != nil {
 			b.Logf("%s: %v (skipped)", sh.name, err)
 			continue
@@ -233,7 +227,7 @@ func BenchmarkMMJoin(b *testing.B) {
 		if !selected(*mmjOnly, sh) {
 			continue
 		}
-		c, err := sh.load()
+		c, err := sh.load(b)
 		if err != nil {
 			b.Logf("%s: %v (skipped)", sh.name, err)
 			continue

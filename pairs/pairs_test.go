@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/batmap"
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
 )
@@ -266,14 +266,11 @@ func TestGenerateBernoulli(t *testing.T) {
 	}
 }
 
-// fimi returns a FIMI file of the shared data, failing if it is missing.
+// fimi returns a FIMI file of the shared data (skipping t without them),
+// failing if it is missing.
 func fimi(t *testing.T, name string) *sets.Collection {
 	t.Helper()
-	path := "../../shared/data/fimi/" + name
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("%s is missing: the real data sets are expected in ../shared/data (see its README): %v", path, err)
-	}
-	c, err := setio.Load(path)
+	c, err := setio.Load(settest.SharedData(t, "fimi", name))
 	if err != nil {
 		t.Fatal(err)
 	}
