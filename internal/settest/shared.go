@@ -26,7 +26,7 @@ func SharedData(tb testing.TB, rel ...string) string {
 	dir, err := sharedDataDir()
 	switch {
 	case errors.Is(err, errSharedAbsent):
-		tb.Skipf("skipped: %v", err)
+		tb.Skip(err)
 	case err != nil:
 		tb.Fatal(err)
 	}
