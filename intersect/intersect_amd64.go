@@ -7,35 +7,18 @@ package intersect
 import (
 	"slices"
 
-	"golang.org/x/sys/cpu"
+	"github.com/xsect/xsect/internal/cpufeat"
 )
 
 // The SIMD kernels come from the avo generator in asm/intersect, whose
 // README records the alternatives measured and why these won.
 
 var (
-	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasPOPCNT && cpu.X86.HasBMI2
-	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
-	hasVP2    = hasAVX512 && vp2intersect()
-	isAMD     = vendorAMD()
+	hasAVX2   = cpufeat.AVX2 && cpufeat.POPCNT && cpufeat.BMI2
+	hasAVX512 = hasAVX2 && cpufeat.AVX512F && cpufeat.AVX512VL
+	hasVP2    = hasAVX512 && cpufeat.AVX512VP2INTERSECT
+	isAMD     = cpufeat.AMD
 )
-
-// vp2intersect reports AVX512_VP2INTERSECT: CPUID leaf 7, sub-leaf 0, EDX
-// bit 8. x/sys/cpu has no flag for it; that the OS saves the AVX-512 state
-// is checked by HasAVX512F (XGETBV).
-func vp2intersect() bool {
-	if maxLeaf, _, _, _ := cpuid(0, 0); maxLeaf < 7 {
-		return false
-	}
-	_, _, _, edx := cpuid(7, 0)
-	return edx&(1<<8) != 0
-}
-
-// vendorAMD reports whether CPUID says "AuthenticAMD".
-func vendorAMD() bool {
-	_, ebx, ecx, edx := cpuid(0, 0)
-	return ebx == 0x68747541 && edx == 0x69746e65 && ecx == 0x444d4163
-}
 
 func init() {
 	if !hasAVX2 {
