@@ -10,7 +10,7 @@ import (
 	"github.com/xsect/xsect/gpu"
 )
 
-// mmjoinEngine is MMJoin across devices (seed 001, section 4.1): the split
+// mmjoinEngine is MMJoin across devices (Bellas & Gounaris, section 4.1): the split
 // of allpairs.PlanMMJoin, optimised for the GPU's product, with the heavy
 // sets × heavy elements multiplied by cuBLAS (int8 inputs, int32 sums:
 // exact) while the CPU's threads run the rest through the inverted index

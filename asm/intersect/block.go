@@ -10,9 +10,10 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// The block kernels implement seed 003's speculative block comparison
-// (Schlegel, Willhalm and Lehner): load a block of w values from each set,
-// compare all w*w pairs at once, then advance the set whose block ends with
+// The block kernels implement the speculative block comparison of
+// Schlegel, Willhalm and Lehner, "Fast Sorted-Set Intersection using SIMD
+// Instructions": load a block of w values from each set, compare all w*w
+// pairs at once, then advance the set whose block ends with
 // the smaller value (both when the ends are equal). Strictly increasing
 // inputs make every match appear in exactly one block pair, and the output
 // comes out sorted because the matched values of each a block are written
