@@ -27,8 +27,8 @@ func init() {
 	avx2 := Method{Name: "avx2", Count: blockCounter(countAVX2), Intersect: blockIntersecter(intersectAVX2, 8)}
 	methods = append(methods, avx2)
 	blockCount, blockIntersect = avx2.Count, avx2.Intersect
-	// With only the portable gallop for skewed inputs. Measured on Zen 5:
-	// 1:20 at 100K, 1:160 at 1M; on Sapphire Rapids 1:75 and 1:170.
+	// With only the portable gallop for skewed inputs. The ratios here and
+	// below are the measured crossovers (asm/intersect/README.md, "Dispatch").
 	gallopRatio = 48
 	if !hasAVX512 {
 		return
@@ -36,10 +36,9 @@ func init() {
 	xormin := Method{Name: "avx512-xormin", Count: blockCounter(countAVX512XorMin), Intersect: blockIntersecter(intersectAVX512XorMin, 16)}
 	hybrid := Method{Name: "avx512-hybrid", Count: blockCounter(countAVX512Hybrid), Intersect: blockIntersecter(intersectAVX512Hybrid, 16)}
 	search := Method{Name: "search-simd", Count: searchCounter, Intersect: searchIntersecter}
-	// "avx512" is the emulation of VP2INTERSECT that is faster on this CPU;
-	// the other one stays available (and tested) under its own name. The
-	// ratios are where search-simd overtakes the block method, at 100K and
-	// 1M: Zen 5 xormin 1:45 and 1:42, Sapphire Rapids hybrid 1:14 and 1:35.
+	// "avx512" is the emulation of VP2INTERSECT that is faster on this CPU
+	// (xor/min on AMD's cores, the hybrid on Intel's); the other one stays
+	// available (and tested) under its own name.
 	best, other := xormin, hybrid
 	gallopRatio = 40
 	if !isAMD {
@@ -56,9 +55,7 @@ func init() {
 	vp2 := Method{Name: "vp2intersect", Count: blockCounter(countVP2Intersect), Intersect: blockIntersecter(intersectVP2Intersect, 16)}
 	methods = append(methods, vp2)
 	// Tiger Lake's VP2INTERSECTD is microcoded and slower than emulating it
-	// (Díez-Cañas); Zen 5 runs one per cycle: 1M x 1M at 1:1 in 210 us
-	// against 337 for the xormin emulation. Crossover with search-simd:
-	// 1:56 at 100K, 1:75 at 1M.
+	// (Díez-Cañas); Zen 5 runs one per cycle, well ahead of the emulation.
 	if isAMD {
 		blockCount, blockIntersect = vp2.Count, vp2.Intersect
 		gallopRatio = 64
