@@ -4,11 +4,11 @@ package batmap
 
 //go:generate sh -c "cd ../asm && go run ./batmap -out ../batmap/count_amd64.s -stubs ../batmap/stubs_amd64.go -pkg batmap"
 
-import "golang.org/x/sys/cpu"
+import "github.com/xsect/xsect/internal/cpufeat"
 
 // hasAVX512 reports what the assembly kernels need: AVX-512F and BW
 // (Skylake-SP, Zen 4 and later), BMI2 and POPCNT.
-var hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasBMI2 && cpu.X86.HasPOPCNT
+var hasAVX512 = cpufeat.AVX512F && cpufeat.AVX512BW && cpufeat.BMI2 && cpufeat.POPCNT
 
 func init() {
 	if hasAVX512 {

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // Method is one named implementation of pairwise intersection.
@@ -26,7 +27,8 @@ type Method struct {
 	Name string
 	// Count returns |a ∩ b|.
 	Count func(a, b []uint32) int
-	// Intersect appends a ∩ b to dst and returns the extended slice.
+	// Intersect appends a ∩ b to dst and returns the extended slice, as
+	// the package's Intersect does (dst may share memory with a or b).
 	Intersect func(dst, a, b []uint32) []uint32
 }
 
@@ -39,7 +41,13 @@ var methods = []Method{
 }
 
 // Methods returns the methods this CPU can run, the portable ones first.
-func Methods() []Method { return slices.Clone(methods) }
+func Methods() []Method {
+	ms := slices.Clone(methods)
+	for i := range ms {
+		ms[i].Intersect = inPlace(ms[i].Intersect)
+	}
+	return ms
+}
 
 // Lookup returns the method called name. The name "auto" returns the
 // adaptive method that Count and Intersect use.
@@ -49,6 +57,7 @@ func Lookup(name string) (Method, error) {
 	}
 	for _, m := range methods {
 		if m.Name == name {
+			m.Intersect = inPlace(m.Intersect)
 			return m, nil
 		}
 	}
@@ -75,10 +84,15 @@ func Count(a, b []uint32) int {
 }
 
 // Intersect appends a ∩ b to dst (in increasing order) and returns the
-// extended slice. a and b are strictly increasing. The SIMD methods write
-// whole vectors past the end of the result (within the capacity), so the
-// spare capacity of dst must not hold a or b.
+// extended slice. a and b are strictly increasing. dst may share memory
+// with a or b: Intersect(a[:0], a, b) leaves a ∩ b at the start of a. The
+// result is then built in a new buffer and copied, since the SIMD methods
+// write whole vectors past the end of the result, within dst's capacity,
+// where the inputs may not have been read yet.
 func Intersect(dst, a, b []uint32) []uint32 {
+	if overlaps(dst, a) || overlaps(dst, b) {
+		return append(dst, Intersect(nil, a, b)...)
+	}
 	if len(a) > len(b) {
 		a, b = b, a
 	}
@@ -89,6 +103,31 @@ func Intersect(dst, a, b []uint32) []uint32 {
 		return gallopIntersect(dst, a, b)
 	}
 	return blockIntersect(dst, a, b)
+}
+
+// overlaps reports whether appending to dst may write over x: whether
+// the spare capacity of dst, where the methods write, shares memory with
+// x.
+func overlaps(dst, x []uint32) bool {
+	if len(x) == 0 || len(dst) == cap(dst) {
+		return false
+	}
+	const size = unsafe.Sizeof(uint32(0))
+	d := uintptr(unsafe.Pointer(unsafe.SliceData(dst)))
+	free, end := d+uintptr(len(dst))*size, d+uintptr(cap(dst))*size
+	x0 := uintptr(unsafe.Pointer(unsafe.SliceData(x)))
+	return free < x0+uintptr(len(x))*size && x0 < end
+}
+
+// inPlace makes intersect safe when dst shares memory with a or b, as
+// Intersect is.
+func inPlace(intersect func(dst, a, b []uint32) []uint32) func(dst, a, b []uint32) []uint32 {
+	return func(dst, a, b []uint32) []uint32 {
+		if overlaps(dst, a) || overlaps(dst, b) {
+			return append(dst, intersect(nil, a, b)...)
+		}
+		return intersect(dst, a, b)
+	}
 }
 
 // skewed reports whether searching the large set for each value of the

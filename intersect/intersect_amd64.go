@@ -7,35 +7,18 @@ package intersect
 import (
 	"slices"
 
-	"golang.org/x/sys/cpu"
+	"github.com/xsect/xsect/internal/cpufeat"
 )
 
 // The SIMD kernels come from the avo generator in asm/intersect, whose
 // README records the alternatives measured and why these won.
 
 var (
-	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasPOPCNT && cpu.X86.HasBMI2
-	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
-	hasVP2    = hasAVX512 && vp2intersect()
-	isAMD     = vendorAMD()
+	hasAVX2   = cpufeat.AVX2 && cpufeat.POPCNT && cpufeat.BMI2
+	hasAVX512 = hasAVX2 && cpufeat.AVX512F && cpufeat.AVX512VL
+	hasVP2    = hasAVX512 && cpufeat.AVX512VP2INTERSECT
+	isAMD     = cpufeat.AMD
 )
-
-// vp2intersect reports AVX512_VP2INTERSECT: CPUID leaf 7, sub-leaf 0, EDX
-// bit 8. x/sys/cpu has no flag for it; that the OS saves the AVX-512 state
-// is checked by HasAVX512F (XGETBV).
-func vp2intersect() bool {
-	if maxLeaf, _, _, _ := cpuid(0, 0); maxLeaf < 7 {
-		return false
-	}
-	_, _, _, edx := cpuid(7, 0)
-	return edx&(1<<8) != 0
-}
-
-// vendorAMD reports whether CPUID says "AuthenticAMD".
-func vendorAMD() bool {
-	_, ebx, ecx, edx := cpuid(0, 0)
-	return ebx == 0x68747541 && edx == 0x69746e65 && ecx == 0x444d4163
-}
 
 func init() {
 	if !hasAVX2 {
@@ -44,8 +27,8 @@ func init() {
 	avx2 := Method{Name: "avx2", Count: blockCounter(countAVX2), Intersect: blockIntersecter(intersectAVX2, 8)}
 	methods = append(methods, avx2)
 	blockCount, blockIntersect = avx2.Count, avx2.Intersect
-	// With only the portable gallop for skewed inputs. Measured on Zen 5:
-	// 1:20 at 100K, 1:160 at 1M; on Sapphire Rapids 1:75 and 1:170.
+	// With only the portable gallop for skewed inputs. The ratios here and
+	// below are the measured crossovers (asm/intersect/README.md, "Dispatch").
 	gallopRatio = 48
 	if !hasAVX512 {
 		return
@@ -53,10 +36,9 @@ func init() {
 	xormin := Method{Name: "avx512-xormin", Count: blockCounter(countAVX512XorMin), Intersect: blockIntersecter(intersectAVX512XorMin, 16)}
 	hybrid := Method{Name: "avx512-hybrid", Count: blockCounter(countAVX512Hybrid), Intersect: blockIntersecter(intersectAVX512Hybrid, 16)}
 	search := Method{Name: "search-simd", Count: searchCounter, Intersect: searchIntersecter}
-	// "avx512" is the emulation of VP2INTERSECT that is faster on this CPU;
-	// the other one stays available (and tested) under its own name. The
-	// ratios are where search-simd overtakes the block method, at 100K and
-	// 1M: Zen 5 xormin 1:45 and 1:42, Sapphire Rapids hybrid 1:14 and 1:35.
+	// "avx512" is the emulation of VP2INTERSECT that is faster on this CPU
+	// (xor/min on AMD's cores, the hybrid on Intel's); the other one stays
+	// available (and tested) under its own name.
 	best, other := xormin, hybrid
 	gallopRatio = 40
 	if !isAMD {
@@ -73,9 +55,7 @@ func init() {
 	vp2 := Method{Name: "vp2intersect", Count: blockCounter(countVP2Intersect), Intersect: blockIntersecter(intersectVP2Intersect, 16)}
 	methods = append(methods, vp2)
 	// Tiger Lake's VP2INTERSECTD is microcoded and slower than emulating it
-	// (Díez-Cañas); Zen 5 runs one per cycle: 1M x 1M at 1:1 in 210 us
-	// against 337 for the xormin emulation. Crossover with search-simd:
-	// 1:56 at 100K, 1:75 at 1M.
+	// (Díez-Cañas); Zen 5 runs one per cycle, well ahead of the emulation.
 	if isAMD {
 		blockCount, blockIntersect = vp2.Count, vp2.Intersect
 		gallopRatio = 64

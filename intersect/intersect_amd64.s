@@ -4,18 +4,6 @@
 
 #include "textflag.h"
 
-// func cpuid(leaf uint32, subleaf uint32) (eax uint32, ebx uint32, ecx uint32, edx uint32)
-// Requires: CPUID
-TEXT ·cpuid(SB), NOSPLIT, $0-24
-	MOVL leaf+0(FP), AX
-	MOVL subleaf+4(FP), CX
-	CPUID
-	MOVL AX, eax+8(FP)
-	MOVL BX, ebx+12(FP)
-	MOVL CX, ecx+16(FP)
-	MOVL DX, edx+20(FP)
-	RET
-
 DATA compress8<>+0(SB)/8, $0x0000000000000000
 DATA compress8<>+8(SB)/8, $0x0000000000000000
 DATA compress8<>+16(SB)/8, $0x0000000000000001

@@ -11,7 +11,7 @@ var autoMethod = Method{Name: "auto", Count: Count, Intersect: Intersect}
 // returns the extended slice. It intersects the two shortest sets first and
 // then each next-shortest with the running result, stopping as soon as the
 // result is empty. With no sets the result is empty; with one set it is a
-// copy of that set.
+// copy of that set. dst may share memory with the sets, as with Intersect.
 func IntersectAll(dst []uint32, sets ...[]uint32) []uint32 {
 	return autoMethod.IntersectAll(dst, sets...)
 }
@@ -28,6 +28,12 @@ func (m Method) IntersectAll(dst []uint32, sets ...[]uint32) []uint32 {
 		return dst
 	case 1:
 		return append(dst, sets[0]...)
+	}
+	// The running result must not overwrite a set not yet read.
+	for _, s := range sets {
+		if overlaps(dst, s) {
+			return append(dst, m.IntersectAll(nil, sets...)...)
+		}
 	}
 	order := shortestFirst(sets)
 	start := len(dst)

@@ -34,7 +34,9 @@ func CountParallel(a, b []uint32, workers int) int {
 }
 
 // IntersectParallel appends a ∩ b to dst like Intersect, using up to
-// workers goroutines (all CPUs when workers <= 0).
+// workers goroutines (all CPUs when workers <= 0). dst may share memory
+// with a or b: the parts are intersected into buffers of their own and
+// copied to dst once every part is done.
 func IntersectParallel(dst, a, b []uint32, workers int) []uint32 {
 	if len(a) > len(b) {
 		a, b = b, a

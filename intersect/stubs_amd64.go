@@ -4,9 +4,6 @@
 
 package intersect
 
-// cpuid executes CPUID with EAX = leaf and ECX = subleaf.
-func cpuid(leaf uint32, subleaf uint32) (eax uint32, ebx uint32, ecx uint32, edx uint32)
-
 // countAVX2 counts the matches of a and b in blocks of 8 values (AVX2)
 // and returns the count and where it stopped: a[i:] or b[j:] has fewer
 // than 8 values.

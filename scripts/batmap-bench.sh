@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # batmap-bench.sh times whole runs of "xsect pairs" (loading, preprocessing,
 # mining, writing the pairs), as Borgelt's miners are timed in
-# docs/BATMAP.md: seed 000's instance (each of n items in each transaction
+# docs/BATMAP.md: the BATMAP paper's instance (each of n items in each transaction
 # with probability 5%, transactions until 10^7 occurrences, support 0.3%)
 # and the FIMI files at supports 0.1% and 0.01%.
 #

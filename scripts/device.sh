@@ -9,13 +9,13 @@
 #                                        # a short table last
 #   scripts/device.sh profile            # there: Nsight Compute on the kernels
 #   scripts/device.sh build-allpairs     # here: .device-bin/gpuallpairs.test and
-#                                        # .device-data/ (seed 001's data files)
+#                                        # .device-data/ (the MISI benchmark's data files)
 #   scripts/device.sh allpairs           # there: the GPU all-pairs tests and the
-#                                        # seed-001 benchmark (BENCH=0: tests only)
+#                                        # MISI benchmark (BENCH=0: tests only)
 #
 # Environment: TESTRUN (a -test.run pattern), NOBENCH=1 (tests only),
 # IPITEMS (ip block shapes to compare, e.g. 512x23f,256x15). For allpairs:
-# BENCH=0 (no seed-001 benchmark), ONLY (its shapes or groups: table1,
+# BENCH=0 (no MISI benchmark), ONLY (its shapes or groups: table1,
 # table1-10k, ...), TECHS, REPS, MAX (skip techniques estimated over MAX s);
 # MMJOIN=default|SHAPES (the MMJoin benchmark),
 # MMJOIN_TECHS (device:technique pairs), CONTAINMENT (its query's degree).
@@ -120,13 +120,13 @@ allpairs)
 		"$(grep -c -- '--- FAIL' "$out/gpuallpairs.log")" "$(grep -c -- '--- SKIP' "$out/gpuallpairs.log")" "$rc" $(( $(date +%s) - start ))
 	if [ "$rc" -ne 0 ]; then grep -B2 -A12 -m3 -E -- '--- FAIL|panic:' "$out/gpuallpairs.log" | head -80; fi
 	if [ "${BENCH:-1}" != 0 ]; then
-		echo "=== seed-001 benchmark (ms, collection in host memory to counts in host memory)"
-		"$t" -test.run '^$' -test.bench '^BenchmarkSeed001$' -test.benchtime 1x -test.timeout 400s \
-			-seed001.data .device-data -seed001.table "$out/seed001.txt" ${ONLY:+-seed001.only "$ONLY"} \
-			${TECHS:+-seed001.techs "$TECHS"} ${REPS:+-seed001.reps "$REPS"} ${MAX:+-seed001.max "$MAX"} >"$out/seed001.log" 2>&1
+		echo "=== MISI benchmark (ms, collection in host memory to counts in host memory)"
+		"$t" -test.run '^$' -test.bench '^BenchmarkMISI$' -test.benchtime 1x -test.timeout 400s \
+			-misi.data .device-data -misi.table "$out/misi.txt" ${ONLY:+-misi.only "$ONLY"} \
+			${TECHS:+-misi.techs "$TECHS"} ${REPS:+-misi.reps "$REPS"} ${MAX:+-misi.max "$MAX"} >"$out/misi.log" 2>&1
 		echo "benchmark exit $?"
-		grep -E 'FAIL|panic|Error|error' "$out/seed001.log" | head -10
-		cat "$out/seed001.txt" 2>/dev/null
+		grep -E 'FAIL|panic|Error|error' "$out/misi.log" | head -10
+		cat "$out/misi.txt" 2>/dev/null
 	fi
 	if [ -n "${MMJOIN:-}" ]; then
 		# MMJOIN=default (or shape names): MMJoin across devices against the CPU's.
@@ -134,8 +134,8 @@ allpairs)
 		only=""
 		[ "$MMJOIN" != default ] && only="$MMJOIN"
 		"$t" -test.run '^$' -test.bench '^BenchmarkMMJoin$' -test.benchtime 1x -test.timeout 400s \
-			-seed001.data .device-data ${only:+-mmjoin.only "$only"} ${MMJOIN_TECHS:+-mmjoin.techs "$MMJOIN_TECHS"} \
-			${CONTAINMENT:+-mmjoin.containment "$CONTAINMENT"} ${REPS:+-seed001.reps "$REPS"} >"$out/mmjoin.log" 2>&1
+			-misi.data .device-data ${only:+-mmjoin.only "$only"} ${MMJOIN_TECHS:+-mmjoin.techs "$MMJOIN_TECHS"} \
+			${CONTAINMENT:+-mmjoin.containment "$CONTAINMENT"} ${REPS:+-misi.reps "$REPS"} >"$out/mmjoin.log" 2>&1
 		echo "benchmark exit $?"
 		grep -E -v '^(goos|goarch|pkg|cpu|PASS|ok|Benchmark)' "$out/mmjoin.log" | head -60
 	fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pairs-compare.sh times whole runs of several xsect builds side by side on
-# seed 000's instance (n items, p = 5%, 10^7 occurrences, support 0.3%),
+# the BATMAP paper's instance (n items, p = 5%, 10^7 occurrences, support 0.3%),
 # all pairs written to a file: ROUNDS rounds (default 5), each running every
 # build in turn, so that the machine's drift hits them alike. It prints one
 # line per run (build, wall milliseconds, --timings), then the md5 of the

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/internal/sysinfo"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/synth"
@@ -94,7 +95,7 @@ func BenchmarkReadText(b *testing.B) {
 // directly with BenchmarkReadText.
 func BenchmarkReadBinary(b *testing.B) {
 	for _, f := range benchFiles {
-		c, err := Load(filepath.Join(dataDir, f))
+		c, err := Load(settest.SharedData(b, f))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -116,7 +117,7 @@ func BenchmarkReadBinary(b *testing.B) {
 func BenchmarkLoad(b *testing.B) {
 	dir := b.TempDir()
 	for _, f := range benchFiles {
-		c, err := Load(filepath.Join(dataDir, f))
+		c, err := Load(settest.SharedData(b, f))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -152,7 +153,7 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 func BenchmarkWrite(b *testing.B) {
-	c, err := Load(filepath.Join(dataDir, "fimi/retail.dat"))
+	c, err := Load(settest.SharedData(b, "fimi/retail.dat"))
 	if err != nil {
 		b.Fatal(err)
 	}

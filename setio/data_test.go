@@ -6,19 +6,17 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/sets"
 )
 
-// dataDir holds the project's real data sets (/work/shared/data/README).
-const dataDir = "../../shared/data"
-
-// readData returns a real data file's bytes; a missing file fails the test.
+// readData returns a real data file's bytes; without the shared data sets
+// the test is skipped, and a missing file fails it.
 func readData(t testing.TB, name string) []byte {
 	t.Helper()
-	p := filepath.Join(dataDir, name)
-	b, err := os.ReadFile(p)
+	b, err := os.ReadFile(settest.SharedData(t, name))
 	if err != nil {
-		t.Fatalf("real data file %s is missing (%v): the tests need the shared data sets, see %s/README.md", p, err, dataDir)
+		t.Fatalf("real data file missing: %v (see the shared data's README.md)", err)
 	}
 	return b
 }
@@ -39,7 +37,7 @@ func TestRealFiles(t *testing.T) {
 	} {
 		t.Run(filepath.Base(f.name), func(t *testing.T) {
 			raw := readData(t, f.name)
-			c, err := Load(filepath.Join(dataDir, f.name))
+			c, err := Load(settest.SharedData(t, f.name))
 			if err != nil {
 				t.Fatal(err)
 			}

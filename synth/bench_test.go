@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkGenerate makes 1000 sets of about 10,000 elements over 10^6
-// (seed 001's shape at a hundredth of the size), with one worker: the
+// (Bellas & Gounaris's shape at a hundredth of the size), with one worker: the
 // figure is per core.
 func BenchmarkGenerate(b *testing.B) {
 	for _, d := range []Dist{Uniform, Normal, Zipf} {

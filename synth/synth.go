@@ -1,6 +1,6 @@
 // Package synth generates synthetic collections of sets, after the
 // artificial data sets of Bellas & Gounaris ("Exploiting GPUs for fast
-// intersection of large sets", seed 001): k sets whose elements are drawn
+// intersection of large sets"): k sets whose elements are drawn
 // from a uniform, normal or Zipf distribution over a universe, named
 // "Distribution-Universe-AvgSize" there (zipf-10^8-10^6), with set sizes
 // varying around the average.

@@ -10,9 +10,10 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// The block kernels implement seed 003's speculative block comparison
-// (Schlegel, Willhalm and Lehner): load a block of w values from each set,
-// compare all w*w pairs at once, then advance the set whose block ends with
+// The block kernels implement the speculative block comparison of
+// Schlegel, Willhalm and Lehner, "Fast Sorted-Set Intersection using SIMD
+// Instructions": load a block of w values from each set, compare all w*w
+// pairs at once, then advance the set whose block ends with
 // the smaller value (both when the ends are equal). Strictly increasing
 // inputs make every match appear in exactly one block pair, and the output
 // comes out sorted because the matched values of each a block are written
@@ -276,7 +277,7 @@ func reduceY(y VecPhysical) {
 // Y0) that equal some value of the b block at (DI). Each b value is
 // broadcast from memory (a load, no shuffle) and compared with all of a;
 // on Zen 5 this beats comparing against the eight rotations of the b
-// block (VPSHUFD and VPERM2I128) by 6%.
+// block (VPSHUFD and VPERM2I128; README.md).
 func avx2Matches() {
 	VMOVDQU(Mem{Base: RSI}, Y0)
 	ys := []VecPhysical{Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8}
@@ -367,16 +368,13 @@ const (
 	// emuXorMin xors a with each of the 16 b values (broadcast from
 	// memory) and takes the unsigned minimum of the 16 results: a lane is
 	// zero where a value matched. Only plain vector ALU operations, which
-	// Zen 5 runs on four pipes: 5.9 G elements/s at 1:1 there, against 2.9
-	// for 16 compares into masks combined with KORW, 3.5 for masked
-	// not-equal compare chains and 4.0 for the hybrid below.
+	// Zen 5 runs on four pipes: the fastest emulation there (README.md has
+	// the figures of the others).
 	emuXorMin emulation = iota
 	// emuHybrid does 10 of the 16 b values with chained masked not-equal
 	// compares and 6 with xor and minimum. Intel cores (Sapphire Rapids)
 	// compare into masks on one port but xor and min on two; the split
-	// balances them: 1:1 in 838 us there, against 1.10 ms for emuXorMin and
-	// 939 us with 16 compares (6 and 8 compares: 962 and 888 us; 12 and 14
-	// compares 8% and 18% slower than 10).
+	// balances them, and 10 compares measured best of 6 to 16 (README.md).
 	emuHybrid
 	// emuNative is VP2INTERSECTD.
 	emuNative
@@ -463,7 +461,8 @@ func avx512Count(name string, e emulation, doc ...string) blockKernel {
 // and a full 16-lane store. In the unrolled loop it stores two windows
 // late: Zen 5 holds loads back until the addresses of older stores are
 // known, and the address of a store depends on the popcount of all the
-// matches before it; storing at once costs 460 us at 1M x 1M against 250.
+// matches before it, so storing at once nearly doubles the time
+// (README.md).
 func avx512Intersect(name string, e emulation, doc ...string) blockKernel {
 	const unroll, depth = 3, 2
 	zp := []VecPhysical{Z10, Z11, Z12, Z13, Z14, Z15}

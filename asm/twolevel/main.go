@@ -1,7 +1,8 @@
 // Command twolevel generates the amd64 assembly of package
 // github.com/xsect/xsect/intersect/twolevel: the AVX-512 kernels that
-// intersect two sets in the two-level layout (seed 003, Schlegel, Willhalm
-// and Lehner, section 3.3), and a CPUID helper.
+// intersect two sets in the two-level layout of Schlegel, Willhalm and
+// Lehner, "Fast Sorted-Set Intersection using SIMD Instructions", section
+// 3.3.
 //
 // Run it through go generate in the twolevel package:
 //
@@ -12,8 +13,6 @@
 package main
 
 import (
-	"github.com/xsect/xsect/asm/internal/x86"
-
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -21,7 +20,6 @@ import (
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	x86.GenCPUID()
 	for _, k := range []kind{xorMin, vp2} {
 		for _, m := range []mode{count, intersect, intersectSet} {
 			kernel(k, m)

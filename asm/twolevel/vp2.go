@@ -15,8 +15,8 @@ const vp2RatioLog = 7
 
 // The vp2 group body, for CPUs with AVX512_VP2INTERSECT (Zen 5 here).
 //
-// Both groups advance in blocks of 32 lower halves, as in seed 003's block
-// merge: each block is zero-extended into two vectors of 16 dwords, four
+// Both groups advance in blocks of 32 lower halves, as in Schlegel et al.'s
+// block merge: each block is zero-extended into two vectors of 16 dwords, four
 // VP2INTERSECTD compare all 32x32 pairs, the lanes of the larger group's
 // block that matched are recorded, and the block with the smaller last
 // value advances (both when the last values are equal). Every pair of

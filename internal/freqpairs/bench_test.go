@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
 )
 
@@ -20,11 +21,7 @@ import (
 // picks and with each CPU engine.
 func BenchmarkFIMI(b *testing.B) {
 	for _, file := range []string{"retail.dat", "T10I4D100K.dat", "kosarak_head36682.dat"} {
-		path := "../../../shared/data/fimi/" + file
-		if _, err := os.Stat(path); err != nil {
-			b.Fatalf("%s is missing: the real data sets are expected in ../shared/data: %v", path, err)
-		}
-		tx, err := setio.Load(path)
+		tx, err := setio.Load(settest.SharedData(b, "fimi", file))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -53,7 +50,7 @@ func BenchmarkFIMI(b *testing.B) {
 // BenchmarkPlan times NewPlan alone: preparation and every estimate.
 func BenchmarkPlan(b *testing.B) {
 	for _, file := range []string{"retail.dat", "T10I4D100K.dat"} {
-		tx, err := setio.Load("../../../shared/data/fimi/" + file)
+		tx, err := setio.Load(settest.SharedData(b, "fimi", file))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -117,7 +114,7 @@ func BenchmarkEstimates(b *testing.B) {
 	if spec == "" {
 		for _, f := range []string{"retail.dat", "T10I4D100K.dat", "kosarak_head36682.dat"} {
 			for _, s := range []string{"0.1%", "0.01%"} {
-				spec += ",../../../shared/data/fimi/" + f + "@" + s
+				spec += "," + settest.SharedData(b, "fimi", f) + "@" + s
 			}
 		}
 		spec = spec[1:]

@@ -13,7 +13,7 @@ import (
 // transactions a word: package allpairs' bit-packed matrix product ("mm",
 // AVX-512 VPOPCNTQ in 4×4 register blocks), which is this problem exactly
 // (the supports of pairs are the all-pairs overlaps of the tidlists). It
-// wins where the data are dense: on seed 000's instances it does
+// wins where the data are dense: on the BATMAP paper's instances it does
 // C(f, 2)·⌈m/64⌉ word operations where apriori does an increment for
 // every pair of items of every transaction.
 type bitmapEngine struct{ cpu }

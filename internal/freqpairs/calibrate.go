@@ -31,11 +31,7 @@ type costs struct {
 // referenceCosts were fitted on the development machine (AMD Zen 5, 2
 // threads on a shared core, running other work as it usually does: load 2
 // to 4; docs/BATMAP.md) from whole engine runs on the FIMI files and the
-// BATMAP paper's instances. batmapWord is that of the AVX-512 kernel. The
-// batmap and eclat figures were refitted in November 2026 (issue #5): they
-// were about half the time those engines took, on this machine and on the
-// H100 host alike, which made auto choose batmap at n = 1000, where
-// apriori is 2.5 times faster.
+// BATMAP paper's instances. batmapWord is that of the AVX-512 kernel.
 var referenceCosts = costs{
 	aprioriIncrement: 2.2e-9, aprioriEntry: 0.7e-9, aprioriVisit: 22e-9,
 	batmapInsert: 85e-9, batmapWord: 0.075e-9, batmapPair: 12e-9,
@@ -71,9 +67,7 @@ type probe struct {
 
 // probeReference is the probe on the reference machine with 2 threads, in
 // the conditions the reference costs were fitted in, the machine running
-// other work: about the median of 200 runs (0.63, 0.093 and 0.31 ns in
-// one such measurement; when the second thread has a core to itself, as
-// in the first quartile, about half that). A run takes 2 to 10 ms there.
+// other work: about the median of many runs (docs/BATMAP.md).
 var probeReference = probe{increment: 0.64e-9, word: 0.080e-9, element: 0.32e-9}
 
 // costs returns the reference costs scaled by what p measured here: batmap
@@ -82,11 +76,9 @@ var probeReference = probe{increment: 0.64e-9, word: 0.080e-9, element: 0.32e-9}
 // pairs, tree walks) by the lesser of the increment and the word kernel's
 // ratios. The increment kernel alone overstates how much slower a machine
 // is at that work when the work is partly memory-bound and the machine's
-// caches are larger: on the H100 host (Sapphire Rapids, 16 cores, 300 MB
-// of L3) it runs 1.9 times slower per thread than the reference, apriori
-// as a whole 0.8 to 1.0 times, the word kernel 1.1 times, and batmap 1.0
-// times (docs/BATMAP.md). The word kernel alone would miss a machine whose
-// SIMD is slow (the portable kernel is 6 times slower), hence the lesser.
+// caches are larger (as on the H100 host's Xeon, docs/BATMAP.md); the word
+// kernel alone would miss a machine whose SIMD is slow (or the portable
+// kernel), hence the lesser.
 func (p *probe) costs() costs {
 	r := referenceCosts
 	word := p.word / probeReference.word

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/xsect/xsect/batmap"
 	"github.com/xsect/xsect/internal/overlap"
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
 )
@@ -49,7 +49,8 @@ func datasets(t *testing.T) []dataset {
 	r := rand.New(rand.NewPCG(11, 12))
 	var out []dataset
 	add := func(name string, supports []int, ss ...[]uint32) {
-		out = append(out, dataset{name, sets.FromSets(ss...), supports})
+		slices.Sort(supports)
+		out = append(out, dataset{name, sets.FromSets(ss...), slices.Compact(supports)})
 	}
 	add("empty", []int{1})
 	add("one-empty-transaction", []int{1}, nil)
@@ -150,13 +151,20 @@ func comparePairs(t *testing.T, got, want []Pair) {
 	}
 }
 
+// TestEnginesExact runs every engine on every data set at every support,
+// on 1 and 3 threads (3 only with -short), and once more with the
+// horizontal database built on first use.
 func TestEnginesExact(t *testing.T) {
+	threadCounts := []int{1, 3}
+	if testing.Short() {
+		threadCounts = threadCounts[1:]
+	}
 	for _, ds := range datasets(t) {
 		for _, s := range ds.support {
 			want := reference(ds.tx, s)
 			for _, ec := range engineCases() {
 				t.Run(fmt.Sprintf("%s/s=%d/%s", ds.name, s, ec.name), func(t *testing.T) {
-					for _, threads := range []int{1, 3} {
+					for _, threads := range threadCounts {
 						comparePairs(t, run(t, ds.tx, ec.engine, ec.cfg, s, threads), want)
 					}
 					// The horizontal database built on first use.
@@ -277,14 +285,11 @@ func TestGenerateBernoulli(t *testing.T) {
 	}
 }
 
-// fimi returns a FIMI file of the shared data, failing if it is missing.
+// fimi returns a FIMI file of the shared data (skipping t without them),
+// failing if it is missing.
 func fimi(t *testing.T, name string) *sets.Collection {
 	t.Helper()
-	path := "../../../shared/data/fimi/" + name
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("%s is missing: the real data sets are expected in ../shared/data (see its README): %v", path, err)
-	}
-	c, err := setio.Load(path)
+	c, err := setio.Load(settest.SharedData(t, "fimi", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,16 +297,21 @@ func fimi(t *testing.T, name string) *sets.Collection {
 }
 
 // TestFIMIOracle checks the pair counts that Borgelt's apriori reports on
-// this machine (docs/BATMAP.md), for every engine.
+// this machine (docs/BATMAP.md), for every engine (with -short, on retail
+// only and without eclat, the slowest there).
 func TestFIMIOracle(t *testing.T) {
-	for _, tc := range []struct {
+	cases := []struct {
 		file    string
 		support string
 		pairs   int
 	}{
 		{"retail.dat", "0.01%", 67992},
 		{"T10I4D100K.dat", "0.01%", 110793},
-	} {
+	}
+	if testing.Short() {
+		cases = cases[:1]
+	}
+	for _, tc := range cases {
 		tx := fimi(t, tc.file)
 		s, err := ParseSupport(tc.support, tx.Len())
 		if err != nil {

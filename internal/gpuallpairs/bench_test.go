@@ -12,18 +12,19 @@ import (
 	"time"
 
 	"github.com/xsect/xsect/internal/overlap"
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/synth"
 )
 
 var (
-	benchData  = flag.String("seed001.data", "", "`dir`ectory holding fimi/ and ir/gcide/ (default: $XSECT_DATA, else /work/shared/data)")
-	benchOnly  = flag.String("seed001.only", "", "comma-separated shapes to run, or table1, table1-10k, table1-50k, table1-100k (default: the six shapes measured with seed 001's code)")
-	benchTechs = flag.String("seed001.techs", "auto,mm,scancount,bitmap,bitmap-dynamic,merge", "comma-separated GPU techniques")
-	benchReps  = flag.Int("seed001.reps", 5, "timed runs per technique (the median is reported)")
-	benchMax   = flag.Float64("seed001.max", 3, "skip techniques estimated slower than this many seconds")
-	benchTable = flag.String("seed001.table", "", "also write the table to this `file`")
+	benchData  = flag.String("misi.data", "", "`dir`ectory holding fimi/ and ir/gcide/ (default: $XSECT_DATA, else ../shared/data beside the repository)")
+	benchOnly  = flag.String("misi.only", "", "comma-separated shapes to run, or table1, table1-10k, table1-50k, table1-100k (default: the six shapes measured with the paper's code)")
+	benchTechs = flag.String("misi.techs", "auto,mm,scancount,bitmap,bitmap-dynamic,merge", "comma-separated GPU techniques")
+	benchReps  = flag.Int("misi.reps", 5, "timed runs per technique (the median is reported)")
+	benchMax   = flag.Float64("misi.max", 3, "skip techniques estimated slower than this many seconds")
+	benchTable = flag.String("misi.table", "", "also write the table to this `file`")
 )
 
 // shape is one all-pairs problem of the benchmarks: a data file, or a
@@ -36,20 +37,22 @@ type shape struct {
 	avg     int
 	u       uint64
 	dist    synth.Dist
-	// ms is the reference time: seed 001's code on this H100 for the first
-	// six; for Table 1's look-alikes, the paper's best GPU time on its
-	// Titan XP on the real data (Table A.2), only a rough guide.
+	// ms is the reference time: the paper's code on the H100 host for the
+	// first six; for Table 1's look-alikes, the paper's best GPU time on
+	// its Titan XP on the real data (Table A.2), only a rough guide.
 	ms    float64
 	group string // "" for the default shapes, else the opt-in group
 }
 
-// seed001 is seed 001's all-pairs setup with its published times on this
-// H100 (its fastest technique, OBS; counts delivered to host memory),
-// then look-alikes of its Table 1 real data sets: generated collections
+// misiShapes are the all-pairs (MISI) problems of Bellas & Gounaris,
+// "Exploiting GPUs for fast intersection of large sets", with the times of
+// their code on the H100 host (its fastest technique, OBS; counts
+// delivered to host memory), then look-alikes of its Table 1 real data
+// sets: generated collections
 // of the same number of sets, average size and universe, with Zipf
 // elements (s = 0.9) for the skewed ones (click streams, e-mail words,
 // communities, followers) and uniform ones for the dense WORDS.
-var seed001 = []shape{
+var misiShapes = []shape{
 	{name: "retail-10k", file: "fimi/retail.dat", largest: 10000, ms: 119},
 	{name: "kosarak-10k", file: "fimi/kosarak_head36682.dat", largest: 10000, ms: 120},
 	{name: "BMS2-10k", file: "fimi/BMS2.dat", largest: 10000, ms: 113},
@@ -74,7 +77,7 @@ var seed001 = []shape{
 	{name: "WORDS-100K", k: 100_000, avg: 2021, u: 11_000, dist: synth.Uniform, ms: 43360, group: "table1-100k"},
 }
 
-// selected reports whether -seed001.only (or only, for other benchmarks)
+// selected reports whether -misi.only (or only, for other benchmarks)
 // selects sh: by name, by group, "table1" for every Table 1 shape; the
 // default shapes when empty.
 func selected(only string, sh shape) bool {
@@ -90,35 +93,28 @@ func selected(only string, sh shape) bool {
 }
 
 // load reads or generates sh's collection.
-func (sh shape) load() (*sets.Collection, error) {
-	if sh.file != "" {
-		return setio.Load(filepath.Join(dataDir(), sh.file))
+func (sh shape) load(tb testing.TB) (*sets.Collection, error) {
+	if sh.file == "" {
+		return synth.Generate(synth.Config{Sets: sh.k, Universe: sh.u, AvgSize: sh.avg, Dist: sh.dist, Seed: 1})
 	}
-	return synth.Generate(synth.Config{Sets: sh.k, Universe: sh.u, AvgSize: sh.avg, Dist: sh.dist, Seed: 1})
-}
-
-func dataDir() string {
 	if *benchData != "" {
-		return *benchData
+		return setio.Load(filepath.Join(*benchData, sh.file))
 	}
-	if d := os.Getenv("XSECT_DATA"); d != "" {
-		return d
-	}
-	return "/work/shared/data"
+	return setio.Load(settest.SharedData(tb, sh.file))
 }
 
 // benchTile is the caller's tile: 2048² counts, 16 MiB.
 const benchTile = 2048
 
-// BenchmarkSeed001 times, for each of seed 001's all-pairs problems and
+// BenchmarkMISI times, for each of misiShapes' all-pairs problems and
 // each GPU technique, the whole path from the collection in host memory to
 // every count in host memory: planning (selection, renumbering,
 // statistics) plus the run, tiles of 2048×2048 handed to a callback that
 // does nothing else. Every technique's counts are checked against the
 // others' (a checksum of all tiles) before timing. Reported: the median
-// of -seed001.reps runs after a warm-up run, and the speedup over seed
-// 001's published time.
-func BenchmarkSeed001(b *testing.B) {
+// of -misi.reps runs after a warm-up run, and the speedup over the time
+// of the paper's code.
+func BenchmarkMISI(b *testing.B) {
 	needGPU(b)
 	var rows []string
 	add := func(format string, args ...any) {
@@ -126,12 +122,12 @@ func BenchmarkSeed001(b *testing.B) {
 		rows = append(rows, line)
 		fmt.Println(line)
 	}
-	add("%-22s %6s %9s %-15s %9s %9s %9s %8s  %s", "problem", "sets", "elements", "technique", "plan ms", "run ms", "total ms", "speedup", "seed001 ms / detail")
-	for _, sh := range seed001 {
+	add("%-22s %6s %9s %-15s %9s %9s %9s %8s  %s", "problem", "sets", "elements", "technique", "plan ms", "run ms", "total ms", "speedup", "paper ms / detail")
+	for _, sh := range misiShapes {
 		if !selected(*benchOnly, sh) {
 			continue
 		}
-		c, err := sh.load()
+		c, err := sh.load(b)
 		if err != nil {
 			b.Logf("%s: %v (skipped)", sh.name, err)
 			continue
@@ -209,14 +205,14 @@ func median(ds []time.Duration) time.Duration {
 }
 
 var (
-	mmjOnly        = flag.String("mmjoin.only", "zipf-1000x100k-1e7,kosarak-10k,gcide-10k,retail-10k", "comma-separated shapes of BenchmarkMMJoin (names or groups, as -seed001.only)")
+	mmjOnly        = flag.String("mmjoin.only", "zipf-1000x100k-1e7,kosarak-10k,gcide-10k,retail-10k", "comma-separated shapes of BenchmarkMMJoin (names or groups, as -misi.only)")
 	mmjTechs       = flag.String("mmjoin.techs", "cpu:mmjoin,gpu:mmjoin,gpu:auto,cpu:auto", "comma-separated device:technique pairs")
 	mmjContainment = flag.String("mmjoin.containment", "", "containment degree of the query (default: pairs sharing an element)")
 )
 
 // BenchmarkMMJoin times MMJoin across devices against MMJoin on the CPU's
 // threads and the planners' choices, counting qualifying pairs (no
-// output): planning plus the run, median of -seed001.reps after a checked
+// output): planning plus the run, median of -misi.reps after a checked
 // warm-up.
 func BenchmarkMMJoin(b *testing.B) {
 	needGPU(b)
@@ -229,11 +225,11 @@ func BenchmarkMMJoin(b *testing.B) {
 		q = overlap.Query{Containment: r}
 	}
 	fmt.Printf("%-22s %-15s %9s %9s %9s %12s  %s\n", "problem", "technique", "plan ms", "run ms", "total ms", "pairs", "detail")
-	for _, sh := range seed001 {
+	for _, sh := range misiShapes {
 		if !selected(*mmjOnly, sh) {
 			continue
 		}
-		c, err := sh.load()
+		c, err := sh.load(b)
 		if err != nil {
 			b.Logf("%s: %v (skipped)", sh.name, err)
 			continue

@@ -11,7 +11,7 @@ import (
 	"github.com/xsect/xsect/internal/overlap"
 )
 
-// mmjoinEngine is MMJoin across devices (seed 001, section 4.1): the split
+// mmjoinEngine is MMJoin across devices (Bellas & Gounaris, section 4.1): the split
 // of overlap.PlanMMJoin, optimised for the GPU's product, with the heavy
 // sets × heavy elements multiplied by cuBLAS (int8 inputs, int32 sums:
 // exact) while the CPU's threads run the rest through the inverted index

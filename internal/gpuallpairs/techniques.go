@@ -8,8 +8,8 @@ import (
 	"github.com/xsect/xsect/internal/overlap"
 )
 
-// Device throughputs of the cost model, fitted to the H100's runs of the
-// seed-001 benchmark (docs/PERFORMANCE.md): int8 and float16 operations
+// Device throughputs of the cost model, fitted to the H100's runs of
+// BenchmarkMISI (docs/PERFORMANCE.md): int8 and float16 operations
 // per second that cuBLAS reaches on these shapes (two per multiply-add),
 // inverted-list entries read by scan-count (hot lists stay in the 50 MB
 // L2) and lists started, bitmap words ANDed and counted, bit probes,

@@ -15,9 +15,9 @@ import (
 	"github.com/xsect/xsect/sets"
 )
 
-var benchItems = flag.String("gpubatmap.n", "4000,16000,64000", "comma-separated item counts of seed 000's instance for BenchmarkKernel")
+var benchItems = flag.String("gpubatmap.n", "4000,16000,64000", "comma-separated item counts of the BATMAP paper's instance for BenchmarkKernel")
 
-// tidlists returns the tidlists of seed 000's instance with n items: each
+// tidlists returns the tidlists of the BATMAP paper's instance with n items: each
 // item in each of m = 10^7/(n·p) transactions with probability p = 5%,
 // drawn by geometric gaps.
 func tidlists(n int, seed uint64) (*sets.Collection, int) {
@@ -41,7 +41,7 @@ func tidlists(n int, seed uint64) (*sets.Collection, int) {
 	return c, m
 }
 
-// BenchmarkKernel runs all pairs of seed 000's instances (n items, 10^7
+// BenchmarkKernel runs all pairs of the BATMAP paper's instances (n items, 10^7
 // occurrences, p = 5%) on the GPU: "count" counts the pairs of support
 // 0.3% (nothing but failed-insertion candidates comes back), "pairs"
 // also brings every such pair back to the host. Bytes are counted as

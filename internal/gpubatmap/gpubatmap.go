@@ -2,8 +2,9 @@
 // NVIDIA GPU, through package gpu, and registers the "batmap" engines of
 // packages pairs and allpairs for the GPU.
 //
-// The kernel is the paper's (seed 000, section III-B) made into a GEMM with
-// a custom operator: batmaps sorted by width are cut into groups of at
+// The kernel is the paper's (Amossen & Pagh, "A New Data Layout For Set
+// Intersection on GPUs", section III-B) made into a GEMM with a custom
+// operator: batmaps sorted by width are cut into groups of at
 // most 128 of one width; a thread block owns a tile of 128 × 128 pairs of
 // the upper triangle (row group g, column group h >= g), stages 16-word
 // slices of its batmaps in shared memory (cp.async, two stages), and each

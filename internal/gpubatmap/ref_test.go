@@ -520,15 +520,20 @@ func checkResults(t *testing.T, c refCase, b *batmap.Batmaps, runFn func(opt Opt
 }
 
 // TestEmulated runs every case through the emulated kernel, with small
-// batches (many launches) and with one.
+// batches (many launches) and with one; with -short, with small batches
+// only.
 func TestEmulated(t *testing.T) {
+	batches := []int64{1 << 24, 3000}
+	if testing.Short() {
+		batches = batches[1:]
+	}
 	for _, c := range refCases() {
 		t.Run(c.name, func(t *testing.T) {
 			b := build(t, c)
 			if c.cfg.MaxLoop == 1 && b.Failures() == 0 {
 				t.Fatal("no insertion failed: the case does not test corrections")
 			}
-			for _, batchEntries := range []int64{1 << 24, 3000} {
+			for _, batchEntries := range batches {
 				checkResults(t, c, b, func(opt Options, m mode, emit func(int, []Pair) error, tileFn func(*batmap.Tile) error) (int64, error) {
 					opt.maxEntries = batchEntries
 					return emulatedRun(t, uint64(batchEntries), b, opt, m, emit, tileFn), nil

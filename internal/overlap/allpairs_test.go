@@ -10,7 +10,6 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -540,7 +540,7 @@ func loadText(t testing.TB, path string, limit int) *sets.Collection {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
-		t.Fatalf("real data missing: %v (the tests need the project's shared data at ../shared/data)", err)
+		t.Fatalf("real data file missing: %v", err)
 	}
 	defer f.Close()
 	var rd io.Reader = f
@@ -572,8 +572,6 @@ func loadText(t testing.TB, path string, limit int) *sets.Collection {
 	return c
 }
 
-func dataPath(name string) string { return filepath.Join("..", "..", "..", "shared", "data", name) }
-
 func TestRealData(t *testing.T) {
 	files := []struct {
 		name  string
@@ -590,14 +588,14 @@ func TestRealData(t *testing.T) {
 		files = files[:2]
 	}
 	for _, f := range files {
-		c := loadText(t, dataPath(f.name), f.limit)
+		c := loadText(t, settest.SharedData(t, f.name), f.limit)
 		check(t, f.name, c, nil, Query{MinOverlap: 1}, 0, true)
 		check(t, f.name+" containment", c, nil, Query{Containment: Ratio{1, 1}}, 0, true)
 		check(t, f.name+" containment 0.7", c, nil, Query{Containment: Ratio{7, 10}}, 0, true)
 		check(t, f.name+" largest", c, nil, Query{MinOverlap: 2}, 300, true)
 	}
-	r := loadText(t, dataPath("containment/msweb.data.train.sets"), 800)
-	s := loadText(t, dataPath("containment/msweb.data.test.sets"), 900)
+	r := loadText(t, settest.SharedData(t, "containment/msweb.data.train.sets"), 800)
+	s := loadText(t, settest.SharedData(t, "containment/msweb.data.test.sets"), 900)
 	check(t, "msweb test x train", s, r, Query{Containment: Ratio{1, 1}}, 0, true)
 	check(t, "msweb test x train overlap", s, r, Query{MinOverlap: 2}, 0, true)
 }

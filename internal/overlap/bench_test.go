@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/synth"
 )
@@ -44,15 +45,15 @@ func benchCollection(b testing.TB, name string) *sets.Collection {
 	case "uniform-300x1k-1e4":
 		c = generate(b, 300, 10_000, 1_000, synth.Uniform)
 	case "retail":
-		c = loadText(b, dataPath("fimi/retail.dat"), 0)
+		c = loadText(b, settest.SharedData(b, "fimi/retail.dat"), 0)
 	case "BMS2":
-		c = loadText(b, dataPath("fimi/BMS2.dat"), 0)
+		c = loadText(b, settest.SharedData(b, "fimi/BMS2.dat"), 0)
 	case "kosarak":
-		c = loadText(b, dataPath("fimi/kosarak_head36682.dat"), 0)
+		c = loadText(b, settest.SharedData(b, "fimi/kosarak_head36682.dat"), 0)
 	case "chess":
-		c = loadText(b, dataPath("fimi/chess.dat"), 0)
+		c = loadText(b, settest.SharedData(b, "fimi/chess.dat"), 0)
 	case "gcide":
-		c = loadText(b, dataPath("ir/gcide/gcide.docs.sets.gz"), 0)
+		c = loadText(b, settest.SharedData(b, "ir/gcide/gcide.docs.sets.gz"), 0)
 	default:
 		b.Fatalf("unknown data %q", name)
 	}

@@ -75,7 +75,7 @@ func bitmapMemory(p *Problem, columns int) int64 {
 
 // bitmapNaive keeps a bitmap of every set resident and counts each pair by
 // AND and popcount over the whole universe, pair by pair: the BI-naive of
-// seed 001.
+// Bellas & Gounaris, "Exploiting GPUs for fast intersection of large sets".
 type bitmapNaive struct{ cpuEngine }
 
 func init() { Register(bitmapNaive{cpuEngine{"bitmap"}}) }
@@ -122,7 +122,7 @@ func (bitmapNaive) Run(ctx context.Context, p *Problem, out *Output) error {
 }
 
 // bitmapDynamic builds the bitmap of one set at a time and probes the
-// elements of the others against it: the BI-dynamic of seed 001. It needs
+// elements of the others against it: the BI-dynamic of Bellas & Gounaris. It needs
 // only one bitmap per worker. For pairs, sets are taken largest first, so
 // that the larger set of a pair is the one in the bitmap.
 type bitmapDynamic struct{ cpuEngine }

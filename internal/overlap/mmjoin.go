@@ -12,9 +12,10 @@ import (
 	"github.com/xsect/xsect/sets"
 )
 
-// mmJoin is MMJoin's split (Deep et al., seed 001 section 4.1): sets of at
-// least Δ1 elements are heavy, and so are the elements whose lists among the
-// heavy sets are long. Pairs of heavy sets get the counts of the heavy
+// mmJoin is MMJoin's split (Deep et al., as in section 4.1 of Bellas &
+// Gounaris, "Exploiting GPUs for fast intersection of large sets"): sets of
+// at least Δ1 elements are heavy, and so are the elements whose lists among
+// the heavy sets are long. Pairs of heavy sets get the counts of the heavy
 // elements from a bit-packed matrix product and the rest from the inverted
 // index; every other pair comes from the index alone. The optimiser picks
 // Δ1 and the heavy elements that minimise the calibrated cost, so the engine

@@ -4,11 +4,11 @@ package overlap
 
 //go:generate sh -c "cd ../asm && go run ./allpairs -out ../allpairs/popcount_amd64.s -stubs ../allpairs/popcount_stubs_amd64.go -pkg allpairs"
 
-import "golang.org/x/sys/cpu"
+import "github.com/xsect/xsect/internal/cpufeat"
 
 // hasVPOPCNTQ reports the AVX-512 popcount of quadwords (Ice Lake, Zen 4
-// and later); x/sys/cpu checks that the OS saves the AVX-512 state.
-var hasVPOPCNTQ = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VPOPCNTDQ && cpu.X86.HasBMI2
+// and later).
+var hasVPOPCNTQ = cpufeat.AVX512F && cpufeat.AVX512VL && cpufeat.AVX512VPOPCNTDQ && cpufeat.BMI2
 
 func init() {
 	if hasVPOPCNTQ {

@@ -97,7 +97,7 @@ func FuzzPopcountKernels(f *testing.F) {
 }
 
 // BenchmarkBitProduct times bitProduct on one column band of 16 against
-// 512 rows of seed 000's n = 16,000 shape (bitmaps of 196 words, 5% of
+// 512 rows of the BATMAP paper's n = 16,000 shape (bitmaps of 196 words, 5% of
 // the bits set), in word pairs per second.
 func BenchmarkBitProduct(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -140,6 +140,6 @@ func TestMMBlock(t *testing.T) {
 		}
 	}
 	if rows, cols := mmBlock(196, 16000, 16000, 16); rows != 332 || cols != 164 {
-		t.Errorf("seed 000's n = 16,000: blocks of %dx%d, want the 332x164 measured in docs/BATMAP.md", rows, cols)
+		t.Errorf("the BATMAP instance's n = 16,000: blocks of %dx%d, want the 332x164 measured in docs/BATMAP.md", rows, cols)
 	}
 }

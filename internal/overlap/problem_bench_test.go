@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// prepareShapes are the inputs of the preparation benchmarks: seed 001's
-// all-pairs problems (the 10,000 largest sets of four real data sets, and
+// prepareShapes are the inputs of the preparation benchmarks: the
+// all-pairs problems of Bellas & Gounaris, "Exploiting GPUs for fast
+// intersection of large sets" (the 10,000 largest sets of four real data sets, and
 // two generated collections, the zipf one of 10^8 elements).
 var prepareShapes = []struct {
 	data    string
@@ -43,7 +44,7 @@ func BenchmarkNewProblem(b *testing.B) {
 // stand-in GPU engine is registered (no GPU is needed) whose estimate reads
 // what package gpuallpairs' estimates read: the statistics and one pass
 // over the document frequencies. "gpu-tiles" is the tile plan of
-// gpuallpairs' BenchmarkSeed001 (2048 × 2048 tiles, device gpu).
+// gpuallpairs' BenchmarkMISI (2048 × 2048 tiles, device gpu).
 func BenchmarkNewPlan(b *testing.B) {
 	defer withEngine(standinGPU{})()
 	for _, dev := range []string{"cpu", "auto", "gpu", "gpu-tiles"} {

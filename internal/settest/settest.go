@@ -1,6 +1,6 @@
-// Package settest holds what the tests of xsect's intersection packages
-// share: the reference intersection every kernel is checked against, and
-// random sets.
+// Package settest holds what the tests of xsect's packages share: the
+// reference intersection every kernel is checked against, random sets, and
+// the way to the project's real data sets (SharedData).
 package settest
 
 import (

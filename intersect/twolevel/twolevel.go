@@ -14,13 +14,12 @@
 // has it, else with AVX-512 BW alone (see twolevel_amd64.go). Elsewhere, or
 // with the purego build tag, a portable Go merge does the work.
 //
-// The layout pays where the sets are dense, many elements to a group. On
-// this project's Zen 5, counting two random sets of 1M elements drawn from
-// 2^20 to 2^28 values runs 1.3 to 1.5 times as fast as package intersect's
-// VP2INTERSECT method on the same sets as plain slices, in 2.0 bytes an
-// element instead of 4; drawn from 2^32 (groups of about 16) it runs at
-// 0.9 times, in 2.25 bytes an element. Without VP2INTERSECT (Sapphire
-// Rapids) the layout saves memory but not time.
+// The layout pays where the sets are dense, many elements to a group: with
+// VP2INTERSECT (Zen 5) such sets count faster than package intersect's
+// method on plain slices, in about half the memory; sparse ones (groups of
+// a few elements) count a little slower. Without VP2INTERSECT (Sapphire
+// Rapids) the layout saves memory but not time. docs/PERFORMANCE.md has
+// the figures and their command.
 //
 // Methods lists every implementation this CPU can run, by name, so that tests
 // and benchmarks can run each one.

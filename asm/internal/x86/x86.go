@@ -1,6 +1,6 @@
-// Package x86 holds what xsect's assembly generators share: a CPUID
-// function and VP2INTERSECTD, which neither avo nor the Go assembler
-// knows, emitted as bytes.
+// Package x86 holds what xsect's assembly generators share:
+// VP2INTERSECTD, which neither avo nor the Go assembler knows, emitted as
+// bytes.
 package x86
 
 import (
@@ -12,21 +12,6 @@ import (
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 )
-
-// GenCPUID emits cpuid(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32):
-// x/sys/cpu has no flag for AVX512_VP2INTERSECT.
-func GenCPUID() {
-	build.TEXT("cpuid", build.NOSPLIT, "func(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32)")
-	build.Doc("cpuid executes CPUID with EAX = leaf and ECX = subleaf.")
-	build.Load(build.Param("leaf"), reg.EAX)
-	build.Load(build.Param("subleaf"), reg.ECX)
-	build.CPUID()
-	build.Store(reg.EAX, build.Return("eax"))
-	build.Store(reg.EBX, build.Return("ebx"))
-	build.Store(reg.ECX, build.Return("ecx"))
-	build.Store(reg.EDX, build.Return("edx"))
-	build.RET()
-}
 
 // The instruction (Intel SDM, "VP2INTERSECTD/VP2INTERSECTQ") is
 //

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/xsect/xsect/internal/settest"
 )
 
 func sortedLines(s string) []string {
@@ -109,7 +111,7 @@ func TestAllPairsExplain(t *testing.T) {
 }
 
 func TestAllPairsRealData(t *testing.T) {
-	path := "../../../../../shared/data/fimi/retail.dat"
+	path := settest.SharedData(t, "fimi", "retail.dat")
 	code, stdout, stderr := run(t, "containment", path, "--largest", "3000", "--count-only", "--min-degree", "0.5")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

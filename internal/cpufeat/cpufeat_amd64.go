@@ -1,0 +1,20 @@
+//go:build amd64 && !purego
+
+package cpufeat
+
+import "golang.org/x/sys/cpu"
+
+func init() {
+	x := &cpu.X86
+	AVX2, BMI2, POPCNT = x.HasAVX2, x.HasBMI2, x.HasPOPCNT
+	AVX512F, AVX512BW, AVX512VL = x.HasAVX512F, x.HasAVX512BW, x.HasAVX512VL
+	AVX512VBMI2, AVX512VPOPCNTDQ = x.HasAVX512VBMI2, x.HasAVX512VPOPCNTDQ
+	maxLeaf, ebx, ecx, edx := cpuid(0, 0)
+	AMD = ebx == 0x68747541 && edx == 0x69746e65 && ecx == 0x444d4163 // "Auth" "enti" "cAMD"
+	// CPUID.(EAX=7, ECX=0):EDX bit 8; HasAVX512F says that the OS saves
+	// the AVX-512 state.
+	if maxLeaf >= 7 && AVX512F {
+		_, _, _, edx := cpuid(7, 0)
+		AVX512VP2INTERSECT = edx&(1<<8) != 0
+	}
+}

@@ -1,0 +1,67 @@
+//go:build linux
+
+package cpufeat
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestProcCPUInfo checks every feature against the flags that Linux
+// reports in /proc/cpuinfo (it hides the AVX-512 ones when it does not
+// save the AVX-512 state), and against all false under purego and off
+// amd64.
+func TestProcCPUInfo(t *testing.T) {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		t.Skipf("no /proc/cpuinfo: %v", err)
+	}
+	defer f.Close()
+	flags, vendor := map[string]bool{}, ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		key, value, _ := strings.Cut(sc.Text(), ":")
+		switch strings.TrimSpace(key) {
+		case "flags":
+			for _, fl := range strings.Fields(value) {
+				flags[fl] = true
+			}
+		case "vendor_id":
+			vendor = strings.TrimSpace(value)
+		}
+		if len(flags) > 0 && vendor != "" {
+			break // the first CPU's
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(flags) == 0 {
+		t.Skip("no flags line in /proc/cpuinfo")
+	}
+	on := runtime.GOARCH == "amd64" && !purego
+	for _, c := range []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"AVX2", AVX2, flags["avx2"]},
+		{"BMI2", BMI2, flags["bmi2"]},
+		{"POPCNT", POPCNT, flags["popcnt"]},
+		{"AVX512F", AVX512F, flags["avx512f"]},
+		{"AVX512BW", AVX512BW, flags["avx512bw"]},
+		{"AVX512VL", AVX512VL, flags["avx512vl"]},
+		{"AVX512VBMI2", AVX512VBMI2, flags["avx512_vbmi2"]},
+		{"AVX512VPOPCNTDQ", AVX512VPOPCNTDQ, flags["avx512_vpopcntdq"]},
+		{"AVX512VP2INTERSECT", AVX512VP2INTERSECT, flags["avx512_vp2intersect"]},
+		{"AMD", AMD, vendor == "AuthenticAMD"},
+	} {
+		if c.got != (on && c.want) {
+			t.Errorf("%s = %v; /proc/cpuinfo says %v (GOARCH %s, purego %v)", c.name, c.got, c.want, runtime.GOARCH, purego)
+		}
+	}
+}
