@@ -10,7 +10,8 @@
 #
 # DATA_DIR is the shared data folder (default ../shared/data from the
 # repository root). Environment: ROUNDS (default 7), OUT (scratch folder,
-# default a temporary one).
+# default a temporary one), DEVICE (cpu, gpu or auto: passed as --device to
+# every command that takes it; default: the commands' own default, auto).
 set -eu -o pipefail
 old=$1
 new=$2
@@ -18,17 +19,18 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 data=${3:-$root/../shared/data}
 out=${OUT:-$(mktemp -d)}
 rounds=${ROUNDS:-7}
+dev=${DEVICE:+--device $DEVICE}
 
 # name|arguments (relative paths are inside DATA_DIR or the repository)
 cmds=(
-	"allpairs retail o>=10|allpairs $data/fimi/retail.dat --min-overlap 10 --count-only"
-	"allpairs kosarak o>=3|allpairs $data/fimi/kosarak_head36682.dat --min-overlap 3 --count-only"
-	"containment retail d>=0.8|containment $data/fimi/retail.dat --min-degree 0.8 --count-only"
-	"containment msweb R x S|containment $data/containment/msweb.data.test.sets --with $data/containment/msweb.data.train.sets --min-degree 0.5 --count-only"
-	"pairs retail s=10|pairs $data/fimi/retail.dat --min-support 10 --count"
-	"pairs T10I4D100K s=20|pairs $data/fimi/T10I4D100K.dat --min-support 20 -o $out/pairs.txt"
+	"allpairs retail o>=10|allpairs $data/fimi/retail.dat --min-overlap 10 --count-only $dev"
+	"allpairs kosarak o>=3|allpairs $data/fimi/kosarak_head36682.dat --min-overlap 3 --count-only $dev"
+	"containment retail d>=0.8|containment $data/fimi/retail.dat --min-degree 0.8 --count-only $dev"
+	"containment msweb R x S|containment $data/containment/msweb.data.test.sets --with $data/containment/msweb.data.train.sets --min-degree 0.5 --count-only $dev"
+	"pairs retail s=10|pairs $data/fimi/retail.dat --min-support 10 --count $dev"
+	"pairs T10I4D100K s=20|pairs $data/fimi/T10I4D100K.dat --min-support 20 -o $out/pairs.txt $dev"
 	"info threads-math-sx|info $data/hypergraphs/threads-math-sx.dedup.sets"
-	"intersect wikileaks|intersect --count --from $root/data/wikileaks-noquotes.sets.gz 11 53 92"
+	"intersect wikileaks|intersect --count --from $root/data/wikileaks-noquotes.sets.gz 11 53 92 $dev"
 )
 
 now() { date +%s%N; }
