@@ -2,7 +2,7 @@
 
 package overlap
 
-//go:generate sh -c "cd ../asm && go run ./allpairs -out ../allpairs/popcount_amd64.s -stubs ../allpairs/popcount_stubs_amd64.go -pkg allpairs"
+//go:generate go run -C ../../asm ./allpairs -out ../internal/overlap/popcount_amd64.s -stubs ../internal/overlap/popcount_stubs_amd64.go -pkg overlap
 
 import "github.com/xsect/xsect/internal/cpufeat"
 
