@@ -27,7 +27,9 @@ var costs = costModel{
 	visit:      3,
 	visitExact: 5,
 	sortElem:   1.5,
+	clear:      0.2,
 	bitmapSet:  1.5,
+	bitmapMap:  8,
 	startup:    50e3,
 }
 
@@ -53,10 +55,15 @@ type costModel struct {
 	// (counting it, remembering it the first time); visitExact of one
 	// step of intersecting lists for exact containment.
 	visit, visitExact float64
-	// probe is one bit test of a dynamic bitmap; bitmapSet one bit set.
-	probe, bitmapSet float64
+	// probe is one bit test of a dynamic bitmap; bitmapSet one bit set;
+	// bitmapMap one bit set at the column of a heavy element, which MMJoin
+	// looks up in its column map first.
+	probe, bitmapSet, bitmapMap float64
 	// sortElem is one element of sorting sets, per level (log2 of the size).
 	sortElem float64
+	// clear is one byte of a fresh array zeroed (the page faults of new
+	// memory included): the private matrices of element-major layouts.
+	clear float64
 	// startup is the fixed cost of starting the workers, in ns.
 	startup float64
 }
