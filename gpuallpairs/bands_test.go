@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/xsect/xsect/allpairs"
+	"github.com/xsect/xsect/gpu"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -144,7 +145,7 @@ func (fakeMMJoin) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 }
 
 func (fakeMMJoin) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
-	sp := mmjoinSplit(p)
+	sp := mmjoinSplit(p, gpu.ReferenceH100())
 	fakeConfig.Lock()
 	f := newFakeBands(p, sp, fakeConfig.slots)
 	f.failAt = fakeConfig.failAt

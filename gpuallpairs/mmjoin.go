@@ -40,17 +40,17 @@ var (
 // units: nanoseconds per pair of 64-column words (64 int8 multiply-adds)
 // and per pair (its count copied to the host), times the CPU threads,
 // since the optimiser divides its estimates by them.
-func mmjoinCosts(p *allpairs.Problem) (wordNS, pairNS float64) {
+func mmjoinCosts(p *allpairs.Problem, info gpu.Info) (wordNS, pairNS float64) {
 	t := float64(max(p.Threads, 1))
-	wordNS = t * 2 * 64 / int8Rate * 1e9
+	wordNS = t * 2 * 64 / ratesFor(info).int8 * 1e9
 	if mmjoinWordNS > 0 {
 		wordNS = mmjoinWordNS
 	}
 	return wordNS, t * 4 / downloadRate * 1e9
 }
 
-func mmjoinSplit(p *allpairs.Problem) *allpairs.MMJoinSplit {
-	w, pr := mmjoinCosts(p)
+func mmjoinSplit(p *allpairs.Problem, info gpu.Info) *allpairs.MMJoinSplit {
+	w, pr := mmjoinCosts(p, info)
 	return allpairs.PlanMMJoin(p, w, pr)
 }
 
@@ -70,7 +70,7 @@ type mjPlan struct {
 }
 
 // planMMJoin sizes a run of sp on p with budget bytes of device memory.
-func planMMJoin(p *allpairs.Problem, sp *allpairs.MMJoinSplit, budget int64, half bool) (*mjPlan, error) {
+func planMMJoin(p *allpairs.Problem, sp *allpairs.MMJoinSplit, info gpu.Info, budget int64, half bool) (*mjPlan, error) {
 	if len(sp.Columns) == 0 {
 		return nil, cannot("nothing is heavy: MMJoin's split is scan-count on the CPU")
 	}
@@ -110,7 +110,7 @@ func planMMJoin(p *allpairs.Problem, sp *allpairs.MMJoinSplit, budget int64, hal
 
 	// The two parts. PlanMMJoin's estimate is the index part on the CPU
 	// plus the product at the costs it was given; take the product out.
-	wordNS, pairNS := mmjoinCosts(p)
+	wordNS, pairNS := mmjoinCosts(p, info)
 	pairsHH := int64(m.hr) * int64(m.hs)
 	if p.Self {
 		pairsHH = int64(m.hr) * int64(m.hr-1) / 2
@@ -125,11 +125,12 @@ func planMMJoin(p *allpairs.Problem, sp *allpairs.MMJoinSplit, budget int64, hal
 		}
 		entries += float64(min(m.bandRows, m.hr-r0)) * float64(roundUp(w, 16))
 	}
-	rate := int8Rate
+	r := ratesFor(info)
+	rate := r.int8
 	if half {
-		rate = halfRate
+		rate = r.half
 	}
-	m.gpu = 2*entries*float64(m.kp)/rate + float64(heavyElems)/buildRate + superSetup*float64(bands)
+	m.gpu = 2*entries*float64(m.kp)/rate + float64(heavyElems)/r.build + superSetup*float64(bands)
 	m.transfers = runSetup + float64(lists)/uploadRate + 4*entries/downloadRate
 	m.seconds = max(m.cpu, m.gpu) + m.transfers
 	return m, nil
@@ -142,12 +143,12 @@ func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	if p.Stats.R.Elements+p.Stats.S.Elements >= math.MaxUint32 {
 		return allpairs.Estimate{}, cannot("over 2^32 elements")
 	}
-	_, free, err := openFree()
+	st, free, err := openFree()
 	if err != nil {
 		return allpairs.Estimate{}, err
 	}
-	sp := mmjoinSplit(p)
-	m, err := planMMJoin(p, sp, budget(free), false)
+	sp := mmjoinSplit(p, st.dev.Info())
+	m, err := planMMJoin(p, sp, st.dev.Info(), budget(free), false)
 	if err != nil {
 		return allpairs.Estimate{}, err
 	}
@@ -166,7 +167,7 @@ func (e mmjoinEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpair
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	sp := mmjoinSplit(p)
+	sp := mmjoinSplit(p, st.dev.Info())
 	g := &gpuBands{st: st, p: p, sp: sp}
 	err = st.dev.Do(func(c *gpu.Ctx) error {
 		if err := st.load(c); err != nil {
@@ -177,7 +178,7 @@ func (e mmjoinEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpair
 		if err != nil {
 			return err
 		}
-		if g.m, err = planMMJoin(p, sp, budget(int64(free)+st.devPooled.Load()), half); err != nil {
+		if g.m, err = planMMJoin(p, sp, c.Info(), budget(int64(free)+st.devPooled.Load()), half); err != nil {
 			return err
 		}
 		if budget(int64(free)) < g.m.memory {
