@@ -80,8 +80,8 @@ func TestTime(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	runs := func(name string, walls ...float64) *Runs { return &Runs{Engine: name, Walls: walls} }
 	results := []Result{
-		{Name: "p1", Choice: "x", Auto: runs(Auto, 0.5, 0.6, 0.7), Fastest: runs("x", 0.5, 0.5, 0.6), Ratio: 1.2},
-		{Name: "p2", Choice: "y", Auto: runs(Auto, 0.1), Fastest: runs("z", 0.05), Ratio: 2},
+		{Name: "p1", Choice: "x", Auto: runs(Auto, 0.5, 0.6, 0.7), Fastest: runs("x", 0.5, 0.5, 0.6), Ratio: 1.2, CPURatio: 1.1},
+		{Name: "p2", Choice: "y", Auto: runs(Auto, 0.1), Fastest: runs("z", 0.05), Ratio: 2, CPURatio: 1.5},
 		{Name: "p3", Choice: "y", Auto: runs(Auto, 0.1)}, // nothing forced ran
 	}
 	var out bytes.Buffer
@@ -89,7 +89,7 @@ func TestSummarize(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, want := range []string{"p1", "600 (500-700)", "1.200", "p2", "0.25 s: 1 problems, geometric mean 1.200, max 1.200", "every problem: 2 problems, geometric mean 1.549, max 2.000"} {
+	for _, want := range []string{"p1", "600 (500-700)", "1.200", "p2", "0.25 s: 1 problems, geometric mean 1.200, max 1.200 (by CPU time: 1 problems, geometric mean 1.100, max 1.100)", "every problem: 2 problems, geometric mean 1.549, max 2.000"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
 		}
