@@ -38,9 +38,13 @@ func Methods() []Method { return gpuintersect.Methods() }
 // LookupMethod returns the method of the given name ("ip", "obs", ...).
 func LookupMethod(name string) (Method, error) { return gpuintersect.Lookup(name) }
 
-// Worthwhile reports whether intersecting sets of sizes na and nb on a GPU,
-// transfers included, is expected to beat the CPU on all its cores.
-func Worthwhile(na, nb int) bool { return gpuintersect.Worthwhile(na, nb) }
+// Worthwhile reports whether intersecting a and b on a GPU, starting it and
+// the transfers included, is expected to beat the CPU on all its cores;
+// materialise says that the intersection itself is wanted, not only its
+// size. It times the CPU on a slice of the inputs.
+func Worthwhile(a, b []uint32, materialise bool) bool {
+	return gpuintersect.Worthwhile(a, b, materialise)
+}
 
 // Set is a sorted set resident in a device's memory.
 type Set = gpuintersect.Set

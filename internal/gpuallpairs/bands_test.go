@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/sets"
 )
@@ -144,7 +145,7 @@ func (fakeMMJoin) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 }
 
 func (fakeMMJoin) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
-	sp := mmjoinSplit(p)
+	sp := mmjoinSplit(p, gpurt.ReferenceH100())
 	fakeConfig.Lock()
 	f := newFakeBands(p, sp, fakeConfig.slots)
 	f.failAt = fakeConfig.failAt

@@ -41,17 +41,17 @@ var (
 // units: nanoseconds per pair of 64-column words (64 int8 multiply-adds)
 // and per pair (its count copied to the host), times the CPU threads,
 // since the optimiser divides its estimates by them.
-func mmjoinCosts(p *overlap.Problem) (wordNS, pairNS float64) {
+func mmjoinCosts(p *overlap.Problem, info gpurt.Info) (wordNS, pairNS float64) {
 	t := float64(max(p.Threads, 1))
-	wordNS = t * 2 * 64 / int8Rate * 1e9
+	wordNS = t * 2 * 64 / ratesFor(info).int8 * 1e9
 	if mmjoinWordNS > 0 {
 		wordNS = mmjoinWordNS
 	}
 	return wordNS, t * 4 / downloadRate * 1e9
 }
 
-func mmjoinSplit(p *overlap.Problem) *overlap.MMJoinSplit {
-	w, pr := mmjoinCosts(p)
+func mmjoinSplit(p *overlap.Problem, info gpurt.Info) *overlap.MMJoinSplit {
+	w, pr := mmjoinCosts(p, info)
 	return overlap.PlanMMJoin(p, w, pr)
 }
 
@@ -71,7 +71,7 @@ type mjPlan struct {
 }
 
 // planMMJoin sizes a run of sp on p with budget bytes of device memory.
-func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, budget int64, half bool) (*mjPlan, error) {
+func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, info gpurt.Info, budget int64, half bool) (*mjPlan, error) {
 	if len(sp.Columns) == 0 {
 		return nil, cannot("nothing is heavy: MMJoin's split is scan-count on the CPU")
 	}
@@ -111,7 +111,7 @@ func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, budget int64, half 
 
 	// The two parts. PlanMMJoin's estimate is the index part on the CPU
 	// plus the product at the costs it was given; take the product out.
-	wordNS, pairNS := mmjoinCosts(p)
+	wordNS, pairNS := mmjoinCosts(p, info)
 	pairsHH := int64(m.hr) * int64(m.hs)
 	if p.Self {
 		pairsHH = int64(m.hr) * int64(m.hr-1) / 2
@@ -126,11 +126,12 @@ func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, budget int64, half 
 		}
 		entries += float64(min(m.bandRows, m.hr-r0)) * float64(roundUp(w, 16))
 	}
-	rate := int8Rate
+	r := ratesFor(info)
+	rate := r.int8
 	if half {
-		rate = halfRate
+		rate = r.half
 	}
-	m.gpu = 2*entries*float64(m.kp)/rate + float64(heavyElems)/buildRate + superSetup*float64(bands)
+	m.gpu = 2*entries*float64(m.kp)/rate + float64(heavyElems)/r.build + superSetup*float64(bands)
 	m.transfers = runSetup + float64(lists)/uploadRate + 4*entries/downloadRate
 	m.seconds = max(m.cpu, m.gpu) + m.transfers
 	return m, nil
@@ -143,12 +144,12 @@ func (e mmjoinEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	if p.Stats.R.Elements+p.Stats.S.Elements >= math.MaxUint32 {
 		return overlap.Estimate{}, cannot("over 2^32 elements")
 	}
-	_, free, err := openFree()
+	st, free, err := openFree()
 	if err != nil {
 		return overlap.Estimate{}, err
 	}
-	sp := mmjoinSplit(p)
-	m, err := planMMJoin(p, sp, budget(free), false)
+	sp := mmjoinSplit(p, st.dev.Info())
+	m, err := planMMJoin(p, sp, st.dev.Info(), budget(free), false)
 	if err != nil {
 		return overlap.Estimate{}, err
 	}
@@ -167,7 +168,7 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	sp := mmjoinSplit(p)
+	sp := mmjoinSplit(p, st.dev.Info())
 	g := &gpuBands{st: st, p: p, sp: sp}
 	err = st.dev.Do(func(c *gpurt.Ctx) error {
 		if err := st.load(c); err != nil {
@@ -178,7 +179,7 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 		if err != nil {
 			return err
 		}
-		if g.m, err = planMMJoin(p, sp, budget(int64(free)+st.devPooled.Load()), half); err != nil {
+		if g.m, err = planMMJoin(p, sp, c.Info(), budget(int64(free)+st.devPooled.Load()), half); err != nil {
 			return err
 		}
 		if budget(int64(free)) < g.m.memory {

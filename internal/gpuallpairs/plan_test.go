@@ -2,6 +2,7 @@ package gpuallpairs
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -319,5 +320,53 @@ func TestCutPieces(t *testing.T) {
 		if ok != wok || ok && !slices.Equal(got, want) {
 			t.Fatalf("k %d step %d limit %d: %v %v, want %v %v", k, step, limit, got, ok, want, wok)
 		}
+	}
+}
+
+// TestRatesScale checks that the cost model follows the device: the H100
+// gets the fitted rates, an H200 (same SMs, faster memory) only faster
+// memory-bound kernels, an A100 slower ones of every kind; and that a
+// technique's estimate follows its kernels' rates.
+func TestRatesScale(t *testing.T) {
+	ref := gpurt.ReferenceH100()
+	if got := ratesFor(ref); got != h100Rates {
+		t.Errorf("rates on the reference = %+v, want %+v", got, h100Rates)
+	}
+	if got := ratesFor(h100); got != h100Rates {
+		t.Errorf("rates on a device that reports no clocks = %+v, want the reference's", got)
+	}
+	h200 := ref
+	h200.MemClockKHz, h200.BusWidth = 3201000, 6144
+	r := ratesFor(h200)
+	mem := h200.PeakBandwidth() / ref.PeakBandwidth()
+	if r.int8 != h100Rates.int8 || r.word != h100Rates.word || r.read != h100Rates.read || math.Abs(r.step/h100Rates.step-mem) > 1e-9 || math.Abs(r.clear/h100Rates.clear-mem) > 1e-9 {
+		t.Errorf("H200 rates %+v: want compute as the H100's, memory-bound x%.3f", r, mem)
+	}
+	a100 := gpurt.Info{SMs: 108, Major: 8, ClockKHz: 1410000, MemClockKHz: 1593000, BusWidth: 5120, SharedPerBlock: 163 << 10, Memory: 80 << 30}
+	ra := ratesFor(a100)
+	for name, x := range map[string][2]float64{"int8": {ra.int8, h100Rates.int8}, "word": {ra.word, h100Rates.word}, "step": {ra.step, h100Rates.step}, "build": {ra.build, h100Rates.build}} {
+		if x[0] >= x[1] {
+			t.Errorf("A100 %s rate %.3g, not below the H100's %.3g", name, x[0], x[1])
+		}
+	}
+	// The same problem: every technique's estimate on the A100 exceeds
+	// the H100's, and merge (binary searches, memory-bound) gains on the
+	// H200.
+	rng := rand.New(rand.NewPCG(21, 22))
+	p := problem(t, randomSets(rng, 300, 20000, 500), nil, 0, 0)
+	for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
+		a, errA := plan(p, tech, a100, 1<<34)
+		h, errH := plan(p, tech, ref, 1<<34)
+		if errA != nil || errH != nil {
+			t.Fatalf("%s: %v, %v", tech.name(), errA, errH)
+		}
+		if a.seconds <= h.seconds {
+			t.Errorf("%s: %.3g s on the A100, %.3g s on the H100", tech.name(), a.seconds, h.seconds)
+		}
+	}
+	m200, _ := plan(p, mergeTech{}, h200, 1<<34)
+	m100, _ := plan(p, mergeTech{}, ref, 1<<34)
+	if m200.seconds >= m100.seconds {
+		t.Errorf("merge: %.3g s on the H200, %.3g s on the H100", m200.seconds, m100.seconds)
 	}
 }

@@ -73,9 +73,10 @@ func cannot(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", overlap.ErrCannotRun, fmt.Sprintf(format, args...))
 }
 
-// Throughputs of the cost model, fitted on the H100: bytes per second to
-// the device through pinned staging and back to pinned memory, and the
-// fixed costs of a run and a super-tile.
+// Throughputs of the cost model, fitted on the H100 host: bytes per second
+// to the device through pinned staging and back to pinned memory (the bus,
+// PCIe 5 there, which gpurt.Info does not describe: other hosts keep these),
+// and the fixed costs of a run and a super-tile.
 const (
 	uploadRate   = 16e9 // Go memory copied into pinned staging, then sent
 	downloadRate = 50e9
@@ -157,7 +158,7 @@ func planWith(p *overlap.Problem, t technique, info gpurt.Info, budget int64, ha
 	}
 	build, count := t.seconds(p, cols, info, pl)
 	if len(pl.rPieces) > 1 {
-		build += float64(len(pl.sPieces)-1) * float64(p.Stats.R.Elements) / buildRate
+		build += float64(len(pl.sPieces)-1) * float64(p.Stats.R.Elements) / ratesFor(info).build
 	}
 	// The copies of the counts overlap the counting of the next super-tile,
 	// not perfectly: a quarter of the shorter is added.

@@ -8,25 +8,58 @@ import (
 	"github.com/xsect/xsect/internal/overlap"
 )
 
-// Device throughputs of the cost model, fitted to the H100's runs of
-// BenchmarkMISI (docs/PERFORMANCE.md): int8 and float16 operations
-// per second that cuBLAS reaches on these shapes (two per multiply-add),
-// inverted-list entries read by scan-count (hot lists stay in the 50 MB
-// L2) and lists started, bitmap words ANDed and counted, bit probes,
-// binary-search steps, elements placed in matrices and bitmaps, and in
-// inverted lists (global atomics).
-const (
-	int8Rate  = 1e15
-	halfRate  = 5e14
-	readRate  = 1e12
-	startRate = 2e10
-	wordRate  = 7.5e12
-	probeRate = 1.3e11
-	stepRate  = 5e11
-	buildRate = 2e10
-	indexRate = 5e9
-	clearRate = 1e12 // bytes of matrices allocated and zeroed
-)
+// Device throughputs of the cost model, fitted to the runs of the seed-001
+// benchmark on the H100 of the device host (docs/PERFORMANCE.md;
+// gpurt.ReferenceH100): int8 and float16 operations per second that cuBLAS
+// reaches on these shapes (two per multiply-add), inverted-list entries
+// read by scan-count (hot lists stay in the 50 MB L2) and lists started,
+// bitmap words ANDed and counted, bit probes, binary-search steps, elements
+// placed in matrices and bitmaps, and in inverted lists (global atomics),
+// bytes of matrices allocated and zeroed. ratesFor scales them to another
+// device.
+var h100Rates = deviceRates{
+	int8:  1e15,
+	half:  5e14,
+	read:  1e12,
+	start: 2e10,
+	word:  7.5e12,
+	probe: 1.3e11,
+	step:  5e11,
+	build: 2e10,
+	index: 5e9,
+	clear: 1e12,
+}
+
+type deviceRates struct {
+	int8, half   float64 // tensor-core products
+	read, start  float64 // scan-count: shared-memory counting, list starts
+	word, probe  float64 // bitmap ANDs and popcounts, bit probes
+	step, build  float64 // binary-search steps, scattered writes
+	index, clear float64 // global atomics, zeroing
+}
+
+// ratesFor returns the throughputs on the device info describes: the
+// H100's, times its speed over the H100 (gpurt.Info.SpeedOver) at the kind
+// of work that bounds each kernel: the tensor cores for the products, the
+// SMs' issue rate (SMs × clock) for the counting in shared memory, the
+// bitmap words and the probes, and device memory for the searches,
+// scattered writes, atomics and zeroing. Transfers over the bus, which
+// the driver does not describe, stay the H100 host's (uploadRate).
+func ratesFor(info gpurt.Info) deviceRates {
+	sp := info.SpeedOver(gpurt.ReferenceH100())
+	r := h100Rates
+	r.int8 *= sp.Tensor
+	r.half *= sp.Tensor
+	r.read *= sp.Compute
+	r.start *= sp.Compute
+	r.word *= sp.Compute
+	r.probe *= sp.Compute
+	r.step *= sp.Memory
+	r.build *= sp.Memory
+	r.index *= sp.Memory
+	r.clear *= sp.Memory
+	return r
+}
 
 // selfEntries is the number of entries the super-tiles hold.
 func gridEntries(pl *runPlan) float64 {
@@ -109,18 +142,19 @@ func (t mmTech) aux(p *overlap.Problem, cols *columns, pl *runPlan, role, n int,
 
 func (t mmTech) seconds(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64) {
 	kp := float64(max(16, roundUp(cols.k, 16)))
-	rate := int8Rate
+	r := ratesFor(info)
+	rate := r.int8
 	if pl.half {
-		rate = halfRate
+		rate = r.half
 	}
 	count = 2 * gridEntries(pl) * kp / rate
-	build = elements(p) / buildRate
+	build = elements(p) / r.build
 	if pl.resident {
 		rows := matrixRows(p.R.Len())
 		if !p.Self {
 			rows += matrixRows(p.S.Len())
 		}
-		build += float64(rows) * kp * float64(t.elemSize(pl)) / clearRate
+		build += float64(rows) * kp * float64(t.elemSize(pl)) / r.clear
 	} else {
 		count += build * float64(len(pl.g.supers())) // every super-tile rebuilds its bands
 		build = 0
@@ -273,8 +307,9 @@ func (scanTech) seconds(p *overlap.Problem, cols *columns, info gpurt.Info, pl *
 	}
 	w := min(max(pl.g.sc, 1), maxCounters(info))
 	bands := float64(ceilDiv(max(p.S.Len(), 1), w))
-	count = bands * (reads/(readRate*scanOccupancy(info, min(w, max(p.S.Len(), 1)))) + float64(p.Stats.R.Elements)/startRate)
-	return float64(p.Stats.S.Elements) / indexRate, count
+	r := ratesFor(info)
+	count = bands * (reads/(r.read*scanOccupancy(info, min(w, max(p.S.Len(), 1)))) + float64(p.Stats.R.Elements)/r.start)
+	return float64(p.Stats.S.Elements) / r.index, count
 }
 
 // build makes the inverted lists of an S piece: the lists' lengths (the
@@ -360,7 +395,8 @@ func (bitmapTech) aux(p *overlap.Problem, cols *columns, pl *runPlan, role, n in
 }
 
 func (bitmapTech) seconds(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64) {
-	return elements(p) / buildRate, gridEntries(pl) * float64(bitmapWords(cols)) / wordRate
+	r := ratesFor(info)
+	return elements(p) / r.build, gridEntries(pl) * float64(bitmapWords(cols)) / r.word
 }
 
 func (bitmapTech) build(c *gpurt.Ctx, r *runner, pc *piece, s *gpurt.Stream) error {
@@ -412,7 +448,7 @@ func (dynamicTech) seconds(p *overlap.Problem, cols *columns, info gpurt.Info, p
 	if p.Self {
 		probes /= 2
 	}
-	return 0, probes / probeRate
+	return 0, probes / ratesFor(info).probe
 }
 
 func (dynamicTech) build(c *gpurt.Ctx, r *runner, pc *piece, s *gpurt.Stream) error { return nil }
@@ -449,7 +485,7 @@ func (mergeTech) seconds(p *overlap.Problem, cols *columns, info gpurt.Info, pl 
 	lo := min(p.Stats.R.AvgSize, p.Stats.S.AvgSize)
 	hi := max(p.Stats.R.AvgSize, p.Stats.S.AvgSize)
 	steps := float64(p.Stats.Pairs) * (lo*math.Log2(hi+2) + 32)
-	return 0, steps / stepRate
+	return 0, steps / ratesFor(info).step
 }
 
 func (mergeTech) build(c *gpurt.Ctx, r *runner, pc *piece, s *gpurt.Stream) error { return nil }

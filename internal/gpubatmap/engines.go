@@ -19,14 +19,16 @@ func init() {
 	overlap.Register(allpairsEngine{})
 }
 
-// The cost model, measured on the H100 host (docs/BATMAP.md): seconds to
-// open the GPU (driver, context, cached module, pinned buffers) and what a
-// process that opened it spends more in its exit (the context's teardown:
-// 0.11 to 0.13 s in whole runs of xsect pairs), 32-bit word pairs the
-// kernel compares per second (tile padding included), the fixed costs of a
-// run and a batch, the upload rate, and the CPU's cost of inserting one
-// element into a batmap (per thread, with the tidlists built on the way:
-// 70 to 100 ns on the H100 host's 16 cores).
+// The cost model, measured on the H100 host (docs/BATMAP.md; the device is
+// gpurt.ReferenceH100): seconds to open the GPU (driver, context, cached
+// module, pinned buffers) and what a process that opened it spends more in
+// its exit (the context's teardown: 0.11 to 0.13 s in whole runs of xsect
+// pairs), 32-bit word pairs the kernel compares per second (tile padding
+// included; ALU-bound, so other devices scale it by their SMs × clock), the
+// fixed costs of a run and a batch, the upload rate (the bus, which the
+// driver does not describe), and the CPU's cost of inserting one element
+// into a batmap (per thread, with the tidlists built on the way: 70 to 100
+// ns on the H100 host's 16 cores).
 const (
 	openSeconds  = 0.22
 	closeSeconds = 0.12
@@ -79,7 +81,8 @@ func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, m mode
 	if !gpurt.DefaultStarted() {
 		sec += closeSeconds
 	}
-	sec += runSetup + float64(4*pl.words)/uploadRate + pl.wordPairs/wordPairRate + batchSetup*float64(len(pl.batches))
+	rate := wordPairRate * info.SpeedOver(gpurt.ReferenceH100()).Compute
+	sec += runSetup + float64(4*pl.words)/uploadRate + pl.wordPairs/rate + batchSetup*float64(len(pl.batches))
 	detail := fmt.Sprintf("%s; %d batmaps in %d groups, %d tiles in %d batches, %.3g word pairs on %s",
 		l, len(sizes), len(pl.groups), len(pl.tiles), len(pl.batches), pl.wordPairs, info.Name)
 	return sec, pl.memory(), detail, nil

@@ -133,16 +133,3 @@ func Intersect(dev *gpurt.Device, dst, a, b []uint32, m Method) ([]uint32, error
 	}
 	return e.Intersect(dst, a, b, m)
 }
-
-// MinElements is the size, both sets together, from which Worthwhile
-// sends a pairwise problem to the GPU. Measured on an H100 host: starting
-// the GPU (driver, context, cached kernels) takes 0.22 s, after which a
-// count costs 0.1 ns per element (transfers included); one CPU core counts
-// at 0.5 to 0.9 ns per element. The GPU overtakes one core at about 500M
-// elements. (All cores of that host, at 0.05 ns per element, stay ahead:
-// they read host memory faster than the bus carries it to the GPU.)
-const MinElements = 512 << 20
-
-// Worthwhile reports whether intersecting sets of sizes na and nb on the
-// GPU pays, counting the device's start-up.
-func Worthwhile(na, nb int) bool { return na+nb >= MinElements && min(na, nb) > 0 }

@@ -145,6 +145,68 @@ func (i Info) PeakBandwidth() float64 {
 	return 2 * float64(i.MemClockKHz) * 1e3 * float64(i.BusWidth) / 8
 }
 
+// ReferenceH100 describes the GPU the planners' device throughputs were
+// fitted on: the H100 80GB HBM3 (SXM) of the device host, as the driver
+// reports it (132 SMs at 1.98 GHz, HBM3 at 2.619 GHz over 5120 bits: 3352
+// GB/s peak, 50 MiB of L2).
+func ReferenceH100() Info {
+	return Info{Name: "NVIDIA H100 80GB HBM3", Memory: 80 << 30, SMs: 132, Major: 9, Minor: 0, ClockKHz: 1980000,
+		L2Bytes: 50 << 20, SharedPerBlock: 227 << 10, MaxThreadsPerSM: 2048, MemClockKHz: 2619000, BusWidth: 5120}
+}
+
+// Speed says how much faster a device is than another at the three kinds
+// of work the planners' cost models tell apart; see Info.SpeedOver.
+type Speed struct {
+	// Compute scales work bound by the multiprocessors' issue rate
+	// (integer and bit operations, shared-memory atomics, latency-bound
+	// lookups): the SMs times their clock.
+	Compute float64
+	// Tensor scales matrix products on the tensor cores (cuBLAS int8 and
+	// float16 GEMMs): Compute times the dense tensor throughput per SM and
+	// clock of the architecture, relative (from NVIDIA's data sheets, not
+	// measured here: Ampere A100 half of Hopper's, the other Ampere and Ada
+	// parts a quarter, Blackwell twice).
+	Tensor float64
+	// Memory scales work bound by device memory: the peak bandwidth.
+	Memory float64
+}
+
+// SpeedOver returns i's speed relative to ref, the device a cost model was
+// fitted on: a rate measured on ref times the matching field is the
+// expected rate on i. A figure either device does not report counts as
+// equal.
+func (i Info) SpeedOver(ref Info) Speed {
+	ratio := func(a, b float64) float64 {
+		if a <= 0 || b <= 0 {
+			return 1
+		}
+		return a / b
+	}
+	s := Speed{
+		Compute: ratio(float64(i.SMs), float64(ref.SMs)) * ratio(float64(i.ClockKHz), float64(ref.ClockKHz)),
+		Memory:  ratio(i.PeakBandwidth(), ref.PeakBandwidth()),
+	}
+	s.Tensor = s.Compute
+	if i.Major > 0 && ref.Major > 0 {
+		s.Tensor *= tensorPerSMClock(i.Major, i.Minor) / tensorPerSMClock(ref.Major, ref.Minor)
+	}
+	return s
+}
+
+// tensorPerSMClock is the dense int8/float16 tensor throughput of one SM
+// per clock of an architecture, relative to Hopper's.
+func tensorPerSMClock(major, minor int) float64 {
+	switch {
+	case major >= 10:
+		return 2
+	case major == 9:
+		return 1
+	case major == 8 && minor == 0:
+		return 0.5
+	}
+	return 0.25
+}
+
 // Devices lists the GPUs, or returns Available's error.
 func Devices() ([]Info, error) {
 	if err := Available(); err != nil {

@@ -633,3 +633,37 @@ func TestPresent(t *testing.T) {
 		t.Fatalf("Present() = %v, Available() = %v", got, avail)
 	}
 }
+
+func TestSpeedOver(t *testing.T) {
+	h100 := ReferenceH100()
+	if bw := h100.PeakBandwidth(); math.Abs(bw-3352e9) > 1e9 {
+		t.Errorf("the reference's peak bandwidth is %.0f GB/s, want the 3352 the driver gives", bw/1e9)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-3*want }
+	h200 := h100
+	h200.Name, h200.MemClockKHz, h200.BusWidth = "NVIDIA H200", 3201000, 6144
+	a100 := Info{Name: "NVIDIA A100-SXM4-80GB", SMs: 108, Major: 8, Minor: 0, ClockKHz: 1410000, MemClockKHz: 1593000, BusWidth: 5120}
+	b200 := Info{Name: "B200", SMs: 148, Major: 10, ClockKHz: 1965000, MemClockKHz: 3996000, BusWidth: 8192}
+	unknown := Info{Name: "says nothing"}
+	for _, c := range []struct {
+		in   Info
+		want Speed
+	}{
+		{h100, Speed{1, 1, 1}},
+		{h200, Speed{1, 1, 3201.0 * 6144 / (2619 * 5120)}},
+		{a100, Speed{108 * 1410.0 / (132 * 1980), 0.5 * 108 * 1410.0 / (132 * 1980), 1593.0 / 2619}},
+		{b200, Speed{148 * 1965.0 / (132 * 1980), 2 * 148 * 1965.0 / (132 * 1980), 3996.0 * 8192 / (2619 * 5120)}},
+		{unknown, Speed{1, 1, 1}},
+	} {
+		got := c.in.SpeedOver(h100)
+		if !near(got.Compute, c.want.Compute) || !near(got.Tensor, c.want.Tensor) || !near(got.Memory, c.want.Memory) {
+			t.Errorf("%s: SpeedOver(H100) = %+v, want %+v", c.in.Name, got, c.want)
+		}
+	}
+	// Relative speeds compose: A100 over H200 is A100 over H100 divided
+	// by H200 over H100.
+	a, h := a100.SpeedOver(h100), h200.SpeedOver(h100)
+	if got := a100.SpeedOver(h200); !near(got.Memory, a.Memory/h.Memory) || !near(got.Tensor, a.Tensor/h.Tensor) {
+		t.Errorf("A100 over H200 = %+v, want %+v", got, Speed{a.Compute / h.Compute, a.Tensor / h.Tensor, a.Memory / h.Memory})
+	}
+}

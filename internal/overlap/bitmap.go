@@ -87,7 +87,7 @@ func (bitmapNaive) Estimate(p *Problem) (Estimate, error) {
 	}
 	words := float64((p.Universe + 63) / 64)
 	word := costs.word
-	if bitmapMemory(p, p.Universe) <= 32<<20 {
+	if bitmapMemory(p, p.Universe) <= tiers.l3 {
 		word = costs.wordL3
 	}
 	ns := (word*words+costs.pairBitmap)*float64(p.Stats.Pairs) + costs.bitmapSet*float64(p.Stats.R.Elements+p.Stats.S.Elements)

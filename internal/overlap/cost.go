@@ -1,5 +1,7 @@
 package overlap
 
+import "github.com/xsect/xsect/internal/sysinfo"
+
 // The CPU cost model: nanoseconds per unit of work on one thread, measured
 // on the development machine (AMD EPYC Zen 5, 2 cores, AVX-512) by
 // TestCalibrate (go test ./allpairs -run Calibrate -calibrate -v); see
@@ -25,7 +27,9 @@ var costs = costModel{
 	visit:      3,
 	visitExact: 5,
 	sortElem:   1.5,
+	clear:      0.2,
 	bitmapSet:  1.5,
+	bitmapMap:  8,
 	startup:    50e3,
 }
 
@@ -51,10 +55,15 @@ type costModel struct {
 	// (counting it, remembering it the first time); visitExact of one
 	// step of intersecting lists for exact containment.
 	visit, visitExact float64
-	// probe is one bit test of a dynamic bitmap; bitmapSet one bit set.
-	probe, bitmapSet float64
+	// probe is one bit test of a dynamic bitmap; bitmapSet one bit set;
+	// bitmapMap one bit set at the column of a heavy element, which MMJoin
+	// looks up in its column map first.
+	probe, bitmapSet, bitmapMap float64
 	// sortElem is one element of sorting sets, per level (log2 of the size).
 	sortElem float64
+	// clear is one byte of a fresh array zeroed (the page faults of new
+	// memory included): the private matrices of element-major layouts.
+	clear float64
 	// startup is the fixed cost of starting the workers, in ns.
 	startup float64
 }
@@ -62,14 +71,40 @@ type costModel struct {
 // inc returns the cost of one increment into a counter array of n bytes.
 func (c costModel) inc(n int64) float64 {
 	switch {
-	case n <= 48<<10:
+	case n <= tiers.l1:
 		return c.incL1
-	case n <= 1<<20:
+	case n <= tiers.l2:
 		return c.incL2
-	case n <= 32<<20:
+	case n <= tiers.l3:
 		return c.incL3
 	}
 	return c.incMem
+}
+
+// cacheTiers are the array sizes at which the per-unit costs step up: this
+// machine's L1 data and L2 caches of one core, and the part of the L3 that
+// random accesses can count on.
+type cacheTiers struct{ l1, l2, l3 int64 }
+
+// tiers are this machine's.
+var tiers = machineTiers(sysinfo.CPUCaches(), sysinfo.Cores())
+
+// l3PerCore bounds the L3 the model counts on: a server's L3 is shared
+// with cores this process does not see (the Xeon of the development VM
+// reports 260 MiB for its 2 CPUs, and random increments there cost 4.3 ns
+// over 16 MiB, 7.4 ns over 64 MiB and 13 ns over 256 MiB: past 32 MiB,
+// memory rather than cache); 16 MiB per core keeps Zen 5's 32 MiB L3 on 2
+// cores whole.
+const l3PerCore = 16 << 20
+
+// machineTiers returns the tiers for caches c on a machine of cores
+// logical CPUs: an L2 shared by several cores counts for its share, a
+// missing L3 makes everything past L2 memory.
+func machineTiers(c sysinfo.Caches, cores int) cacheTiers {
+	t := cacheTiers{l1: c.L1, l2: c.L2 / int64(max(c.L2Shared, 1))}
+	t.l2 = max(t.l2, t.l1)
+	t.l3 = max(min(c.L3, int64(max(cores, 1))*l3PerCore), t.l2)
+	return t
 }
 
 // build returns the cost of placing n occurrences into an index over a
@@ -88,9 +123,9 @@ func (c costModel) incAt(n int64) float64 { return c.inc(n) }
 // elemAt returns the cost of starting a list of an index of n bytes.
 func (c costModel) elemAt(n int64) float64 {
 	switch {
-	case n <= 1<<20:
+	case n <= tiers.l2:
 		return c.elem
-	case n <= 32<<20:
+	case n <= tiers.l3:
 		return c.elemL3
 	}
 	return c.elemMem

@@ -73,7 +73,7 @@ func mergeSample(p *Problem) float64 {
 		// Collections larger than the caches run slower than a sample
 		// that the first pass brought in.
 		scale := 1.0
-		if 4*(p.Stats.R.Elements+p.Stats.S.Elements) > 32<<20 {
+		if 4*(p.Stats.R.Elements+p.Stats.S.Elements) > tiers.l3 {
 			scale = 1.3
 		}
 		return scale * best / float64(n)

@@ -61,7 +61,7 @@ func (mmJoin) Estimate(p *Problem) (Estimate, error) {
 	if st.R.Elements+st.S.Elements >= math.MaxUint32 {
 		return Estimate{}, cannot("over 2^32 elements")
 	}
-	sp := planSplit(p, costs.wordMM, costs.pairMM)
+	sp := planSplit(p, costs.wordMM, costs.pairMM, costs.bitmapMap)
 	words := int64(math.Ceil(sp.cols / 64))
 	n := st.R.Elements
 	if !p.Self {
@@ -93,15 +93,21 @@ func (mmJoin) Estimate(p *Problem) (Estimate, error) {
 // time scaled alike), and the index part runs on the CPU. A faster product
 // makes more elements heavy. Splits are memoised per problem and costs.
 func PlanMMJoin(p *Problem, wordNS, pairNS float64) *MMJoinSplit {
-	key := fmt.Sprintf("allpairs.mmjoin/%g/%g", wordNS, pairNS)
+	return planMMJoin(p, wordNS, pairNS, 0)
+}
+
+// planMMJoin is PlanMMJoin with the cost of mapping the heavy sets'
+// occurrences into bitmaps on the CPU: the CPU's own product pays it.
+func planMMJoin(p *Problem, wordNS, pairNS, mapNS float64) *MMJoinSplit {
+	key := fmt.Sprintf("allpairs.mmjoin/%g/%g/%g", wordNS, pairNS, mapNS)
 	return p.Memo(key, func() any {
-		return materialise(p, planSplit(p, wordNS, pairNS), splitCostsOf(p, wordNS, pairNS))
+		return materialise(p, planSplit(p, wordNS, pairNS, mapNS), splitCostsOf(p, wordNS, pairNS, mapNS))
 	}).(*MMJoinSplit)
 }
 
 // optimiseSplit is PlanMMJoin without the memo.
 func optimiseSplit(p *Problem, wordNS, pairNS float64) *MMJoinSplit {
-	return materialise(p, optimise(p, wordNS, pairNS), splitCostsOf(p, wordNS, pairNS))
+	return materialise(p, optimise(p, wordNS, pairNS, 0), splitCostsOf(p, wordNS, pairNS, 0))
 }
 
 // forceMMJoin, set by tests, changes the optimiser's choice.
@@ -231,7 +237,7 @@ type mmParts struct {
 }
 
 func (mmJoin) Run(ctx context.Context, p *Problem, out *Output) error {
-	return RunMMJoin(ctx, p, out, PlanMMJoin(p, costs.wordMM, costs.pairMM), nil)
+	return RunMMJoin(ctx, p, out, planMMJoin(p, costs.wordMM, costs.pairMM, costs.bitmapMap), nil)
 }
 
 // RunMMJoin runs a split of p: the index part on the CPU's p.Threads
@@ -296,17 +302,45 @@ func RunMMJoin(ctx context.Context, p *Problem, out *Output, sp *MMJoinSplit, pr
 				heavyS := &sets.Collection{Offsets: m.s.Offsets[m.lightS:], Elements: m.s.Elements}
 				bmS = buildBitmaps(p.Threads, heavyS, len(sp.Columns), func(_ uint64, e uint32) int { return colOf.col(e) })
 			}
-			m.product = func(_ context.Context, row0, rows, col0, cols int, dst []uint32) error {
-				clear(dst)
-				bitProduct(&Tile{Row0: row0, Col0: col0, Rows: rows, Cols: cols, Counts: dst}, false, bmR, bmS)
-				return nil
-			}
+			m.product = cpuProduct(bmR, bmS)
 		}
 	}
 	if p.Self {
 		return m.runSelf(ctx, out)
 	}
 	return m.runCross(ctx, out)
+}
+
+// cpuProduct is the heavy product on the CPU: the AND-popcounts of rows of
+// a with columns of b, by blocks of columns whose bitmaps stay in L2 while
+// every row of the band meets them (as mm's blocks do), since a band's
+// columns may be megabytes of bitmaps.
+func cpuProduct(a, b *bitmaps) HeavyProduct {
+	bw := max(4, mmColBytes/(8*max(1, min(a.words, chunkWords)))&^3)
+	var pool sync.Pool
+	return func(_ context.Context, row0, rows, col0, cols int, dst []uint32) error {
+		dst = dst[:rows*cols]
+		clear(dst)
+		if cols <= bw {
+			bitProduct(&Tile{Row0: row0, Col0: col0, Rows: rows, Cols: cols, Counts: dst}, false, a, b)
+			return nil
+		}
+		tmp, _ := pool.Get().(*[]uint32)
+		if tmp == nil || cap(*tmp) < rows*bw {
+			tmp = new(make([]uint32, rows*bw))
+		}
+		for y := 0; y < cols; y += bw {
+			w := min(bw, cols-y)
+			t := Tile{Row0: row0, Col0: col0 + y, Rows: rows, Cols: w, Counts: (*tmp)[:rows*w]}
+			clear(t.Counts)
+			bitProduct(&t, false, a, b)
+			for x := 0; x < rows; x++ {
+				copy(dst[x*cols+y:x*cols+y+w], t.Counts[x*w:(x+1)*w])
+			}
+		}
+		pool.Put(tmp)
+		return nil
+	}
 }
 
 // parallelSets calls fn for every element of c (a view), with its position,
@@ -586,11 +620,7 @@ func (m *mmParts) runElementMajor(ctx context.Context, out *Output, sp *MMJoinSp
 		if !p.Self {
 			bmS = buildBitmaps(p.Threads, &sets.Collection{Offsets: m.s.Offsets[nls:], Elements: m.s.Elements}, len(sp.Columns), col)
 		}
-		m.product = func(_ context.Context, row0, rows, col0, cols int, dst []uint32) error {
-			clear(dst)
-			bitProduct(&Tile{Row0: row0, Col0: col0, Rows: rows, Cols: cols, Counts: dst}, false, bmR, bmS)
-			return nil
-		}
+		m.product = cpuProduct(bmR, bmS)
 	}
 	spans := splitWork(p.Universe, p.Threads*tasksPerThread, func(e int) int64 { return elementWork(p, e) + 8 })
 	mats := make([][]uint32, p.Threads)
@@ -671,14 +701,21 @@ func (m *mmParts) runElementMajor(ctx context.Context, out *Output, sp *MMJoinSp
 		wr := out.Writer()
 		defer wr.Close()
 		a0, a1 := tasks[t].lo, tasks[t].hi
+		// The band's product covers the heavy columns its rows report: in a
+		// self-join those after its first row only (half the work).
 		var prod []uint32
-		if a0 >= nlr && nhs > 0 && m.product != nil {
-			n := (a1 - a0) * nhs
+		c0 := 0
+		if p.Self {
+			c0 = min(nhs, max(0, a0+1-nlr))
+		}
+		pcols := nhs - c0
+		if a0 >= nlr && pcols > 0 && m.product != nil {
+			n := (a1 - a0) * pcols
 			if cap(prods[w]) < n {
 				prods[w] = make([]uint32, n)
 			}
 			prod = prods[w][:n]
-			if err := m.product(ctx, a0-nlr, a1-a0, 0, nhs, prod); err != nil {
+			if err := m.product(ctx, a0-nlr, a1-a0, c0, pcols, prod); err != nil {
 				return err
 			}
 		}
@@ -705,7 +742,7 @@ func (m *mmParts) runElementMajor(ctx context.Context, out *Output, sp *MMJoinSp
 			}
 			split := max(b0, nls)
 			m.emitDense(wr, a, row[:split-b0], b0, nil)
-			m.emitDense(wr, a, row[split-b0:], split, prod[(a-a0)*nhs+split-nls:])
+			m.emitDense(wr, a, row[split-b0:], split, prod[(a-a0)*pcols+split-nls-c0:])
 		}
 		out.Progress(pairs - pairs/2)
 		return out.Err()

@@ -31,6 +31,7 @@ type splitPlan struct {
 	heavyR, heavyS int // the heavy sets: the largest of each side
 	theta          int64
 	pairsHH        int64
+	elems          float64 // occurrences in the heavy sets, mapped into bitmaps
 	elementMajor   bool
 	cols, saved    float64 // heavy elements and the increments they save
 	ns             float64 // single-thread nanoseconds
@@ -40,8 +41,12 @@ type splitPlan struct {
 // splitCosts is what the optimiser prices a split with.
 type splitCosts struct {
 	wordNS, pairNS float64
-	copyNS         float64
-	layouts        []splitLayout
+	// mapNS is the cost of mapping one occurrence of a heavy set to its
+	// column and setting its bit, when the product is the CPU's (a device
+	// builds its matrices itself, in its own estimate).
+	mapNS   float64
+	copyNS  float64
+	layouts []splitLayout
 }
 
 type splitLayout struct {
@@ -50,20 +55,21 @@ type splitLayout struct {
 }
 
 // planSplit returns the cheapest split for a product costing wordNS per
-// pair-word and pairNS per pair, memoised per problem and costs.
-func planSplit(p *Problem, wordNS, pairNS float64) splitPlan {
-	key := fmt.Sprintf("allpairs.mmsplit/%g/%g", wordNS, pairNS)
-	return p.Memo(key, func() any { return optimise(p, wordNS, pairNS) }).(splitPlan)
+// pair-word, pairNS per pair and mapNS per occurrence of a heavy set,
+// memoised per problem and costs.
+func planSplit(p *Problem, wordNS, pairNS, mapNS float64) splitPlan {
+	key := fmt.Sprintf("allpairs.mmsplit/%g/%g/%g", wordNS, pairNS, mapNS)
+	return p.Memo(key, func() any { return optimise(p, wordNS, pairNS, mapNS) }).(splitPlan)
 }
 
-func splitCostsOf(p *Problem, wordNS, pairNS float64) splitCosts {
+func splitCostsOf(p *Problem, wordNS, pairNS, mapNS float64) splitCosts {
 	st := &p.Stats
 	kr, ks := p.R.Len(), p.S.Len()
 	n := st.R.Elements
 	if !p.Self {
 		n += st.S.Elements
 	}
-	sc := splitCosts{wordNS: wordNS, pairNS: pairNS, copyNS: costs.stream * float64(n)} // the reordered copy of the sets
+	sc := splitCosts{wordNS: wordNS, pairNS: pairNS, mapNS: mapNS, copyNS: costs.stream * float64(n)} // the reordered copy of the sets
 	// The index part runs probe-major or element-major (see scanPlan),
 	// with the increments costing what they cost there.
 	plan := planScan(p)
@@ -74,12 +80,13 @@ func splitCostsOf(p *Problem, wordNS, pairNS float64) splitCosts {
 	return sc
 }
 
-// price returns the time of a split whose heavy elements number cols and
-// save saved increments, and whether the product gains anything.
-func (sc splitCosts) price(l splitLayout, pairsHH int64, cols, saved float64) (float64, bool) {
+// price returns the time of a split of pairsHH heavy pairs and elems
+// occurrences in heavy sets whose heavy elements number cols and save saved
+// increments, and whether the product gains anything.
+func (sc splitCosts) price(l splitLayout, pairsHH int64, elems, cols, saved float64) (float64, bool) {
 	perWord := sc.wordNS * float64(pairsHH)
 	gain := l.inc*saved - perWord*math.Ceil(cols/64)
-	return l.base + sc.copyNS - gain + (costs.dense+sc.pairNS)*float64(pairsHH), gain > 0
+	return l.base + sc.copyNS - gain + (costs.dense+sc.pairNS)*float64(pairsHH) + sc.mapNS*elems, gain > 0
 }
 
 // theta is the threshold of w(e) over which an element pays for its column.
@@ -92,13 +99,14 @@ type splitLevel struct {
 	delta1         int
 	heavyR, heavyS int
 	pairsHH        int64
+	elems          float64 // occurrences in the heavy sets
 }
 
 // optimise prices every split that splitLevels offers, on both layouts,
 // and returns the cheapest (nothing heavy if none gains).
-func optimise(p *Problem, wordNS, pairNS float64) splitPlan {
+func optimise(p *Problem, wordNS, pairNS, mapNS float64) splitPlan {
 	kr, ks := p.R.Len(), p.S.Len()
-	sc := splitCostsOf(p, wordNS, pairNS)
+	sc := splitCostsOf(p, wordNS, pairNS, mapNS)
 	best := splitPlan{delta1: math.MaxInt, ns: math.Inf(1)}
 	for _, l := range sc.layouts {
 		if ns := l.base + sc.copyNS; ns < best.ns {
@@ -132,10 +140,10 @@ func optimise(p *Problem, wordNS, pairNS float64) splitPlan {
 			if cols == 0 {
 				continue
 			}
-			ns, gains := sc.price(l, lv.pairsHH, cols, saved)
+			ns, gains := sc.price(l, lv.pairsHH, lv.elems, cols, saved)
 			if gains && ns < best.ns {
 				best = splitPlan{delta1: lv.delta1, heavyR: lv.heavyR, heavyS: lv.heavyS, theta: theta, pairsHH: lv.pairsHH,
-					elementMajor: l.em, cols: cols, saved: saved, ns: ns, sampled: sampled}
+					elems: lv.elems, elementMajor: l.em, cols: cols, saved: saved, ns: ns, sampled: sampled}
 			}
 		}
 	}
@@ -208,6 +216,10 @@ func splitLevels(p *Problem, sc splitCosts) []splitLevel {
 		}
 		if lv.pairsHH == 0 {
 			continue
+		}
+		lv.elems = float64(prefR[lv.heavyR].sum)
+		if !p.Self {
+			lv.elems += float64(prefS[lv.heavyS].sum)
 		}
 		bound := 2 * float64(st.ScanWork) * sizeProduct(lv.heavyR, lv.heavyS) / allProduct
 		if maxInc*bound <= (costs.dense+sc.pairNS)*float64(lv.pairsHH) {
@@ -933,7 +945,7 @@ func materialise(p *Problem, sp splitPlan, sc splitCosts) *MMJoinSplit {
 				l = x
 			}
 		}
-		if x, gains := sc.price(l, sp.pairsHH, float64(len(cols)), float64(saved)); gains && len(cols) > 0 && x < ns {
+		if x, gains := sc.price(l, sp.pairsHH, sp.elems, float64(len(cols)), float64(saved)); gains && len(cols) > 0 && x < ns {
 			out.elementMajor = sp.elementMajor
 			out.Delta1, out.Columns, out.pairsHH, out.saved = sp.delta1, cols, sp.pairsHH, saved
 			ns = x

@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/xsect/xsect/intersect"
 	"github.com/xsect/xsect/sets"
@@ -80,8 +82,56 @@ func (prefixFilter) lowerBound(p *Problem) float64 {
 
 // prefixWork estimates, on a sample of at most 4096 probes, the list
 // entries the probes' prefixes visit, the lists they start, and the cost
-// of visiting and verifying the candidates.
+// of visiting and verifying the candidates (memoised: it times a sample of
+// verifications).
 func prefixWork(p *Problem) (cand, starts, verifyNS float64) {
+	w := p.Memo("allpairs.prefix", func() any {
+		var w [3]float64
+		w[0], w[1], w[2] = measurePrefixWork(p)
+		return w
+	}).([3]float64)
+	return w[0], w[1], w[2]
+}
+
+// sizeTail describes a collection's set sizes for prefix filtering, where
+// a probe meets only the sets after it in order of size: after[s] is the
+// fraction of the collection's occurrences in sets larger than s plus half
+// of those in sets of size s (ties go either way), and sets[s] the number
+// of sets of size s or more.
+type sizeTail struct {
+	after []float64
+	sets  []int
+}
+
+func newSizeTail(c *sets.Collection) sizeTail {
+	top := 0
+	for i := range c.Len() {
+		top = max(top, c.SetLen(i))
+	}
+	occ := make([]float64, top+2)
+	n := make([]int, top+2)
+	for i := range c.Len() {
+		occ[c.SetLen(i)] += float64(c.SetLen(i))
+		n[c.SetLen(i)]++
+	}
+	total := max(float64(len(c.Elements)), 1)
+	t := sizeTail{after: make([]float64, top+2), sets: make([]int, top+2)}
+	var above float64 // occurrences in larger sets
+	for x := top; x >= 0; x-- {
+		t.after[x] = (above + occ[x]/2) / total
+		above += occ[x]
+		t.sets[x] = t.sets[x+1] + n[x]
+	}
+	return t
+}
+
+// of returns after and sets for a probe of size s.
+func (t sizeTail) of(s int) (after float64, sets int) {
+	s = min(s, len(t.after)-1)
+	return t.after[s], t.sets[s]
+}
+
+func measurePrefixWork(p *Problem) (cand, starts, verifyNS float64) {
 	df := func(e uint32) int64 {
 		d := int64(p.DFR[e])
 		if !p.Self {
@@ -89,18 +139,24 @@ func prefixWork(p *Problem) (cand, starts, verifyNS float64) {
 		}
 		return d
 	}
-	probe := func(c *sets.Collection, need func(int) uint32, others int, avgOther float64) (float64, float64, float64) {
+	// Verifications to time: the rest of a sampled probe (its most
+	// frequent elements) with a set of the other side drawn in proportion
+	// to its size (a candidate shares a rare element with the probe), and
+	// at least as large (it comes after the probe).
+	const maxTimed = 2048
+	var timedA, timedB [][]uint32
+	rng := rand.New(rand.NewPCG(uint64(p.R.Len()), uint64(len(p.S.Elements))))
+	probe := func(c, other *sets.Collection, need func(int) uint32) (float64, float64, float64, float64) {
 		k := c.Len()
-		if k == 0 {
-			return 0, 0, 0
+		if k == 0 || other.Len() == 0 {
+			return 0, 0, 0, 0
 		}
+		tail := newSizeTail(other)
 		// At most 4096 probes and about 2^18 of their elements.
-		n := p.Stats.R.Elements
-		if c != p.R {
-			n = p.Stats.S.Elements
-		}
-		step := max(1, k/4096, int(n>>18))
-		var visits, lists, verify float64
+		n := len(c.Elements)
+		step := max(1, k/4096, n>>18)
+		timeEvery := max(1, k/step/maxTimed)
+		var visits, lists, exact, cands float64
 		var h int64Heap
 		samples := 0
 		for i := 0; i < k; i += step {
@@ -149,42 +205,93 @@ func prefixWork(p *Problem) (cand, starts, verifyNS float64) {
 					sum = total + part // part holds the largest, negated
 				}
 			}
-			// About half of each list lies after the probe.
-			v := float64(sum) / 2
-			visits += v
 			if t == len(s) {
-				// Intersecting the lists: about one step per entry.
-				verify += v * costs.visitExact
+				// Intersecting the lists: about one step per entry, half of
+				// them (the first list's after the probe, the others'
+				// whole, cut short as the candidates run out).
+				exact += float64(sum) / 2
 				continue
 			}
-			verify += v * costs.visit
+			// The lists' entries after the probe: in sets larger than it,
+			// in proportion to their occurrences.
+			after, larger := tail.of(len(s))
+			v := float64(sum) * after
+			visits += v
 			// Each distinct candidate is verified by intersecting the rest
-			// of the probe with it (galloping when the rest is short).
-			cands := min(v, float64(others)/2)
-			rest := float64(len(s) - plen)
-			vlen := 0.0
-			if rest > 0 {
-				vlen = min(rest+avgOther, rest*(2+math.Log2(avgOther/rest+1)))
+			// of the probe with it; lists of rare elements seldom share a
+			// set, so nearly every visit is a distinct candidate.
+			cands += min(v, float64(larger))
+			if len(timedA) < maxTimed && samples%timeEvery == 0 {
+				if y := sizeBiased(rng, other, len(s)); y >= 0 {
+					rest := slices.Clone(s)
+					slices.SortFunc(rest, func(a, b uint32) int { return cmp.Compare(df(a), df(b)) })
+					rest = rest[plen:]
+					slices.Sort(rest)
+					timedA, timedB = append(timedA, rest), append(timedB, other.Set(y))
+				}
 			}
-			verify += cands * (verifyCall + verifyStep*vlen)
 		}
 		scale := float64(k) / float64(samples)
-		return visits * scale, lists * scale, verify * scale
+		return visits * scale, lists * scale, exact * scale, cands * scale
 	}
-	cand, starts, verifyNS = probe(p.R, p.NeedR, p.S.Len(), p.Stats.S.AvgSize)
+	visits, starts, exact, cands := probe(p.R, p.S, p.NeedR)
 	if !p.Self {
-		c2, s2, v2 := probe(p.S, p.NeedS, p.R.Len(), p.Stats.R.AvgSize)
-		cand, starts, verifyNS = cand+c2, starts+s2, verifyNS+v2
+		v2, s2, e2, c2 := probe(p.S, p.R, p.NeedS)
+		visits, starts, exact, cands = visits+v2, starts+s2, exact+e2, cands+c2
 	}
-	return cand, starts, verifyNS
+	verifyNS = visits*costs.visit + exact*costs.visitExact + cands*verifyCost(p, timedA, timedB)
+	return visits + exact, starts, verifyNS
 }
 
-// The cost of verifying a candidate: a call of intersect.Count and its
-// element steps (galloping from the short rest of the probe).
-const (
-	verifyCall = 15
-	verifyStep = 1
-)
+// sizeBiased returns a set of c drawn with probability in proportion to
+// its size among those of at least min elements, or -1 if a few draws find
+// none.
+func sizeBiased(rng *rand.Rand, c *sets.Collection, least int) int {
+	if len(c.Elements) == 0 {
+		return -1
+	}
+	for range 8 {
+		q := uint64(rng.Int64N(int64(len(c.Elements))))
+		i, _ := slices.BinarySearch(c.Offsets, q+1) // the set holding occurrence q
+		i--
+		if c.SetLen(i) >= least {
+			return i
+		}
+	}
+	return -1
+}
+
+// verifyCost returns the nanoseconds of verifying one candidate, timed on
+// the pairs: as for merge's sample, the kernels' speed differs too much
+// between CPUs for a constant (on the Xeon of the development VM, without
+// VP2INTERSECT, a verification on retail costs 100 to 200 ns). The real
+// candidates are sets met at random, mostly out of L1 and L2, so the first
+// pass, which brings the sample in, is the measure; a second, cached pass
+// bounds it, in case the first was interrupted. Collections larger than
+// the caches run slower still.
+func verifyCost(p *Problem, a, b [][]uint32) float64 {
+	if len(a) == 0 {
+		return verifyCall
+	}
+	var pass [2]float64
+	sink := 0
+	for r := range pass {
+		start := time.Now()
+		for x := range a {
+			sink += intersect.Count(a[x], b[x])
+		}
+		pass[r] = float64(time.Since(start).Nanoseconds()) / float64(len(a))
+	}
+	_ = sink
+	scale := 1.0
+	if 4*(p.Stats.R.Elements+p.Stats.S.Elements) > tiers.l3 {
+		scale = 1.3
+	}
+	return scale * min(pass[0], 2*pass[1])
+}
+
+// verifyCall is the cost of a verification when none could be timed.
+const verifyCall = 50
 
 type int64Heap []int64
 

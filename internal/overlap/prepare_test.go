@@ -328,8 +328,8 @@ func TestSeek(t *testing.T) {
 
 // refSplit is MMJoin's optimiser by its definition: every Δ1 level and
 // layout priced with the exact frequencies among the heavy sets.
-func refSplit(p *Problem, wordNS, pairNS float64) splitPlan {
-	sc := splitCostsOf(p, wordNS, pairNS)
+func refSplit(p *Problem, wordNS, pairNS, mapNS float64) splitPlan {
+	sc := splitCostsOf(p, wordNS, pairNS, mapNS)
 	best := splitPlan{delta1: math.MaxInt, ns: math.Inf(1)}
 	for _, l := range sc.layouts {
 		if ns := l.base + sc.copyNS; ns < best.ns {
@@ -355,9 +355,9 @@ func refSplit(p *Problem, wordNS, pairNS float64) splitPlan {
 			if len(cols) == 0 {
 				continue
 			}
-			if ns, gains := sc.price(l, lv.pairsHH, float64(len(cols)), float64(saved)); gains && ns < best.ns {
+			if ns, gains := sc.price(l, lv.pairsHH, lv.elems, float64(len(cols)), float64(saved)); gains && ns < best.ns {
 				best = splitPlan{delta1: lv.delta1, heavyR: lv.heavyR, heavyS: lv.heavyS, theta: theta, pairsHH: lv.pairsHH,
-					elementMajor: l.em, cols: float64(len(cols)), saved: float64(saved), ns: ns}
+					elems: lv.elems, elementMajor: l.em, cols: float64(len(cols)), saved: float64(saved), ns: ns}
 			}
 		}
 	}
@@ -380,14 +380,15 @@ func TestOptimiseExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, word := range []float64{1e-6, 0.01, costs.wordMM, 1} {
-			got, want := optimise(p, word, costs.pairMM), refSplit(p, word, costs.pairMM)
+			mapNS := []float64{0, costs.bitmapMap}[trial%2]
+			got, want := optimise(p, word, costs.pairMM, mapNS), refSplit(p, word, costs.pairMM, mapNS)
 			if got.delta1 == math.MaxInt {
 				got.elementMajor = false // the layout of plain scan-count is not compared
 			}
 			if got.sampled || got.elementMajor != want.elementMajor || got.delta1 != want.delta1 || got.theta != want.theta || got.cols != want.cols || got.saved != want.saved || got.ns != want.ns {
 				t.Fatalf("trial %d word %g: optimise %+v, want %+v", trial, word, got, want)
 			}
-			sp := materialise(p, got, splitCostsOf(p, word, costs.pairMM))
+			sp := materialise(p, got, splitCostsOf(p, word, costs.pairMM, mapNS))
 			if want.delta1 != math.MaxInt && (sp.Delta1 != want.delta1 || float64(len(sp.Columns)) != want.cols) {
 				t.Fatalf("trial %d word %g: materialised Δ1 %d with %d columns, want %d with %v", trial, word, sp.Delta1, len(sp.Columns), want.delta1, want.cols)
 			}

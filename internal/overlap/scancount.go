@@ -94,8 +94,8 @@ func choosePlanScan(p *Problem) scanPlan {
 	if priv := matrix * int64(p.Threads); priv <= min(p.Memory/4, 1<<29) {
 		em := scanPlan{elementMajor: true}
 		em.mem = emIdx + priv
-		// Every worker's matrix is read when reporting.
-		em.ns = base + costs.incAt(matrix)*work + costs.dense*float64(st.Pairs)*float64(p.Threads)
+		// Every worker's matrix is zeroed first and read when reporting.
+		em.ns = base + costs.incAt(matrix)*work + (costs.dense*float64(st.Pairs)+costs.clear*float64(matrix))*float64(p.Threads)
 		em.detail = fmt.Sprintf("element-major, %d private %s matrices", p.Threads, bytesString(matrix))
 		plans = append(plans, em)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // deviceFlagHelp documents --device.
-const deviceFlagHelp = "where to intersect: cpu, gpu, or auto (the GPU when one is present and the sets are large)"
+const deviceFlagHelp = "where to intersect: cpu, gpu, or auto (the GPU when one is present and beats all CPU cores)"
 
 // pairwise is the pairwise method a command runs, on the CPU or the GPU,
 // and, for the GPU, a check for errors after the work (intersect.Method's
@@ -35,12 +35,12 @@ func checkMethod(device, method string) error {
 	return usagef("unknown method %q for --device %s (methods: %s)", method, device, strings.Join(listMethods(device), ", "))
 }
 
-// choosePairwise resolves --device and --method for the given inputs.
-// With --device auto and --method auto it takes the GPU only where
-// gpu.Worthwhile says it pays, and when no GPU can be used there
-// says why, once, on stderr; a method that only one device has picks that
-// device.
-func choosePairwise(env *Env, device, method string, inputs [][]uint32) (pairwise, error) {
+// choosePairwise resolves --device and --method for the given inputs,
+// counted (count) or listed. With --device auto and --method auto it takes
+// the GPU only where gpu.Worthwhile says it beats the CPU on all
+// its cores, and when no GPU can be used there says why, once, on stderr;
+// a method that only one device has picks that device.
+func choosePairwise(env *Env, device, method string, inputs [][]uint32, count bool) (pairwise, error) {
 	if err := checkMethod(device, method); err != nil {
 		return pairwise{}, err
 	}
@@ -51,7 +51,7 @@ func choosePairwise(env *Env, device, method string, inputs [][]uint32) (pairwis
 			device = "cpu" // a CPU method, named
 		case method != "auto":
 			device = "gpu" // a GPU method, named
-		case len(inputs) < 2 || !largeEnough(inputs):
+		case len(inputs) < 2 || !worthGPU(inputs, count):
 			device = "cpu"
 		case gpu.Available() != nil:
 			gpuNote.Do(func() { fmt.Fprintf(env.Stderr, "xsect: using the CPU: %v\n", gpu.Available()) })
@@ -86,14 +86,16 @@ func choosePairwise(env *Env, device, method string, inputs [][]uint32) (pairwis
 
 var gpuNote sync.Once
 
-// largeEnough reports whether the two smallest inputs are worth the GPU.
-func largeEnough(inputs [][]uint32) bool {
-	sizes := make([]int, len(inputs))
-	for i, s := range inputs {
-		sizes[i] = len(s)
+// worthGPU reports whether the first step, the two smallest inputs, is
+// worth the GPU: counted when only their count is wanted, materialised
+// when there are more inputs to go or the elements are printed.
+func worthGPU(inputs [][]uint32, count bool) bool {
+	order := make([]int, len(inputs))
+	for i := range order {
+		order[i] = i
 	}
-	slices.Sort(sizes)
-	return gpu.Worthwhile(sizes[0], sizes[1])
+	slices.SortStableFunc(order, func(x, y int) int { return len(inputs[x]) - len(inputs[y]) })
+	return gpu.Worthwhile(inputs[order[0]], inputs[order[1]], !count || len(inputs) > 2)
 }
 
 // gpuPairwise adapts the GPU's pairwise engine to intersect.Method,
