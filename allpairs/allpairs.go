@@ -153,30 +153,19 @@ func (p *Plan) Tiles(ctx context.Context, fn func(t *Tile) error) error { return
 // self-join of r, pairs I < J), calling fn with batches of pairs as
 // Plan.Join does.
 func Join(ctx context.Context, r, s *sets.Collection, q Query, opt Options, fn func([]Pair) error) (*Plan, error) {
-	p, err := NewPlan(r, s, q, opt)
-	if err != nil {
-		return p, err
-	}
-	return p, p.Join(ctx, fn)
+	return wrap(overlap.Join(ctx, r, s, q, opt, fn))
 }
 
 // Count returns the number of pairs of r × s that q asks for.
 func Count(ctx context.Context, r, s *sets.Collection, q Query, opt Options) (int64, *Plan, error) {
-	p, err := NewPlan(r, s, q, opt)
-	if err != nil {
-		return 0, p, err
-	}
-	n, err := p.Count(ctx)
+	n, pl, err := overlap.Count(ctx, r, s, q, opt)
+	p, _ := wrap(pl, nil)
 	return n, p, err
 }
 
 // Collect returns the pairs of r × s that q asks for, sorted by I, then J.
 func Collect(ctx context.Context, r, s *sets.Collection, q Query, opt Options) ([]Pair, error) {
-	p, err := NewPlan(r, s, q, opt)
-	if err != nil {
-		return nil, err
-	}
-	return p.Collect(ctx)
+	return overlap.Collect(ctx, r, s, q, opt)
 }
 
 // Tiles computes all the counts of r × s (s == nil: the self-join of r) and
@@ -184,9 +173,5 @@ func Collect(ctx context.Context, r, s *sets.Collection, q Query, opt Options) (
 // of tiles that start at multiples of rows and cols (in a self-join, only
 // tiles with a pair above the diagonal), one call at a time.
 func Tiles(ctx context.Context, r, s *sets.Collection, rows, cols int, opt Options, fn func(t *Tile) error) (*Plan, error) {
-	p, err := NewTilePlan(r, s, rows, cols, opt)
-	if err != nil {
-		return p, err
-	}
-	return p, p.Tiles(ctx, fn)
+	return wrap(overlap.Tiles(ctx, r, s, rows, cols, opt, fn))
 }

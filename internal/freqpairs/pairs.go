@@ -255,19 +255,10 @@ func (p *Plan) Run(ctx context.Context, fn func([]Pair) error) (int64, error) {
 
 // Collect runs the plan and returns its pairs sorted by I, then J.
 func (p *Plan) Collect(ctx context.Context) ([]Pair, error) {
-	var mu sync.Mutex
-	var all []Pair
-	_, err := p.Run(ctx, func(ps []Pair) error {
-		mu.Lock()
-		all = append(all, ps...)
-		mu.Unlock()
-		return nil
+	return engine.CollectPairs(func(fn func([]Pair) error) error {
+		_, err := p.Run(ctx, fn)
+		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	sets.SortPairs(all)
-	return all, nil
 }
 
 // Collect returns the frequent pairs of tx sorted by I, then J.
@@ -310,21 +301,12 @@ type Output struct {
 	progress  func(stage string, done, total int64)
 	count     atomic.Int64
 	countOnly bool
-	failed    atomic.Bool
-	errMu     sync.Mutex
-	err       error
+	first     engine.FirstError
 }
 
 // Err returns the first error of the caller's callback; engines check it
 // between chunks of work and stop.
-func (o *Output) Err() error {
-	if !o.failed.Load() {
-		return nil
-	}
-	o.errMu.Lock()
-	defer o.errMu.Unlock()
-	return o.err
-}
+func (o *Output) Err() error { return o.first.Err() }
 
 // Note records a line of the run's account (where its time went), which
 // the plan's Notes return.
@@ -392,14 +374,9 @@ func (w *Writer) addRanked(ps []overlap.Pair) {
 
 func (w *Writer) flush() {
 	w.n += int64(len(w.buf))
-	if len(w.buf) > 0 && !w.o.failed.Load() {
+	if len(w.buf) > 0 && !w.o.first.Failed() {
 		if err := w.o.fn(w.buf); err != nil {
-			w.o.errMu.Lock()
-			if w.o.err == nil {
-				w.o.err = err
-			}
-			w.o.errMu.Unlock()
-			w.o.failed.Store(true)
+			w.o.first.Set(err)
 		}
 	}
 	w.buf = w.buf[:0]

@@ -22,9 +22,7 @@ type Output struct {
 	tileMu sync.Mutex
 	count  atomic.Int64
 	done   atomic.Int64
-	failed atomic.Bool
-	errMu  sync.Mutex
-	err    error
+	first  engine.FirstError
 
 	freeMu sync.Mutex
 	free   []*Writer
@@ -34,25 +32,11 @@ type Output struct {
 // sink: large enough that the sink's per-call costs vanish.
 const batchSize = 1 << 13
 
-func (o *Output) fail(err error) {
-	o.errMu.Lock()
-	if o.err == nil {
-		o.err = err
-	}
-	o.errMu.Unlock()
-	o.failed.Store(true)
-}
+func (o *Output) fail(err error) { o.first.Set(err) }
 
 // Err returns the first error of the caller's callbacks, if any; engines
 // check it between chunks of work and stop.
-func (o *Output) Err() error {
-	if !o.failed.Load() {
-		return nil
-	}
-	o.errMu.Lock()
-	defer o.errMu.Unlock()
-	return o.err
-}
+func (o *Output) Err() error { return o.first.Err() }
 
 // Note records a line of the run's account (where its time went, on which
 // device), which the plan's Notes return.
@@ -112,7 +96,7 @@ func (w *Writer) CountOnly() bool { return w.countOnly }
 func (w *Writer) AddCount(n int64) { w.n += n }
 
 func (w *Writer) flush() {
-	if len(w.buf) > 0 && !w.o.failed.Load() {
+	if len(w.buf) > 0 && !w.o.first.Failed() {
 		if err := w.o.sink(w.buf); err != nil {
 			w.o.fail(err)
 		}
@@ -138,7 +122,7 @@ func (w *Writer) Close() {
 // its pairs that reach their threshold are reported (in a self-join, only
 // the entries above the diagonal are read).
 func (o *Output) Tile(t *Tile) error {
-	if o.failed.Load() {
+	if o.first.Failed() {
 		return o.Err()
 	}
 	if rows, cols, ok := o.p.Tiled(); ok {

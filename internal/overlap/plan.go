@@ -9,7 +9,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/xsect/xsect/internal/engine"
@@ -188,19 +187,7 @@ func (pl *Plan) Count(ctx context.Context) (int64, error) {
 
 // Collect runs a pair plan and returns its pairs sorted by I, then J.
 func (pl *Plan) Collect(ctx context.Context) ([]Pair, error) {
-	var mu sync.Mutex
-	var all []Pair
-	err := pl.Join(ctx, func(b []Pair) error {
-		mu.Lock()
-		all = append(all, b...)
-		mu.Unlock()
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sets.SortPairs(all)
-	return all, nil
+	return engine.CollectPairs(func(fn func([]Pair) error) error { return pl.Join(ctx, fn) })
 }
 
 // Tiles runs a tile plan (see the package function Tiles).
