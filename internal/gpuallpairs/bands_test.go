@@ -124,7 +124,7 @@ func (f *fakeBands) direct(ctx context.Context, row0, rows, col0, cols int, dst 
 
 // fakeMMJoin is MMJoin with the product from fakeBands, registered for the
 // tests as a CPU engine (never chosen unless forced).
-type fakeMMJoin struct{}
+type fakeMMJoin struct{ tune tuning }
 
 var fakeConfig struct {
 	sync.Mutex
@@ -133,7 +133,7 @@ var fakeConfig struct {
 	last                    *fakeBands
 }
 
-func init() { overlap.Register(fakeMMJoin{}) }
+func init() { overlap.Register(fakeMMJoin{tune: defaultTuning()}) }
 
 func (fakeMMJoin) Name() string             { return "gpuallpairs-test-mmjoin" }
 func (fakeMMJoin) Kind() overlap.DeviceKind { return overlap.CPU }
@@ -144,8 +144,8 @@ func (fakeMMJoin) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	return overlap.Estimate{Seconds: 1e9}, nil
 }
 
-func (fakeMMJoin) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
-	sp := mmjoinSplit(p, gpurt.ReferenceH100())
+func (e fakeMMJoin) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
+	sp := mmjoinSplit(p, gpurt.ReferenceH100(), e.tune)
 	fakeConfig.Lock()
 	f := newFakeBands(p, sp, fakeConfig.slots)
 	f.failAt = fakeConfig.failAt
@@ -179,12 +179,13 @@ func skewedSets(rng *rand.Rand, k, universe, maxSize int) [][]uint32 {
 	return out
 }
 
-// withMMJoinKnobs makes the product nearly free, so that many elements
-// are heavy.
-func withMMJoinKnobs(t *testing.T, wordNS float64) {
-	old := mmjoinWordNS
-	mmjoinWordNS = wordNS
-	t.Cleanup(func() { mmjoinWordNS = old })
+// cheapProduct is the default tuning with the product's cost per
+// pair-word set to wordNS (if positive): a tiny one makes the product
+// nearly free, so that many elements are heavy.
+func cheapProduct(wordNS float64) tuning {
+	tu := defaultTuning()
+	tu.mmjoinWordNS = wordNS
+	return tu
 }
 
 // TestBandCacheMMJoin runs MMJoin with the band scheduler over a fake
@@ -192,7 +193,7 @@ func withMMJoinKnobs(t *testing.T, wordNS float64) {
 // to one band (workers then wait for bands nobody prefetched), self-joins
 // and joins, pair and containment queries.
 func TestBandCacheMMJoin(t *testing.T) {
-	withMMJoinKnobs(t, 1e-6)
+	fake := tuned(t, "gpuallpairs-test-mmjoin", cheapProduct(1e-6))
 	rng := rand.New(rand.NewPCG(21, 22))
 	r := collection(t, skewedSets(rng, 160, 400, 90))
 	s := collection(t, skewedSets(rng, 130, 500, 70))
@@ -210,7 +211,11 @@ func TestBandCacheMMJoin(t *testing.T) {
 						fakeConfig.Lock()
 						fakeConfig.slots, fakeConfig.bandRows, fakeConfig.budget, fakeConfig.failAt = cfg[0], cfg[1], cfg[2], 0
 						fakeConfig.Unlock()
-						got, err := overlap.Collect(context.Background(), r, other, q, overlap.Options{Device: "cpu", Technique: "gpuallpairs-test-mmjoin", Threads: threads})
+						pl, err := planOn(fake, r, other, q, 0, 0, overlap.Options{Device: "cpu", Threads: threads})
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := pl.Collect(context.Background())
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -307,14 +312,18 @@ func rng2(a, b int) int { return (a*7919 + b*104729) & 0xffff }
 // TestBandCacheFailure checks that a device error reaches the workers and
 // the caller, and that nothing hangs.
 func TestBandCacheFailure(t *testing.T) {
-	withMMJoinKnobs(t, 1e-6)
+	fake := tuned(t, "gpuallpairs-test-mmjoin", cheapProduct(1e-6))
 	rng := rand.New(rand.NewPCG(23, 24))
 	r := collection(t, skewedSets(rng, 150, 300, 80))
 	fakeConfig.Lock()
 	fakeConfig.slots, fakeConfig.bandRows, fakeConfig.budget, fakeConfig.failAt = 2, 3, 2, 3
 	fakeConfig.Unlock()
 	defer func() { fakeConfig.failAt = 0 }()
-	_, err := overlap.Collect(context.Background(), r, nil, overlap.Query{MinOverlap: 1}, overlap.Options{Device: "cpu", Technique: "gpuallpairs-test-mmjoin", Threads: 3})
+	pl, err := planOn(fake, r, nil, overlap.Query{MinOverlap: 1}, 0, 0, overlap.Options{Device: "cpu", Threads: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = pl.Collect(context.Background())
 	if err == nil || err.Error() != "fake device failure" {
 		t.Fatalf("error %v, want the device's", err)
 	}

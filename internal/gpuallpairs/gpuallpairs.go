@@ -46,13 +46,16 @@ var source = gpurt.Source{Name: "allpairs.cu", Code: kernelSource}
 
 func init() {
 	for _, t := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
-		overlap.Register(&engine{t: t})
+		overlap.Register(&engine{t: t, tune: defaultTuning()})
 	}
-	overlap.Register(mmjoinEngine{})
+	overlap.Register(mmjoinEngine{tune: defaultTuning()})
 }
 
 // engine adapts a technique to overlap.Engine.
-type engine struct{ t technique }
+type engine struct {
+	t    technique
+	tune tuning
+}
 
 func (e *engine) Name() string { return e.t.name() }
 
@@ -93,7 +96,7 @@ func (e *engine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	if err != nil {
 		return overlap.Estimate{}, err
 	}
-	pl, err := plan(p, e.t, st.dev.Info(), budget(free))
+	pl, err := plan(p, e.t, e.tune, st.dev.Info(), e.tune.budget(free))
 	if err != nil {
 		return overlap.Estimate{}, err
 	}
@@ -105,27 +108,41 @@ func (e *engine) Run(ctx context.Context, p *overlap.Problem, out *overlap.Outpu
 	if err != nil {
 		return err
 	}
-	return st.run(ctx, p, e.t, out)
+	return st.run(ctx, p, e.t, e.tune, out)
 }
 
 // reserve is device memory left unplanned, for the context, cuBLAS's
 // workspace and other users.
 const reserve = 768 << 20
 
-func budget(free int64) int64 {
-	if memoryLimit > 0 {
-		free = min(free, memoryLimit+reserve)
+// tuning holds the sizes that plans are cut to and the costs that MMJoin's
+// split is optimised with. The registered engines use defaultTuning; tests
+// make engines with their own, to force tiling, slicing and splits.
+type tuning struct {
+	// tileCounts is the most counts of one super-tile.
+	tileCounts int64
+	// memoryLimit, if positive, caps the planned device memory.
+	memoryLimit int64
+	// mmjoinWordNS, if positive, replaces the product's cost per pair-word
+	// given to MMJoin's optimiser (a tiny value makes many elements heavy).
+	mmjoinWordNS float64
+	// bandCounts is the most counts of one band of MMJoin's heavy product.
+	bandCounts int64
+	// bandHostBytes caps the host memory of the bands computed ahead.
+	bandHostBytes int64
+}
+
+func defaultTuning() tuning {
+	return tuning{tileCounts: 16 << 20, bandCounts: 4 << 20, bandHostBytes: 1 << 30}
+}
+
+// budget is the device memory a plan may use when free bytes are free.
+func (tu tuning) budget(free int64) int64 {
+	if tu.memoryLimit > 0 {
+		free = min(free, tu.memoryLimit+reserve)
 	}
 	return max(free-reserve, 0)
 }
-
-// Knobs that tests turn to force tiling and slicing.
-var (
-	// tileCounts is the most counts of one super-tile.
-	tileCounts int64 = 16 << 20
-	// memoryLimit, if positive, caps the planned device memory.
-	memoryLimit int64
-)
 
 // state is one device's engine state: the device, its module, and pinned
 // host memory that grows to the largest run and is kept for the next.

@@ -91,25 +91,87 @@ func denseFromTiles(kr, ks int, run func(fn func(*overlap.Tile) error) error) ([
 	return m, err
 }
 
-func tilesOf(r, s *sets.Collection, rows, cols int, opt overlap.Options) ([]uint32, *overlap.Plan, error) {
+// tilesOf computes every count of r × s in tiles of rows × cols, with the
+// engine that opt picks, or with e in its place if e is not nil (see
+// planOn).
+func tilesOf(r, s *sets.Collection, rows, cols int, opt overlap.Options, e overlap.Engine) ([]uint32, *overlap.Plan, error) {
 	ks := r.Len()
 	if s != nil {
 		ks = s.Len()
 	}
-	var pl *overlap.Plan
+	pl, err := planOn(e, r, s, overlap.Query{}, rows, cols, opt)
+	if err != nil {
+		return nil, pl, err
+	}
 	m, err := denseFromTiles(r.Len(), ks, func(fn func(*overlap.Tile) error) error {
-		var err error
-		pl, err = overlap.Tiles(context.Background(), r, s, rows, cols, opt, fn)
-		return err
+		return pl.Tiles(context.Background(), fn)
 	})
 	return m, pl, err
 }
 
-// withKnobs sets the tiling knobs for one test.
-func withKnobs(t *testing.T, counts, limit int64) {
-	oc, ol := tileCounts, memoryLimit
-	tileCounts, memoryLimit = counts, limit
-	t.Cleanup(func() { tileCounts, memoryLimit = oc, ol })
+// planOn makes the plan of r × s for q (a tile plan of rows × cols if rows
+// is positive) with opt, and, if e is not nil, has e estimate and run it
+// instead of the registered engine of its name: e is that engine made
+// with a test's tuning (see tuned).
+func planOn(e overlap.Engine, r, s *sets.Collection, q overlap.Query, rows, cols int, opt overlap.Options) (*overlap.Plan, error) {
+	if e != nil {
+		opt.Technique = e.Name()
+	}
+	var pl *overlap.Plan
+	var err error
+	if rows > 0 {
+		pl, err = overlap.NewTilePlan(r, s, rows, cols, opt)
+	} else {
+		pl, err = overlap.NewPlan(r, s, q, opt)
+	}
+	if e == nil || pl == nil {
+		return pl, err
+	}
+	// The registered engine's estimate does not count: e's tuning may let
+	// it run where that one cannot, or the other way round.
+	c := pl.Chosen
+	if c.Engine.Name() != e.Name() {
+		return nil, fmt.Errorf("plan chose %s, not %s", c.Engine.Name(), e.Name())
+	}
+	c.Engine, c.Bounded = e, false
+	c.Device, c.Err = e.Device()
+	if c.Err == nil {
+		c.Estimate, c.Err = e.Estimate(pl.Problem)
+	}
+	c.CheckMemory(pl.Problem.Memory)
+	if c.Err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", e.Name(), e.Kind(), c.Err)
+	}
+	pl.Chosen = c
+	return pl, nil
+}
+
+// tuned returns the registered engine named name, made with tu.
+func tuned(t testing.TB, name string, tu tuning) overlap.Engine {
+	t.Helper()
+	for _, e := range overlap.Engines() {
+		if e.Name() != name {
+			continue
+		}
+		switch e := e.(type) {
+		case *engine:
+			return &engine{t: e.t, tune: tu}
+		case mmjoinEngine:
+			return mmjoinEngine{tune: tu}
+		case fakeMMJoin:
+			return fakeMMJoin{tune: tu}
+		}
+	}
+	t.Fatalf("no engine of this package is named %q", name)
+	return nil
+}
+
+// tiling is the default tuning with super-tiles of at most counts counts
+// and, if limit is positive, at most limit bytes of device memory planned.
+func tiling(counts, limit int64) tuning {
+	tu := defaultTuning()
+	tu.tileCounts, tu.memoryLimit = counts, limit
+	return tu
 }
 
 type testCase struct {
@@ -141,7 +203,7 @@ func TestTilesMatchCPU(t *testing.T) {
 			s = collection(t, tc.s)
 		}
 		for _, shape := range [][2]int{{7, 5}, {16, 16}, {64, 1000}, {1000, 1000}} {
-			want, _, err := tilesOf(r, s, shape[0], shape[1], overlap.Options{Device: "cpu", Technique: "scancount"})
+			want, _, err := tilesOf(r, s, shape[0], shape[1], overlap.Options{Device: "cpu", Technique: "scancount"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,8 +211,7 @@ func TestTilesMatchCPU(t *testing.T) {
 				for _, counts := range []int64{int64(shape[0] * shape[1]), 300, 16 << 20} {
 					name := fmt.Sprintf("%s/%dx%d/%s/counts=%d", tc.name, shape[0], shape[1], tech, counts)
 					t.Run(name, func(t *testing.T) {
-						withKnobs(t, counts, 0)
-						got, pl, err := tilesOf(r, s, shape[0], shape[1], overlap.Options{Device: "gpu", Technique: tech})
+						got, pl, err := tilesOf(r, s, shape[0], shape[1], overlap.Options{Device: "gpu"}, tuned(t, tech, tiling(counts, 0)))
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -194,7 +255,7 @@ func TestMatrixSlices(t *testing.T) {
 		if rs != nil {
 			ks = rs.Len()
 		}
-		want, _, err := tilesOf(r, rs, 32, 32, overlap.Options{Device: "cpu", Technique: "scancount"})
+		want, _, err := tilesOf(r, rs, 32, 32, overlap.Options{Device: "cpu", Technique: "scancount"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,9 +263,8 @@ func TestMatrixSlices(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		withKnobs(t, 1024, 0)
 		info := mustDevice(t).dev.Info()
-		pl, err := plan(p.Problem, mmTech{}, info, 1<<40)
+		pl, err := plan(p.Problem, mmTech{}, tiling(1024, 0), info, 1<<40)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,8 +274,8 @@ func TestMatrixSlices(t *testing.T) {
 		}
 		matrix := int64(rowsM) * int64(pl.kc)
 		limit := pl.memory - matrix + matrix/5
-		withKnobs(t, 1024, limit)
-		pl, err = plan(p.Problem, mmTech{}, info, budget(1<<40))
+		tu := tiling(1024, limit)
+		pl, err = plan(p.Problem, mmTech{}, tu, info, tu.budget(1<<40))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +283,7 @@ func TestMatrixSlices(t *testing.T) {
 			t.Fatalf("plan under %d bytes keeps the matrices resident (%d columns per slice)", limit, pl.kc)
 		}
 		t.Logf("slices of %d of %d columns", pl.kc, columnsOf(p.Problem).k)
-		got, _, err := tilesOf(r, rs, 32, 32, overlap.Options{Device: "gpu", Technique: "mm"})
+		got, _, err := tilesOf(r, rs, 32, 32, overlap.Options{Device: "gpu"}, tuned(t, "mm", tu))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,8 +317,11 @@ func TestPairsMatchCPU(t *testing.T) {
 			}
 			for _, tech := range techNames {
 				t.Run(fmt.Sprintf("%s/q%d/%s", tc.name, qi, tech), func(t *testing.T) {
-					withKnobs(t, 500, 0)
-					got, err := overlap.Collect(context.Background(), r, s, q, overlap.Options{Device: "gpu", Technique: tech})
+					pl, err := planOn(tuned(t, tech, tiling(500, 0)), r, s, q, 0, 0, overlap.Options{Device: "gpu"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := pl.Collect(context.Background())
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -366,14 +429,14 @@ func TestMMJoinMatchCPU(t *testing.T) {
 			}{{1e-6, 16 << 20, 1 << 30, false}, {1e-6, 1000, 8000, false}, {1e-4, 3000, 1 << 30, true}, {0, 4 << 20, 1 << 30, false}} {
 				name := fmt.Sprintf("self=%v/q%d/word=%g/counts=%d/host=%d/half=%v", other == nil, qi, cfg.wordNS, cfg.counts, cfg.host, cfg.half)
 				t.Run(name, func(t *testing.T) {
-					oc, oh, oi := bandCounts, bandHostBytes, st.int8OK
-					bandCounts, bandHostBytes = cfg.counts, cfg.host
+					oi := st.int8OK
 					if cfg.half {
 						st.int8OK = -1
 					}
-					t.Cleanup(func() { bandCounts, bandHostBytes, st.int8OK = oc, oh, oi })
-					withMMJoinKnobs(t, cfg.wordNS)
-					pl, err := overlap.NewPlan(r, other, q, overlap.Options{Device: "gpu", Technique: "mmjoin"})
+					t.Cleanup(func() { st.int8OK = oi })
+					tu := cheapProduct(cfg.wordNS)
+					tu.bandCounts, tu.bandHostBytes = cfg.counts, cfg.host
+					pl, err := planOn(tuned(t, "mmjoin", tu), r, other, q, 0, 0, overlap.Options{Device: "gpu"})
 					if cfg.wordNS == 0 && err != nil && errors.Is(err, overlap.ErrCannotRun) {
 						t.Skipf("the default costs make nothing heavy here: %v", err)
 					}
@@ -407,7 +470,7 @@ func TestMMJoinTiles(t *testing.T) {
 	}
 }
 
-// TestPiecesMatchCPU forces plans in pieces with a tiny memoryLimit (a few
+// TestPiecesMatchCPU forces plans in pieces with a tiny memory limit (a few
 // budgets per technique between the smallest that runs and the whole
 // problem's) and checks their tiles and pairs against the CPU: pieces of S
 // and of R, R's uploaded while the previous one is counted.
@@ -428,7 +491,7 @@ func TestPiecesMatchCPU(t *testing.T) {
 			s = collection(t, tc.s)
 		}
 		const rows, cols = 24, 40
-		want, _, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "cpu", Technique: "scancount"})
+		want, _, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "cpu", Technique: "scancount"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -438,7 +501,6 @@ func TestPiecesMatchCPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
-			withKnobs(t, 2000, 0)
 			tp, err := overlap.NewTilePlan(r, s, rows, cols, overlap.Options{Device: "cpu"})
 			if err != nil {
 				t.Fatal(err)
@@ -449,18 +511,23 @@ func TestPiecesMatchCPU(t *testing.T) {
 			}
 			for _, pr := range []*overlap.Problem{tp.Problem, pp.Problem} {
 				_, _, tiled := pr.Tiled()
-				for _, limit := range pieceLimits(t, pr, tech, info) {
+				for _, limit := range pieceLimits(t, pr, tech, tiling(2000, 0), info) {
 					pieced[tech.name()]++
 					t.Run(fmt.Sprintf("%s/%s/tiles=%v/limit=%d", tc.name, tech.name(), tiled, limit), func(t *testing.T) {
-						withKnobs(t, 2000, limit)
-						pl, err := plan(pr, tech, info, budget(1<<40))
+						tu := tiling(2000, limit)
+						pl, err := plan(pr, tech, tu, info, tu.budget(1<<40))
 						if err != nil {
 							t.Fatal(err)
 						}
 						t.Logf("%d x %d pieces, super-tiles %dx%d, %d R buffers, %s", len(pl.rPieces), len(pl.sPieces), pl.g.sr, pl.g.sc, pl.rBufs, pl.detail)
-						opt := overlap.Options{Device: "gpu", Technique: tech.name()}
+						e := tuned(t, tech.name(), tu)
+						opt := overlap.Options{Device: "gpu"}
 						if !tiled {
-							got, err := overlap.Collect(context.Background(), r, s, q, opt)
+							pp, err := planOn(e, r, s, q, 0, 0, opt)
+							if err != nil {
+								t.Fatal(err)
+							}
+							got, err := pp.Collect(context.Background())
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -469,7 +536,7 @@ func TestPiecesMatchCPU(t *testing.T) {
 							}
 							return
 						}
-						got, ap, err := tilesOf(r, s, rows, cols, opt)
+						got, ap, err := tilesOf(r, s, rows, cols, opt, e)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -492,9 +559,9 @@ func TestPiecesMatchCPU(t *testing.T) {
 // pieceLimits returns up to four budgets under which t runs p in pieces,
 // each giving a different plan (none when every budget that runs p at all
 // holds every set: mm's sliced matrices need little beside the sets).
-func pieceLimits(t *testing.T, p *overlap.Problem, tech technique, info gpurt.Info) []int64 {
+func pieceLimits(t *testing.T, p *overlap.Problem, tech technique, tu tuning, info gpurt.Info) []int64 {
 	t.Helper()
-	whole, err := plan(p, tech, info, 1<<40)
+	whole, err := plan(p, tech, tu, info, 1<<40)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +569,7 @@ func pieceLimits(t *testing.T, p *overlap.Problem, tech technique, info gpurt.In
 	seen := map[string]bool{}
 	for k := 39; k >= 1; k-- {
 		b := whole.memory * int64(k) / 40
-		pl, err := plan(p, tech, info, b)
+		pl, err := plan(p, tech, tu, info, b)
 		if err != nil || len(pl.rPieces)+len(pl.sPieces) == 2 {
 			continue
 		}

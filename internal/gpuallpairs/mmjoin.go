@@ -18,7 +18,7 @@ import (
 // (overlap.RunMMJoin). Both run at once: the light probes, which need no
 // product, go first on the CPU while the device builds the matrices and
 // computes bands of the product ahead of the heavy probes.
-type mmjoinEngine struct{}
+type mmjoinEngine struct{ tune tuning }
 
 func (mmjoinEngine) Name() string { return "mmjoin" }
 
@@ -26,32 +26,21 @@ func (mmjoinEngine) Kind() overlap.DeviceKind { return overlap.GPU }
 
 func (mmjoinEngine) Device() (overlap.Device, error) { return gpuDevice() }
 
-// Knobs that tests turn.
-var (
-	// mmjoinWordNS, if positive, replaces the product's cost per pair-word
-	// given to the optimiser (a tiny value makes many elements heavy).
-	mmjoinWordNS float64
-	// bandCounts is the most counts of one band of the heavy product.
-	bandCounts int64 = 4 << 20
-	// bandHostBytes caps the host memory of the bands computed ahead.
-	bandHostBytes int64 = 1 << 30
-)
-
 // mmjoinCosts returns the GPU product's costs in overlap.PlanMMJoin's
 // units: nanoseconds per pair of 64-column words (64 int8 multiply-adds)
 // and per pair (its count copied to the host), times the CPU threads,
 // since the optimiser divides its estimates by them.
-func mmjoinCosts(p *overlap.Problem, info gpurt.Info) (wordNS, pairNS float64) {
+func mmjoinCosts(p *overlap.Problem, info gpurt.Info, tu tuning) (wordNS, pairNS float64) {
 	t := float64(max(p.Threads, 1))
 	wordNS = t * 2 * 64 / ratesFor(info).int8 * 1e9
-	if mmjoinWordNS > 0 {
-		wordNS = mmjoinWordNS
+	if tu.mmjoinWordNS > 0 {
+		wordNS = tu.mmjoinWordNS
 	}
 	return wordNS, t * 4 / downloadRate * 1e9
 }
 
-func mmjoinSplit(p *overlap.Problem, info gpurt.Info) *overlap.MMJoinSplit {
-	w, pr := mmjoinCosts(p, info)
+func mmjoinSplit(p *overlap.Problem, info gpurt.Info, tu tuning) *overlap.MMJoinSplit {
+	w, pr := mmjoinCosts(p, info, tu)
 	return overlap.PlanMMJoin(p, w, pr)
 }
 
@@ -71,7 +60,7 @@ type mjPlan struct {
 }
 
 // planMMJoin sizes a run of sp on p with budget bytes of device memory.
-func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, info gpurt.Info, budget int64, half bool) (*mjPlan, error) {
+func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, info gpurt.Info, tu tuning, budget int64, half bool) (*mjPlan, error) {
 	if len(sp.Columns) == 0 {
 		return nil, cannot("nothing is heavy: MMJoin's split is scan-count on the CPU")
 	}
@@ -83,10 +72,10 @@ func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, info gpurt.Info, bu
 		}
 	}
 	ldMax := roundUp(m.hs, 16)
-	m.bandRows = clamp(int(bandCounts/int64(ldMax)), 1, max(m.hr, 1))
+	m.bandRows = clamp(int(tu.bandCounts/int64(ldMax)), 1, max(m.hr, 1))
 	bandBytes := 4 * int64(m.bandRows) * int64(ldMax)
 	bands := ceilDiv(m.hr, m.bandRows)
-	m.hostBands = clamp(int(min(bandHostBytes, p.Memory/4)/bandBytes), 2*m.slots, max(bands, 2*m.slots))
+	m.hostBands = clamp(int(min(tu.bandHostBytes, p.Memory/4)/bandBytes), 2*m.slots, max(bands, 2*m.slots))
 
 	// Device memory: the matrices, the heavy sets' column lists while they
 	// are expanded, and each slot's band of counts.
@@ -111,7 +100,7 @@ func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, info gpurt.Info, bu
 
 	// The two parts. PlanMMJoin's estimate is the index part on the CPU
 	// plus the product at the costs it was given; take the product out.
-	wordNS, pairNS := mmjoinCosts(p, info)
+	wordNS, pairNS := mmjoinCosts(p, info, tu)
 	pairsHH := int64(m.hr) * int64(m.hs)
 	if p.Self {
 		pairsHH = int64(m.hr) * int64(m.hr-1) / 2
@@ -148,8 +137,8 @@ func (e mmjoinEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	if err != nil {
 		return overlap.Estimate{}, err
 	}
-	sp := mmjoinSplit(p, st.dev.Info())
-	m, err := planMMJoin(p, sp, st.dev.Info(), budget(free), false)
+	sp := mmjoinSplit(p, st.dev.Info(), e.tune)
+	m, err := planMMJoin(p, sp, st.dev.Info(), e.tune, e.tune.budget(free), false)
 	if err != nil {
 		return overlap.Estimate{}, err
 	}
@@ -168,7 +157,7 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	sp := mmjoinSplit(p, st.dev.Info())
+	sp := mmjoinSplit(p, st.dev.Info(), e.tune)
 	g := &gpuBands{st: st, p: p, sp: sp}
 	err = st.dev.Do(func(c *gpurt.Ctx) error {
 		if err := st.load(c); err != nil {
@@ -179,10 +168,10 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 		if err != nil {
 			return err
 		}
-		if g.m, err = planMMJoin(p, sp, c.Info(), budget(int64(free)+st.devPooled.Load()), half); err != nil {
+		if g.m, err = planMMJoin(p, sp, c.Info(), e.tune, e.tune.budget(int64(free)+st.devPooled.Load()), half); err != nil {
 			return err
 		}
-		if budget(int64(free)) < g.m.memory {
+		if e.tune.budget(int64(free)) < g.m.memory {
 			st.dropDev(c)
 		}
 		return nil

@@ -143,8 +143,8 @@ var h100 = gpurt.Info{Name: "model", Memory: 80 << 30, SMs: 132, Major: 9, Share
 func TestPlanMemory(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	p := problem(t, randomSets(rng, 200, 20000, 2000), nil, 0, 0)
-	withKnobs(t, 4096, 0)
-	big, err := plan(p, mmTech{}, h100, 1<<40)
+	tu := tiling(4096, 0)
+	big, err := plan(p, mmTech{}, tu, h100, 1<<40)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestPlanMemory(t *testing.T) {
 		t.Fatal("matrices not resident with 1 TiB")
 	}
 	for _, b := range []int64{big.memory - 1, big.memory / 2, big.memory / 4} {
-		pl, err := plan(p, mmTech{}, h100, b)
+		pl, err := plan(p, mmTech{}, tu, h100, b)
 		if err != nil {
 			t.Fatalf("budget %d: %v", b, err)
 		}
@@ -161,11 +161,11 @@ func TestPlanMemory(t *testing.T) {
 		}
 	}
 	for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
-		_, err := plan(p, tech, h100, 1000)
+		_, err := plan(p, tech, tu, h100, 1000)
 		if !errors.Is(err, overlap.ErrCannotRun) {
 			t.Errorf("%s with 1000 bytes: %v", tech.name(), err)
 		}
-		pl, err := plan(p, tech, h100, 1<<34)
+		pl, err := plan(p, tech, tu, h100, 1<<34)
 		if err != nil {
 			t.Errorf("%s: %v", tech.name(), err)
 			continue
@@ -178,13 +178,12 @@ func TestPlanMemory(t *testing.T) {
 
 // TestPlanTiled checks that super-tiles of tile plans are whole multiples
 // of the caller's tiles, and fall back to one caller tile when those are
-// larger than tileCounts.
+// larger than the tuning's tileCounts.
 func TestPlanTiled(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	p := problem(t, randomSets(rng, 500, 1000, 50), nil, 30, 70)
-	withKnobs(t, 10000, 0)
 	for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}} {
-		pl, err := plan(p, tech, h100, 1<<34)
+		pl, err := plan(p, tech, tiling(10000, 0), h100, 1<<34)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,8 +191,7 @@ func TestPlanTiled(t *testing.T) {
 			t.Fatalf("%s: grid %+v", tech.name(), pl.g)
 		}
 	}
-	withKnobs(t, 100, 0)
-	pl, err := plan(p, mmTech{}, h100, 1<<34)
+	pl, err := plan(p, mmTech{}, tiling(100, 0), h100, 1<<34)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,9 +214,9 @@ func TestPlanPieces(t *testing.T) {
 		rows, cols int
 	}{{nil, 0, 0}, {s, 0, 0}, {nil, 30, 70}, {s, 64, 16}} {
 		p := problem(t, r, tc.s, tc.rows, tc.cols)
-		withKnobs(t, 3000, 0)
+		tu := tiling(3000, 0)
 		for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
-			whole, err := plan(p, tech, h100, 1<<40)
+			whole, err := plan(p, tech, tu, h100, 1<<40)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,7 +226,7 @@ func TestPlanPieces(t *testing.T) {
 			pieced := 0
 			for k := 1; k < 40; k++ {
 				b := whole.memory * int64(k) / 40
-				pl, err := plan(p, tech, h100, b)
+				pl, err := plan(p, tech, tu, h100, b)
 				if err != nil {
 					if !errors.Is(err, overlap.ErrCannotRun) {
 						t.Fatalf("%s, budget %d: %v", tech.name(), b, err)
@@ -355,8 +353,8 @@ func TestRatesScale(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	p := problem(t, randomSets(rng, 300, 20000, 500), nil, 0, 0)
 	for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
-		a, errA := plan(p, tech, a100, 1<<34)
-		h, errH := plan(p, tech, ref, 1<<34)
+		a, errA := plan(p, tech, defaultTuning(), a100, 1<<34)
+		h, errH := plan(p, tech, defaultTuning(), ref, 1<<34)
 		if errA != nil || errH != nil {
 			t.Fatalf("%s: %v, %v", tech.name(), errA, errH)
 		}
@@ -364,8 +362,8 @@ func TestRatesScale(t *testing.T) {
 			t.Errorf("%s: %.3g s on the A100, %.3g s on the H100", tech.name(), a.seconds, h.seconds)
 		}
 	}
-	m200, _ := plan(p, mergeTech{}, h200, 1<<34)
-	m100, _ := plan(p, mergeTech{}, ref, 1<<34)
+	m200, _ := plan(p, mergeTech{}, defaultTuning(), h200, 1<<34)
+	m100, _ := plan(p, mergeTech{}, defaultTuning(), ref, 1<<34)
 	if m200.seconds >= m100.seconds {
 		t.Errorf("merge: %.3g s on the H200, %.3g s on the H100", m200.seconds, m100.seconds)
 	}

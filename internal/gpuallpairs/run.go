@@ -85,23 +85,23 @@ const (
 )
 
 // plan sizes a run of t on p with budget bytes of device memory.
-func plan(p *overlap.Problem, t technique, info gpurt.Info, budget int64) (*runPlan, error) {
-	return planWith(p, t, info, budget, false)
+func plan(p *overlap.Problem, t technique, tu tuning, info gpurt.Info, budget int64) (*runPlan, error) {
+	return planWith(p, t, tu, info, budget, false)
 }
 
-func planWith(p *overlap.Problem, t technique, info gpurt.Info, budget int64, half bool) (*runPlan, error) {
+func planWith(p *overlap.Problem, t technique, tu tuning, info gpurt.Info, budget int64, half bool) (*runPlan, error) {
 	cols := columnsOf(p)
 	pl := &runPlan{half: half}
 	pl.fixed = t.fixed(p)
 	if t.usesColumns() {
 		pl.fixed += 4 * int64(p.Universe)
 	}
-	// Super-tiles of tileCounts counts, the technique's width; where that
+	// Super-tiles of tu.tileCounts counts, the technique's width; where that
 	// does not fit even in pieces, smaller ones (cut finer, pieces can be
 	// smaller too).
 	var perSlot int64
 	var err error
-	most, width := tileCounts, t.prefCols(p, info)
+	most, width := tu.tileCounts, t.prefCols(p, info)
 	for {
 		pl.g = newGrid(p, most, width)
 		if _, _, ok := p.Tiled(); ok && int64(pl.g.rows)*int64(pl.g.cols) > most {
@@ -424,7 +424,7 @@ func (r *runner) loadNow(c *gpurt.Ctx, pc *piece, sp span) error {
 }
 
 // run computes p with t and delivers every super-tile through out.
-func (st *state) run(ctx context.Context, p *overlap.Problem, t technique, out *overlap.Output) error {
+func (st *state) run(ctx context.Context, p *overlap.Problem, t technique, tu tuning, out *overlap.Output) error {
 	var tr *trace
 	if traceRuns {
 		tr = &trace{name: t.name(), last: time.Now()}
@@ -445,11 +445,11 @@ func (st *state) run(ctx context.Context, p *overlap.Problem, t technique, out *
 		if err != nil {
 			return err
 		}
-		pl, err := planWith(p, t, c.Info(), budget(int64(free)+st.devPooled.Load()), half)
+		pl, err := planWith(p, t, tu, c.Info(), tu.budget(int64(free)+st.devPooled.Load()), half)
 		if err != nil {
 			return err
 		}
-		if budget(int64(free)) < pl.memory {
+		if tu.budget(int64(free)) < pl.memory {
 			st.dropDev(c) // the pooled buffers may not fit the plan's
 		}
 		r := &runner{st: st, p: p, pl: pl, t: t, info: c.Info(), cols: columnsOf(p), trace: tr}
