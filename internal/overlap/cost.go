@@ -16,6 +16,7 @@ var costs = costModel{
 	elemL3:     10,
 	elemMem:    50,
 	stream:     0.5,
+	walk:       20,
 	indexElem:  8,
 	dense:      0.35,
 	word:       0.6,
@@ -41,6 +42,10 @@ type costModel struct {
 	// indexElem of placing one element when building an index; stream of
 	// reading one list entry or list start in order.
 	elem, elemL3, elemMem, indexElem, stream float64
+	// walk is the cost of one element of the universe in an element-major
+	// walk: its list's bounds and weight (in splitting the work), even when
+	// the list is empty or too short to count.
+	walk float64
 	// dense is the cost of looking at one counter of a dense pass.
 	dense float64
 	// word is one AND + popcount of two 64-bit words, pair by pair, with

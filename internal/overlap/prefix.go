@@ -143,8 +143,9 @@ func measurePrefixWork(p *Problem) (cand, starts, verifyNS float64) {
 	// frequent elements) with a set of the other side drawn in proportion
 	// to its size (a candidate shares a rare element with the probe), and
 	// at least as large (it comes after the probe).
-	const maxTimed = 2048
+	const maxTimed, maxTimedElems = 2048, 1 << 20
 	var timedA, timedB [][]uint32
+	timedElems := 0 // of the probes timed: a pass over each picks its rest
 	rng := rand.New(rand.NewPCG(uint64(p.R.Len()), uint64(len(p.S.Elements))))
 	probe := func(c, other *sets.Collection, need func(int) uint32) (float64, float64, float64, float64) {
 		k := c.Len()
@@ -168,8 +169,9 @@ func measurePrefixWork(p *Problem) (cand, starts, verifyNS float64) {
 			}
 			plen := len(s) - t + 1
 			lists += float64(plen)
-			// The sum of the plen smallest frequencies.
-			var sum int64
+			// The sum of the plen smallest frequencies, and the largest of
+			// them (the prefix's last).
+			var sum, cutoff int64
 			if plen == len(s) {
 				for _, e := range s {
 					sum += df(e)
@@ -200,9 +202,10 @@ func measurePrefixWork(p *Problem) (cand, starts, verifyNS float64) {
 					part += d
 				}
 				if keepSmall {
-					sum = part
+					sum, cutoff = part, h[0]
 				} else {
 					sum = total + part // part holds the largest, negated
+					cutoff = -h[0]     // the least of the rest: a tie at most
 				}
 			}
 			if t == len(s) {
@@ -221,13 +224,10 @@ func measurePrefixWork(p *Problem) (cand, starts, verifyNS float64) {
 			// of the probe with it; lists of rare elements seldom share a
 			// set, so nearly every visit is a distinct candidate.
 			cands += min(v, float64(larger))
-			if len(timedA) < maxTimed && samples%timeEvery == 0 {
+			if len(timedA) < maxTimed && timedElems < maxTimedElems && samples%timeEvery == 0 {
 				if y := sizeBiased(rng, other, len(s)); y >= 0 {
-					rest := slices.Clone(s)
-					slices.SortFunc(rest, func(a, b uint32) int { return cmp.Compare(df(a), df(b)) })
-					rest = rest[plen:]
-					slices.Sort(rest)
-					timedA, timedB = append(timedA, rest), append(timedB, other.Set(y))
+					timedA, timedB = append(timedA, restOf(s, df, cutoff, len(s)-plen)), append(timedB, other.Set(y))
+					timedElems += len(s)
 				}
 			}
 		}
@@ -241,6 +241,40 @@ func measurePrefixWork(p *Problem) (cand, starts, verifyNS float64) {
 	}
 	verifyNS = visits*costs.visit + exact*costs.visitExact + cands*verifyCost(p, timedA, timedB)
 	return visits + exact, starts, verifyNS
+}
+
+// restOf returns the n elements of s (increasing) that prefix filtering
+// verifies rather than indexes: the n most frequent, those of frequency
+// cutoff (the prefix's largest) last in s among their ties, as the order by
+// rarity puts ties by value.
+func restOf(s []uint32, df func(uint32) int64, cutoff int64, n int) []uint32 {
+	if n <= 0 {
+		return nil
+	}
+	above, ties := 0, 0
+	for _, e := range s {
+		switch d := df(e); {
+		case d > cutoff:
+			above++
+		case d == cutoff:
+			ties++
+		}
+	}
+	skip := ties - max(0, n-above) // ties that stay in the prefix
+	rest := make([]uint32, 0, n)
+	for _, e := range s {
+		switch d := df(e); {
+		case d > cutoff:
+			rest = append(rest, e)
+		case d == cutoff:
+			if skip > 0 {
+				skip--
+			} else {
+				rest = append(rest, e)
+			}
+		}
+	}
+	return rest
 }
 
 // sizeBiased returns a set of c drawn with probability in proportion to

@@ -546,3 +546,29 @@ func TestSharedColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestRestOf checks the rest of a probe that prefix's estimate times
+// against its definition: the set ordered by frequency, ties by value, less
+// its prefix, back in increasing order.
+func TestRestOf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for trial := 0; trial < 500; trial++ {
+		dfs := make(map[uint32]int64)
+		for range 1 + rng.IntN(40) {
+			dfs[uint32(rng.IntN(200))] = int64(rng.IntN(1 + rng.IntN(8)))
+		}
+		s := slices.Sorted(maps.Keys(dfs))
+		df := func(e uint32) int64 { return dfs[e] }
+		n := rng.IntN(len(s) + 1)
+		byRarity := slices.Clone(s)
+		slices.SortStableFunc(byRarity, func(a, b uint32) int { return cmp.Compare(df(a), df(b)) })
+		want := slices.Sorted(slices.Values(byRarity[len(s)-n:]))
+		var cutoff int64
+		if n < len(s) {
+			cutoff = df(byRarity[len(s)-n-1]) // the prefix's last
+		}
+		if got := restOf(s, df, cutoff, n); !slices.Equal(got, want) && !(n == 0 && len(got) == 0) {
+			t.Fatalf("restOf(%v, n=%d) with frequencies %v = %v, want %v", s, n, dfs, got, want)
+		}
+	}
+}

@@ -89,7 +89,7 @@ func choosePlanScan(p *Problem) scanPlan {
 		emIdx += 4*(int64(p.Universe)+1) + 4*st.R.Elements
 		n += nr
 	}
-	base := costs.build(n, p.Universe) + costs.stream*(n+u)
+	base := costs.build(n, p.Universe) + costs.stream*n + costs.walk*u
 	matrix := 4 * kr * ks
 	if priv := matrix * int64(p.Threads); priv <= min(p.Memory/4, 1<<29) {
 		em := scanPlan{elementMajor: true}
