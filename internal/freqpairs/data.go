@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/sets"
 )
@@ -171,12 +172,12 @@ func prepare(tx *sets.Collection, minSupport, threads int, budget int64, horizon
 		// no items at all
 	} else if dense(maxItem, tx) {
 		if need := 4 * (maxItem + 1) * int64(min(threads, 8)+1); need > budget {
-			return nil, fmt.Errorf("pairs: counting supports of item ids up to %d needs %d MiB, over the %d MiB budget: %w", maxItem, need>>20, budget>>20, ErrCannotRun)
+			return nil, fmt.Errorf("pairs: %w", engine.OverBudget("counting supports of item ids up to %d needs %s, over the budget of %s", maxItem, engine.Bytes(need), engine.Bytes(budget)))
 		}
 		ids, counts = countDense(tx, int(maxItem+1), threads)
 	} else {
 		if need := 8 * int64(len(tx.Elements)); need > budget {
-			return nil, fmt.Errorf("pairs: counting supports needs %d MiB, over the %d MiB budget: %w", need>>20, budget>>20, ErrCannotRun)
+			return nil, fmt.Errorf("pairs: %w", engine.OverBudget("counting supports needs %s, over the budget of %s", engine.Bytes(need), engine.Bytes(budget)))
 		}
 		ids, counts = countSorted(tx)
 	}
@@ -201,7 +202,7 @@ func prepare(tx *sets.Collection, minSupport, threads int, budget int64, horizon
 		lookup = maxItem + 1
 	}
 	if need := d.fixedBytes(lookup); need > budget {
-		return nil, fmt.Errorf("pairs: the transaction lengths and rank lookup of %d frequent items need %d MiB, over the %d MiB budget: %w", f, need>>20, budget>>20, ErrCannotRun)
+		return nil, fmt.Errorf("pairs: %w", engine.OverBudget("the transaction lengths and rank lookup of %d frequent items need %s, over the budget of %s", f, engine.Bytes(need), engine.Bytes(budget)))
 	}
 	if lookup > 0 {
 		d.rankOf = make([]uint32, lookup) // rank + 1; 0 for infrequent items
