@@ -312,7 +312,10 @@ func (p *Plan) Explain() string {
 	}
 	fmt.Fprintf(&b, "CPU estimates: %s\n", costs)
 	fmt.Fprintf(&b, "engines:\n")
-	chosen := slices.IndexFunc(p.Candidates, func(c Candidate) bool { return c.Err == nil && c.Engine == p.Engine })
+	// By name and device: an engine's value may not be comparable.
+	chosen := slices.IndexFunc(p.Candidates, func(c Candidate) bool {
+		return c.Err == nil && c.Engine.Name() == p.Engine.Name() && c.Engine.Kind() == p.Engine.Kind()
+	})
 	engine.WriteTable(&b, p.Candidates, chosen)
 	fmt.Fprintf(&b, "chosen: %s on %s (%s)\n", p.Engine.Name(), p.Engine.Kind(), p.Reason)
 	return b.String()

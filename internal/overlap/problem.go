@@ -46,6 +46,7 @@ type Problem struct {
 
 	tileRows, tileCols int // the caller's tile grid; 0 for pair plans
 	minParallel        int // Options.minParallel, or its default
+	maxListed          int // Options.maxListed, or maxListedTiles
 	needR, needS       []uint32
 	need               uint32 // the threshold when needR is nil
 	zero               bool   // some pair qualifies with overlap 0
@@ -194,6 +195,10 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 	p := &Problem{Self: s == nil, Query: q, Threads: opt.threads(), tileRows: tileRows, tileCols: tileCols, minParallel: opt.minParallel}
 	if p.minParallel <= 0 {
 		p.minParallel = minParallel
+	}
+	p.maxListed = opt.maxListed
+	if p.maxListed <= 0 {
+		p.maxListed = maxListedTiles
 	}
 	p.Memory = opt.Memory
 	if p.Memory <= 0 {
