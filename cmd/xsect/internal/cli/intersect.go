@@ -27,6 +27,7 @@ present and the sets are large enough for it to pay.`,
 			from := fs.String("from", "", "take the sets by id from the collection `FILE`")
 			methodName := fs.String("method", "auto", "pairwise method `NAME`, or \"list\" to list the methods of --device")
 			device := fs.String("device", "auto", deviceFlagHelp)
+			memory := memoryFlag(fs)
 			return func(env *Env, args []string) error {
 				if *methodName == "list" {
 					out := output(env)
@@ -38,7 +39,11 @@ present and the sets are large enough for it to pay.`,
 				if err := checkMethod(*device, *methodName); err != nil {
 					return err
 				}
-				inputs, err := loadInputs(env, *from, args)
+				b, err := newBudget(*memory)
+				if err != nil {
+					return err
+				}
+				inputs, err := loadInputs(env, *from, args, b)
 				if err != nil {
 					return err
 				}
@@ -73,7 +78,9 @@ present and the sets are large enough for it to pay.`,
 
 // loadInputs returns the sets to intersect: one per file, or with from, the
 // sets of that collection named by id.
-func loadInputs(env *Env, from string, args []string) ([][]uint32, error) {
+// loadInputs reads the sets to intersect, within the budget b: together,
+// as they are all kept.
+func loadInputs(env *Env, from string, args []string, b budget) ([][]uint32, error) {
 	if len(args) == 0 {
 		if from != "" {
 			return nil, usagef("no set ID given")
@@ -82,16 +89,18 @@ func loadInputs(env *Env, from string, args []string) ([][]uint32, error) {
 	}
 	inputs := make([][]uint32, len(args))
 	if from == "" {
+		spent := int64(0)
 		for i, path := range args {
-			s, err := loadOneSet(env, path)
+			s, err := loadOneSet(env, path, b.left(spent))
 			if err != nil {
 				return nil, err
 			}
 			inputs[i] = s
+			spent += 4 * int64(cap(s))
 		}
 		return inputs, nil
 	}
-	c, _, err := loadCollection(env, from)
+	c, _, err := loadCollection(env, from, b)
 	if err != nil {
 		return nil, err
 	}
@@ -106,13 +115,17 @@ func loadInputs(env *Env, from string, args []string) ([][]uint32, error) {
 }
 
 // loadOneSet reads all the integers in the file at path as one set.
-func loadOneSet(env *Env, path string) ([]uint32, error) {
-	c, _, err := loadCollection(env, path)
+func loadOneSet(env *Env, path string, b budget) ([]uint32, error) {
+	c, _, err := loadCollection(env, path, b)
 	if err != nil {
 		return nil, err
 	}
 	if c.Len() == 1 {
 		return c.Set(0), nil
+	}
+	// The union is at most as large as the elements.
+	if err := b.check(path+": the union of its sets", memoryOf(c)+4*int64(len(c.Elements))); err != nil {
+		return nil, err
 	}
 	return c.Union(), nil
 }
