@@ -122,6 +122,12 @@ func (p *Plan) Estimate() (time.Duration, int64) {
 	return time.Duration(e.Seconds * float64(time.Second)), e.Memory
 }
 
+// Memory returns the CPU memory the plan is predicted to take at its
+// peak, beyond the caller's collections: the sets it prepared (selected,
+// renumbered) and the chosen technique's structures (for a technique on a
+// GPU, only the former).
+func (p *Plan) Memory() int64 { return p.pl.Memory() }
+
 // Stats returns the problem's statistics.
 func (p *Plan) Stats() Stats { return p.pl.Problem.Stats }
 

@@ -73,20 +73,7 @@ func (b *Batmaps) AllPairs(ctx context.Context, opt PairsOptions, fn func(worker
 	}
 	T = (T + 3) &^ 3
 	nt := (n + T - 1) / T
-	type tileRef struct {
-		p, q int32
-		cost float64
-	}
-	tiles := make([]tileRef, 0, nt*(nt+1)/2)
-	for p := range nt {
-		for q := p; q < nt; q++ {
-			last := min((q+1)*T, n) - 1
-			w := float64(b.Offsets[last+1] - b.Offsets[last])
-			tiles = append(tiles, tileRef{int32(p), int32(q), w})
-		}
-	}
-	// Heaviest first, so that the workers finish together.
-	slices.SortStableFunc(tiles, func(x, y tileRef) int { return cmp.Compare(y.cost, x.cost) })
+	tiles := b.tileOrder(nt, T)
 	threads := opt.Threads
 	if threads <= 0 {
 		threads = Config{}.threads()
@@ -97,20 +84,20 @@ func (b *Batmaps) AllPairs(ctx context.Context, opt PairsOptions, fn func(worker
 	var once sync.Once
 	var first error
 	var wg sync.WaitGroup
-	for w := range min(threads, len(tiles)) {
+	for w := range int(min(int64(threads), tiles.len())) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			t := &Tile{Counts: make([]uint32, T*T)}
 			for !stop.Load() {
-				i := int(next.Add(1) - 1)
-				if i >= len(tiles) {
+				i := next.Add(1) - 1
+				if i >= tiles.len() {
 					return
 				}
 				err := ctx.Err()
 				if err == nil {
-					tr := tiles[i]
-					pairs := b.tile(t, int(tr.p)*T, int(tr.q)*T, T)
+					p, q := tiles.at(i)
+					pairs := b.tile(t, p*T, q*T, T)
 					err = fn(w, t)
 					if d := done.Add(pairs); opt.Progress != nil {
 						opt.Progress(d, total)
@@ -125,6 +112,86 @@ func (b *Batmaps) AllPairs(ctx context.Context, opt PairsOptions, fn func(worker
 	}
 	wg.Wait()
 	return first
+}
+
+// tileOrder is the order in which AllPairs computes the tiles (p, q),
+// p <= q < nt: heaviest first, so that the workers finish together. A
+// tile costs the width of its last column's batmap; tiles of equal cost
+// go by p, then q. It is kept as runs of tiles of one row p and
+// consecutive columns, a few per row (one per width of batmaps), rather
+// than tile by tile: nt² tiles of a million tiny batmaps would take
+// gigabytes.
+type tileOrder struct {
+	runs []tileRun
+	end  []int64 // end[r]: the tiles of runs[:r+1]
+}
+
+// tileRun is the tiles (p, q) for q in [q0, q1].
+type tileRun struct{ p, q0, q1 int32 }
+
+func (b *Batmaps) tileOrder(nt, T int) *tileOrder {
+	n := b.Len()
+	cost := func(q int) uint64 {
+		last := min((q+1)*T, n) - 1
+		return b.Offsets[last+1] - b.Offsets[last]
+	}
+	// Segments of consecutive columns of one cost, grouped by cost,
+	// highest first.
+	type segment struct {
+		q0, q1 int
+		cost   uint64
+	}
+	var segs []segment
+	for q := 0; q < nt; q++ {
+		if c := cost(q); len(segs) > 0 && segs[len(segs)-1].cost == c {
+			segs[len(segs)-1].q1 = q
+		} else {
+			segs = append(segs, segment{q, q, c})
+		}
+	}
+	slices.SortStableFunc(segs, func(x, y segment) int { return cmp.Compare(y.cost, x.cost) })
+	o := &tileOrder{}
+	var total int64
+	for lo := 0; lo < len(segs); {
+		hi := lo + 1
+		for hi < len(segs) && segs[hi].cost == segs[lo].cost {
+			hi++
+		}
+		last := 0
+		for _, sg := range segs[lo:hi] {
+			last = max(last, sg.q1)
+		}
+		for p := 0; p <= last; p++ {
+			for _, sg := range segs[lo:hi] {
+				if q0 := max(p, sg.q0); q0 <= sg.q1 {
+					o.runs = append(o.runs, tileRun{int32(p), int32(q0), int32(sg.q1)})
+					total += int64(sg.q1 - q0 + 1)
+					o.end = append(o.end, total)
+				}
+			}
+		}
+		lo = hi
+	}
+	return o
+}
+
+// len returns the number of tiles.
+func (o *tileOrder) len() int64 {
+	if len(o.end) == 0 {
+		return 0
+	}
+	return o.end[len(o.end)-1]
+}
+
+// at returns the i-th tile.
+func (o *tileOrder) at(i int64) (p, q int) {
+	r, _ := slices.BinarySearch(o.end, i+1)
+	run := o.runs[r]
+	start := int64(0)
+	if r > 0 {
+		start = o.end[r-1]
+	}
+	return int(run.p), int(run.q0) + int(i-start)
 }
 
 // tile computes the tile at (row0, col0), row0 <= col0, and returns the

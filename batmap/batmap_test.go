@@ -587,3 +587,45 @@ func TestSegmentedTile(t *testing.T) {
 		}
 	}
 }
+
+// The runs of tileOrder give the tiles in the order a stable sort of all
+// of them, heaviest first, would: every tile once, each as costly as the
+// next or more, ties by row then column; widths may be in any order.
+func TestTileOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 200 {
+		n, T := 1+r.IntN(60), 4*(1+r.IntN(3))
+		b := &Batmaps{IDs: make([]uint32, n), Offsets: make([]uint64, n+1)}
+		for k := range n {
+			b.Offsets[k+1] = b.Offsets[k] + 2*uint64(1+r.IntN(3))
+		}
+		if r.IntN(2) == 0 { // widths as AllPairs has them: increasing
+			slices.Sort(b.Offsets)
+			for k := range n {
+				b.Offsets[k+1] = max(b.Offsets[k+1], 2*b.Offsets[k]-b.Offsets[max(k-1, 0)])
+			}
+		}
+		nt := (n + T - 1) / T
+		type tile struct {
+			p, q int
+			cost uint64
+		}
+		var want []tile
+		for p := range nt {
+			for q := p; q < nt; q++ {
+				last := min((q+1)*T, n) - 1
+				want = append(want, tile{p, q, b.Offsets[last+1] - b.Offsets[last]})
+			}
+		}
+		slices.SortStableFunc(want, func(x, y tile) int { return int(int64(y.cost) - int64(x.cost)) })
+		o := b.tileOrder(nt, T)
+		if o.len() != int64(len(want)) {
+			t.Fatalf("n %d, T %d: %d tiles, want %d", n, T, o.len(), len(want))
+		}
+		for i, w := range want {
+			if p, q := o.at(int64(i)); p != w.p || q != w.q {
+				t.Fatalf("n %d, T %d: tile %d is (%d, %d), want (%d, %d)", n, T, i, p, q, w.p, w.q)
+			}
+		}
+	}
+}

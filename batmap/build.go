@@ -149,10 +149,17 @@ func (l *Layout) build(c *sets.Collection, sizes []int, threads int, progress fu
 		chunks = append(chunks, chunk{lo, hi})
 		lo = hi
 	}
-	failed := make([][]uint32, k) // by position; nil for most
+	// The failed insertions of each worker, by position: few, mostly
+	// none, so not an entry for every set.
+	type failure struct {
+		p     int
+		elems []uint32
+	}
+	workers := min(threads, len(chunks))
+	failures := make([][]failure, workers)
 	var next, done atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < min(threads, len(chunks)); w++ {
+	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -167,7 +174,7 @@ func (l *Layout) build(c *sets.Collection, sizes []int, threads int, progress fu
 					set := c.Set(int(b.IDs[p]))
 					r := l.R(len(set))
 					if f := bd.build(set, r, b.Batmap(p)); len(f) > 0 {
-						failed[p] = f
+						failures[w] = append(failures[w], failure{p, f})
 					}
 				}
 				d := done.Add(int64(ch.hi - ch.lo))
@@ -178,9 +185,20 @@ func (l *Layout) build(c *sets.Collection, sizes []int, threads int, progress fu
 		}()
 	}
 	wg.Wait()
+	var all []failure
+	for _, fs := range failures {
+		all = append(all, fs...)
+	}
+	slices.SortFunc(all, func(x, y failure) int { return cmp.Compare(x.p, y.p) })
 	b.FailOffsets = make([]uint64, k+1)
-	for p, f := range failed {
-		b.Failed = append(b.Failed, f...)
+	p := 0
+	for _, f := range all {
+		for ; p < f.p; p++ {
+			b.FailOffsets[p+1] = uint64(len(b.Failed))
+		}
+		b.Failed = append(b.Failed, f.elems...)
+	}
+	for ; p < k; p++ {
 		b.FailOffsets[p+1] = uint64(len(b.Failed))
 	}
 	return b, nil

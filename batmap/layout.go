@@ -228,7 +228,9 @@ func (l *Layout) pairWordsSorted(sorted []int) float64 {
 // worker's scratch space (the failed elements, usually few, not counted).
 func (l *Layout) Memory(sizes []int, threads int) int64 {
 	b := 4 * l.TotalWords(sizes)
-	b += int64(len(sizes)) * (8 + 4 + 4 + 4 + 8)
+	// Per set: the sizes Build reads, offsets, ids, sizes and positions
+	// by position, widths, the offsets of failed insertions.
+	b += int64(len(sizes)) * (8 + 8 + 4 + 4 + 4 + 8 + 8)
 	if l.tabulates(sizes) {
 		b += 12 * int64(max(l.Universe, 1))
 	}

@@ -84,6 +84,12 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 // It is empty before the run and for techniques that report nothing.
 func (p *Plan) Notes() string { return p.p.Notes() }
 
+// Memory returns the CPU memory the plan is predicted to take at its
+// peak, beyond the caller's transactions: the prepared data (supports,
+// ranks, transaction lengths, tidlists) and the chosen technique's
+// structures (for a technique on a GPU, only the former).
+func (p *Plan) Memory() int64 { return p.p.Memory() }
+
 // Technique returns the name of the chosen technique.
 func (p *Plan) Technique() string { return p.p.Engine.Name() }
 

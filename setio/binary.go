@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"unsafe"
 
 	"github.com/xsect/xsect/sets"
 )
@@ -146,6 +147,14 @@ func ReadBinary(r io.Reader, name string) (*sets.Collection, error) {
 // the arrays are allocated at once, otherwise they grow as data arrives, so
 // that a lying header cannot make us allocate more than the data holds.
 func readBinary(r io.Reader, name string, size int64) (*sets.Collection, error) {
+	return readBinaryLimit(r, name, size, 0)
+}
+
+// readBinaryLimit is readBinary for a collection whose arrays may take at
+// most limit bytes (0: no limit). A file of known size is checked at once;
+// otherwise the arrays grow as data arrives, so that a header that lies
+// about data cut short is reported as truncated, not as too large.
+func readBinaryLimit(r io.Reader, name string, size, limit int64) (*sets.Collection, error) {
 	hb := make([]byte, headerSize)
 	if n, err := io.ReadFull(r, hb); err != nil {
 		return nil, truncErr(err, name, n, 0)
@@ -154,10 +163,20 @@ func readBinary(r io.Reader, name string, size int64) (*sets.Collection, error) 
 	if err != nil {
 		return nil, err
 	}
+	// Allocated at once: a size that matches the header, or a header
+	// within the limit (it may lie, but no more than the limit allows).
+	need := collectionBytes(int(h.k+1), int(h.n))
+	known := size >= 0 || limit > 0 && need <= limit
+	if limit > 0 && need > limit && size >= 0 {
+		return nil, &LimitError{File: name, Limit: limit, Need: need, Sets: int64(h.k), Elements: int64(h.n)}
+	}
 	crc := uint32(0)
 	c := &sets.Collection{}
 	var got int
-	if c.Offsets, crc, got, err = readUint64s(r, int(h.k+1), size >= 0, crc); err != nil {
+	if c.Offsets, crc, got, err = readUint64s(r, int(h.k+1), known, crc, 0, limit); err != nil {
+		if err == errLimit {
+			return nil, &LimitError{File: name, Limit: limit, Sets: int64(max(got/8-1, 0))}
+		}
 		return nil, truncErr(err, name, got, h.offsetsAt)
 	}
 	padAt := h.offsetsAt + 8*(h.k+1)
@@ -171,7 +190,10 @@ func readBinary(r io.Reader, name string, size int64) (*sets.Collection, error) 
 		}
 	}
 	crc = crc32.Update(crc, castagnoli, pad)
-	if c.Elements, crc, got, err = readUint32s(r, int(h.n), size >= 0, crc); err != nil {
+	if c.Elements, crc, got, err = readUint32s(r, int(h.n), known, crc, 8*int64(cap(c.Offsets)), limit); err != nil {
+		if err == errLimit {
+			return nil, &LimitError{File: name, Limit: limit, Sets: int64(h.k), Elements: int64(got / 4)}
+		}
 		return nil, truncErr(err, name, got, h.elementsAt)
 	}
 	if size < 0 {
@@ -216,44 +238,51 @@ func truncErr(err error, name string, got int, at uint64) error {
 // size is not known in advance.
 const growChunk = 1 << 20
 
+// errLimit stops reading an array that would grow past the limit.
+var errLimit = errors.New("over the limit")
+
 // readUint64s reads count little-endian uint64s, continuing the CRC. If the
-// count is not known to match the data, the slice grows as data arrives. On
-// error it reports how many bytes it got.
-func readUint64s(r io.Reader, count int, known bool, crc uint32) ([]uint64, uint32, int, error) {
-	if known {
-		s := make([]uint64, count)
-		return readLE64(r, s, crc)
-	}
-	s := make([]uint64, 0, min(count, growChunk))
-	for len(s) < count {
-		m := min(count-len(s), max(growChunk, len(s)))
-		s = append(s, make([]uint64, m)...)
-		var err error
-		var got int
-		if _, crc, got, err = readLE64(r, s[len(s)-m:], crc); err != nil {
-			return nil, crc, 8*(len(s)-m) + got, err
-		}
-	}
-	return s, crc, 8 * len(s), nil
+// count is not known to match the data, the slice grows as data arrives,
+// its old and new arrays and other bytes within limit (0: no limit; an
+// array that would need more is errLimit). On error it reports how many
+// bytes it got.
+func readUint64s(r io.Reader, count int, known bool, crc uint32, other, limit int64) ([]uint64, uint32, int, error) {
+	return readArray(r, count, known, crc, other, limit, readLE64)
 }
 
 // readUint32s is readUint64s for uint32s.
-func readUint32s(r io.Reader, count int, known bool, crc uint32) ([]uint32, uint32, int, error) {
+func readUint32s(r io.Reader, count int, known bool, crc uint32, other, limit int64) ([]uint32, uint32, int, error) {
+	return readArray(r, count, known, crc, other, limit, readLE32)
+}
+
+func readArray[T uint32 | uint64](r io.Reader, count int, known bool, crc uint32, other, limit int64,
+	read func(io.Reader, []T, uint32) ([]T, uint32, int, error)) ([]T, uint32, int, error) {
+	size := int(unsafe.Sizeof(T(0)))
 	if known {
-		s := make([]uint32, count)
-		return readLE32(r, s, crc)
+		return read(r, make([]T, count), crc)
 	}
-	s := make([]uint32, 0, min(count, growChunk))
+	first := min(count, growChunk)
+	if limit > 0 {
+		first = int(max(min(int64(first), (limit-other)/int64(size)), 0))
+	}
+	s := make([]T, 0, first)
 	for len(s) < count {
 		m := min(count-len(s), max(growChunk, len(s)))
-		s = append(s, make([]uint32, m)...)
+		if limit > 0 {
+			// The new array, and the old one while it is copied.
+			room := int((limit - other - int64(size)*int64(cap(s))) / int64(size))
+			if m = min(m, room-len(s)); m <= 0 {
+				return nil, crc, size * len(s), errLimit
+			}
+		}
+		s = append(s, make([]T, m)...)
 		var err error
 		var got int
-		if _, crc, got, err = readLE32(r, s[len(s)-m:], crc); err != nil {
-			return nil, crc, 4*(len(s)-m) + got, err
+		if _, crc, got, err = read(r, s[len(s)-m:], crc); err != nil {
+			return nil, crc, size*(len(s)-m) + got, err
 		}
 	}
-	return s, crc, 4 * len(s), nil
+	return s, crc, size * len(s), nil
 }
 
 // WriteBinary writes c in the binary format. c must be valid (see

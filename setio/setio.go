@@ -114,6 +114,16 @@ func Detect(br *bufio.Reader) (Format, error) {
 // file's size on disk), or -1: a known size lets the arrays be allocated
 // once instead of grown as data arrives.
 func Read(r io.Reader, name string, size int64) (*sets.Collection, Format, error) {
+	return ReadLimited(r, name, size, 0)
+}
+
+// ReadLimited is Read for a collection whose arrays (8 bytes a set, 4 an
+// element) may take at most limit bytes, with the buffers and the copies
+// that reading makes on the way (0: no limit). A collection that needs
+// more is a *LimitError, found as soon as it is known: at once from the
+// header of a binary file of known size, otherwise when the data read
+// reach the limit.
+func ReadLimited(r io.Reader, name string, size, limit int64) (*sets.Collection, Format, error) {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 64<<10)
@@ -128,9 +138,9 @@ func Read(r io.Reader, name string, size int64) (*sets.Collection, Format, error
 	}
 	var c *sets.Collection
 	if format == Binary {
-		c, err = readBinary(br, name, size)
+		c, err = readBinaryLimit(br, name, size, limit)
 	} else {
-		c, err = readText(br, name, false, defaultBufSize, max(size, 0))
+		c, err = readTextLimit(br, name, false, defaultBufSize, max(size, 0), limit)
 	}
 	return c, format, err
 }

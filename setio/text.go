@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/radix"
@@ -67,6 +68,13 @@ func ReadTextSize(r io.Reader, name string, size int64) (*sets.Collection, error
 // (LoadAll). If hint > 0 it is the size of the data, which lets the arrays
 // be sized after the first buffer instead of growing by copies.
 func readText(r io.Reader, name string, all bool, bufSize int, hint int64) (*sets.Collection, error) {
+	return readTextLimit(r, name, all, bufSize, hint, 0)
+}
+
+// readTextLimit is readText whose collection's arrays, with the blocks of
+// text being parsed and the copy a growing array makes, may take at most
+// limit bytes (0: no limit); beyond, it returns a *LimitError.
+func readTextLimit(r io.Reader, name string, all bool, bufSize int, hint, limit int64) (*sets.Collection, error) {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		// Small: reads of the parser's own buffer bypass it.
@@ -85,7 +93,7 @@ func readText(r io.Reader, name string, all bool, bufSize int, hint int64) (*set
 		src = gz
 		hint = 0 // the compressed size says little
 	}
-	c, err := parseText(src, name, all, bufSize, hint)
+	c, err := parseText(src, name, all, bufSize, hint, limit)
 	var pe *ParseError
 	if err != nil && gz != nil && errors.As(err, &pe) && pe.Err == nil {
 		// A bad token in compressed text is most often the garbage a
@@ -98,23 +106,31 @@ func readText(r io.Reader, name string, all bool, bufSize int, hint int64) (*set
 }
 
 // parseText parses the text that src holds, decompressed.
-func parseText(src io.Reader, name string, all bool, bufSize int, hint int64) (*sets.Collection, error) {
-	if workers := textWorkers(); !all && workers > 1 && (hint == 0 || hint >= parallelMin) {
-		return readBlocks(src, name, workers, bufSize, hint)
+func parseText(src io.Reader, name string, all bool, bufSize int, hint, limit int64) (*sets.Collection, error) {
+	// In parallel, unless the limit is too small for the blocks in flight
+	// to be a small part of it.
+	if workers := textWorkers(); !all && workers > 1 && (hint == 0 || hint >= parallelMin) &&
+		(limit == 0 || limit >= 8*int64(workers+2)*blockCost*int64(bufSize)) {
+		return readBlocks(src, name, workers, bufSize, hint, limit)
 	}
 
-	p := &textParser{src: src, name: name, all: all, line: 1, c: sets.New()}
+	p := &textParser{src: src, name: name, all: all, line: 1, c: sets.New(), limit: limit, other: int64(bufSize)}
+	tooLarge := func() error {
+		return &LimitError{File: name, Limit: limit, Sets: int64(p.c.Len()), Elements: int64(len(p.c.Elements))}
+	}
 	buf := make([]byte, bufSize)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
 			first := p.base == 0
+			if !p.room(n) {
+				return nil, tooLarge()
+			}
 			if perr := p.chunk(buf[:n]); perr != nil {
 				return nil, perr
 			}
 			if first && hint > p.base {
-				p.c.Elements = reserve(p.c.Elements, int64(len(p.c.Elements)), p.base, hint)
-				p.c.Offsets = reserve(p.c.Offsets, int64(len(p.c.Offsets)), p.base, hint)
+				reserve(p.c, int64(len(p.c.Elements)), int64(len(p.c.Offsets)), p.base, hint, int64(len(buf)), limit)
 			}
 		}
 		if err == io.EOF {
@@ -125,6 +141,9 @@ func parseText(src io.Reader, name string, all bool, bufSize int, hint int64) (*
 		}
 	}
 	p.finish()
+	if p.over {
+		return nil, tooLarge()
+	}
 	return p.c, nil
 }
 
@@ -138,23 +157,52 @@ func readError(name string, err error, line, col int) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
-// reserve returns s with room for what size bytes of text hold, if the
-// first read bytes held n entries, with 5% to spare. Large arrays are
-// backed by huge pages: filling them costs fewer page faults.
-func reserve[T any](s []T, n, read, size int64) []T {
-	est := float64(n)/float64(read)*float64(size)*1.05 + 64
-	if est <= float64(cap(s)) || est >= 1<<40 {
-		return s
+// room makes room in the collection for the elements of a buffer of n
+// more bytes of text, unless that would take the collection (with the
+// parser's other bytes) over its limit. Offsets grow in endSet.
+func (p *textParser) room(n int) bool {
+	c := p.c
+	var ok bool
+	c.Elements, ok = growWithin(c.Elements, n/2+2, p.other+8*int64(cap(c.Offsets)), p.limit)
+	return ok && !p.over
+}
+
+// reserve gives c's arrays room for what size bytes of text hold, if the
+// first read bytes held elems elements and offs offsets, with 5% to
+// spare, as far as limit allows with other bytes (0: no limit): a guess
+// too high is cut down, one too low grows later. Large arrays are backed
+// by huge pages: filling them costs fewer page faults.
+func reserve(c *sets.Collection, elems, offs, read, size, other, limit int64) {
+	scale := float64(size) / float64(read) * 1.05
+	e, o := float64(elems)*scale+64, float64(offs)*scale+64
+	if limit > 0 {
+		if limit <= other {
+			return
+		}
+		if over := (4*e + 8*o) / float64(limit-other); over > 1 {
+			e, o = e/over, o/over
+		}
 	}
-	e := hugepage.Make[T](len(s), int(est))
-	copy(e, s)
-	return e
+	if e >= 1<<40 || o >= 1<<40 {
+		return
+	}
+	if int(e) > cap(c.Elements) {
+		t := hugepage.Make[uint32](len(c.Elements), int(e))
+		copy(t, c.Elements)
+		c.Elements = t
+	}
+	if int(o) > cap(c.Offsets) {
+		t := hugepage.Make[uint64](len(c.Offsets), int(o))
+		copy(t, c.Offsets)
+		c.Offsets = t
+	}
 }
 
 // textBlock is a piece of the text that ends at a line end, or at the end of
 // the data, parsed on its own: its lines are numbered from 1.
 type textBlock struct {
 	data    []byte
+	counted int   // the capacity of data counted for a reader's limit
 	last    bool  // the data end after this block
 	readErr error // what ended the data, if not io.EOF
 
@@ -186,21 +234,39 @@ type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
+// blockCost is the bytes a block of text takes, per byte of its capacity:
+// the text, and the arrays that parse sizes for it: an element every 2
+// bytes, an offset every 8. (Shorter lines grow the offsets, up to 8 bytes
+// a byte for empty lines, in a block of bufSize: a block grown for a long
+// line has at least half of it in that line.)
+const blockCost = 1 + 4/2 + 8/8
+
 // readBlocks parses src in parallel: a reader goroutine cuts the text into
 // blocks of bufSize at line ends (a block grows to hold a longer line),
 // workers parse them, and this goroutine appends their sets in order. A
 // fixed set of blocks circulates, so memory stays bounded whatever the size
 // of the text. Errors are those of the serial parse: the first bad token of
 // the text, its line counted across blocks, or the failure of the data
-// after the last good token.
-func readBlocks(src io.Reader, name string, workers, bufSize int, hint int64) (*sets.Collection, error) {
+// after the last good token. With a limit, the blocks (their text and
+// parsed sets) and the collection's arrays stay within it.
+func readBlocks(src io.Reader, name string, workers, bufSize int, hint, limit int64) (*sets.Collection, error) {
 	nblocks := workers + 2
 	free := make(chan *textBlock, nblocks)
 	work := make(chan *textBlock, nblocks)
 	order := make(chan *textBlock, nblocks)
 	stop := make(chan struct{})
+	// The memory of the blocks, and of the collection's arrays, for the
+	// limit.
+	var blockBytes, collBytes atomic.Int64
+	// account counts a change of b's capacity.
+	account := func(b *textBlock) {
+		blockBytes.Add(int64(cap(b.data)-b.counted) * blockCost)
+		b.counted = cap(b.data)
+	}
 	for range nblocks {
-		free <- &textBlock{data: make([]byte, 0, bufSize)}
+		b := &textBlock{data: make([]byte, 0, bufSize)}
+		account(b)
+		free <- b
 	}
 	for range workers {
 		go func() {
@@ -221,10 +287,19 @@ func readBlocks(src io.Reader, name string, workers, bufSize int, hint int64) (*
 				return
 			}
 			b.data = append(b.data[:0], carry...)
+			account(b)
 			b.last, b.readErr, b.done = false, nil, make(chan struct{})
 			for {
 				if len(b.data) == cap(b.data) {
+					more := int64(cap(b.data)) * blockCost
+					if limit > 0 && blockBytes.Load()+collBytes.Load()+more > limit {
+						// A line too long to hold: the main goroutine
+						// fills in the counts.
+						b.last, b.readErr = true, &LimitError{File: name, Limit: limit}
+						break
+					}
 					b.data = slices.Grow(b.data, cap(b.data))
+					account(b)
 				}
 				n, err := src.Read(b.data[len(b.data):cap(b.data)])
 				b.data = b.data[:len(b.data)+n]
@@ -256,25 +331,43 @@ func readBlocks(src io.Reader, name string, workers, bufSize int, hint int64) (*
 	var read int64 // bytes of text whose sets are in c
 	line := 0      // lines before the current block
 	var fail error
+	tooLarge := func() error {
+		return &LimitError{File: name, Limit: limit, Sets: int64(c.Len()), Elements: int64(len(c.Elements))}
+	}
 	for b := range order {
 		<-b.done
 		if fail != nil {
 			continue // drain: nothing may read src after the return
 		}
-		if b.err != nil {
+		var le *LimitError
+		switch {
+		case b.err != nil:
 			pe := b.err.(*ParseError)
 			pe.Line += line
 			fail = pe
-		} else if b.readErr != nil {
+		case errors.As(b.readErr, &le):
+			fail = tooLarge()
+		case b.readErr != nil:
 			fail = readError(name, b.readErr, line+b.lines+1, b.col)
+		}
+		if fail == nil {
+			other := blockBytes.Load()
+			if read == 0 && hint > int64(len(b.data)) && len(b.data) > 0 {
+				reserve(c, int64(len(b.c.Elements)), int64(len(b.c.Offsets)), int64(len(b.data)), hint, other, limit)
+			}
+			var ok bool
+			c.Elements, ok = growWithin(c.Elements, len(b.c.Elements), other+8*int64(cap(c.Offsets)), limit)
+			if ok {
+				c.Offsets, ok = growWithin(c.Offsets, len(b.c.Offsets)-1, other+4*int64(cap(c.Elements)), limit)
+			}
+			if !ok {
+				fail = tooLarge()
+			}
+			collBytes.Store(collectionBytes(cap(c.Offsets), cap(c.Elements)))
 		}
 		if fail != nil {
 			close(stop)
 			continue
-		}
-		if read == 0 && hint > int64(len(b.data)) && len(b.data) > 0 {
-			c.Elements = reserve(c.Elements, int64(len(b.c.Elements)), int64(len(b.data)), hint)
-			c.Offsets = reserve(c.Offsets, int64(len(b.c.Offsets)), int64(len(b.data)), hint)
 		}
 		base := uint64(len(c.Elements))
 		c.Elements = append(c.Elements, b.c.Elements...)
@@ -283,6 +376,12 @@ func readBlocks(src io.Reader, name string, workers, bufSize int, hint int64) (*
 		}
 		read += int64(len(b.data))
 		line += b.lines
+		if cap(b.data) > 4*bufSize {
+			// A block grown for a long line goes: its arrays are large.
+			blockBytes.Add(-int64(b.counted) * blockCost)
+			b = &textBlock{data: make([]byte, 0, bufSize)}
+			account(b)
+		}
 		free <- b
 	}
 	if fail != nil {
@@ -310,6 +409,11 @@ type textParser struct {
 
 	setStart int      // index in c.Elements where the current set begins
 	tmp      []uint32 // scratch for sorting
+
+	// limit bounds the collection's arrays with other bytes (0: no
+	// limit); over is set when a set could not be added within it.
+	limit, other int64
+	over         bool
 }
 
 // tokHeadMax bounds how much of a token that spans buffers is kept for error
@@ -437,6 +541,11 @@ func swarDigits(x uint64) (n int, v uint64, ok bool) {
 func (p *textParser) endSet(elems []uint32) []uint32 {
 	s := normalize(elems[p.setStart:], &p.tmp)
 	elems = elems[:p.setStart+len(s)]
+	if p.limit > 0 && len(p.c.Offsets) == cap(p.c.Offsets) {
+		var ok bool
+		p.c.Offsets, ok = growWithin(p.c.Offsets, 1, p.other+4*int64(cap(elems)), p.limit)
+		p.over = p.over || !ok
+	}
 	p.c.Offsets = append(p.c.Offsets, uint64(len(elems)))
 	p.setStart = len(elems)
 	return elems

@@ -54,13 +54,36 @@ func Measure(c *Collection) Stats {
 	return st
 }
 
+// MeasureBytes returns the memory Measure allocates to measure c: a bitmap
+// of its values, or a copy of its elements, to count the distinct ones.
+func MeasureBytes(c *Collection) int64 {
+	var maxValue uint32
+	for i := range c.Len() {
+		if s := c.Set(i); len(s) > 0 {
+			maxValue = max(maxValue, s[len(s)-1])
+		}
+	}
+	switch {
+	case len(c.Elements) == 0:
+		return 0
+	case sortsToCount(len(c.Elements), maxValue):
+		return 4 * int64(len(c.Elements))
+	}
+	return 8 * (int64(maxValue)/64 + 1)
+}
+
+// sortsToCount reports whether countDistinct sorts a copy of n elements
+// up to maxValue: a bitmap costs (max+1)/8 bytes; past 8x the element
+// array, sorting a copy is cheaper in memory.
+func sortsToCount(n int, maxValue uint32) bool {
+	return uint64(maxValue)/8 > 8*uint64(n)*4
+}
+
 func countDistinct(elems []uint32, maxValue uint32) int {
 	if len(elems) == 0 {
 		return 0
 	}
-	// A bitmap costs (max+1)/8 bytes; past 8x the element array, sorting a
-	// copy is cheaper in memory.
-	if uint64(maxValue)/8 > 8*uint64(len(elems))*4 {
+	if sortsToCount(len(elems), maxValue) {
 		u := slices.Clone(elems)
 		slices.Sort(u)
 		return len(slices.Compact(u))

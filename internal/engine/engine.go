@@ -87,10 +87,45 @@ type Engine[P, O any] interface {
 // run a problem: too much memory, no GPU, a technique that does not apply.
 var ErrCannotRun = errors.New("cannot run")
 
+// ErrOverBudget is wrapped, beside ErrCannotRun, by the errors of engines
+// that would run within a larger CPU memory budget: the remedy is to raise
+// the budget, not to ask for something else.
+var ErrOverBudget = errors.New("over the memory budget")
+
+// ErrUnavailable is wrapped, beside ErrCannotRun, by the errors of engines
+// whose device this machine does not offer (no GPU, no driver): nothing
+// about the problem stops them.
+var ErrUnavailable = errors.New("device unavailable")
+
+// Unavailable marks err, an engine's device error, with ErrUnavailable
+// and ErrCannotRun.
+func Unavailable(err error) error {
+	if err == nil || errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	if !errors.Is(err, ErrCannotRun) {
+		err = Cannot("%v", err)
+	}
+	return marked{err, ErrUnavailable}
+}
+
 // Cannot returns an error wrapping ErrCannotRun with the formatted reason.
 func Cannot(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCannotRun, fmt.Sprintf(format, args...))
 }
+
+// OverBudget is Cannot for a reason that a larger CPU memory budget
+// removes: the error wraps ErrOverBudget too.
+func OverBudget(format string, args ...any) error {
+	return marked{Cannot(format, args...), ErrOverBudget}
+}
+
+// marked is an error that also matches a marker (ErrOverBudget,
+// ErrUnavailable) under errors.Is.
+type marked struct{ err, marker error }
+
+func (e marked) Error() string   { return e.err.Error() }
+func (e marked) Unwrap() []error { return []error{e.err, e.marker} }
 
 // Reason returns err's message without the "cannot run: " prefix that
 // Cannot adds, for tables and lists of reasons.

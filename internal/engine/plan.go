@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -42,7 +43,7 @@ func (c *Candidate[E]) CheckMemory(budget int64) {
 	case d.Memory > 0 && c.Estimate.Memory > d.Memory:
 		c.Err = Cannot("needs %s of memory, %s has %s", Bytes(c.Estimate.Memory), d.Kind, Bytes(d.Memory))
 	case d.Kind == CPU && budget > 0 && c.Estimate.Memory > budget:
-		c.Err = Cannot("needs %s of memory, over the budget of %s", Bytes(c.Estimate.Memory), Bytes(budget))
+		c.Err = OverBudget("needs %s of memory, over the budget of %s", Bytes(c.Estimate.Memory), Bytes(budget))
 	}
 }
 
@@ -72,7 +73,9 @@ func Rank[E Named](cs []Candidate[E]) {
 
 // Pick returns the first of the ranked candidates, or an error wrapping
 // ErrCannotRun that names what was asked for and why each candidate cannot
-// run it: a user learns the reasons without asking for an explanation.
+// run it: a user learns the reasons without asking for an explanation. The
+// error wraps ErrOverBudget too when a candidate could run with a larger
+// memory budget, and ErrUnavailable when no candidate's device is there.
 func Pick[E Named](workload string, choice Choice, cs []Candidate[E]) (Candidate[E], error) {
 	if len(cs) == 0 {
 		what := "no engine"
@@ -91,10 +94,13 @@ func Pick[E Named](workload string, choice Choice, cs []Candidate[E]) (Candidate
 		c := cs[0]
 		return c, fmt.Errorf("%s: %s on %s: %w", workload, c.Engine.Name(), c.Engine.Kind(), c.Err)
 	}
+	over, unavailable := false, true
 	// Each reason once, with the engines that give it.
 	var reasons []string
 	who := map[string][]string{}
 	for _, c := range cs {
+		over = over || errors.Is(c.Err, ErrOverBudget)
+		unavailable = unavailable && errors.Is(c.Err, ErrUnavailable)
 		msg := Reason(c.Err)
 		if who[msg] == nil {
 			reasons = append(reasons, msg)
@@ -104,7 +110,14 @@ func Pick[E Named](workload string, choice Choice, cs []Candidate[E]) (Candidate
 	for i, msg := range reasons {
 		reasons[i] = strings.Join(who[msg], ", ") + ": " + msg
 	}
-	return cs[0], fmt.Errorf("%s: no engine can run this problem (%w): %s", workload, ErrCannotRun, strings.Join(reasons, "; "))
+	err := fmt.Errorf("%s: no engine can run this problem (%w): %s", workload, ErrCannotRun, strings.Join(reasons, "; "))
+	switch {
+	case over:
+		err = marked{err, ErrOverBudget}
+	case unavailable:
+		err = marked{err, ErrUnavailable}
+	}
+	return cs[0], err
 }
 
 // WriteTable writes one line per candidate, in their order: technique,

@@ -89,3 +89,40 @@ func TestCheckMemory(t *testing.T) {
 		t.Errorf("GPU engine held to the CPU budget: %v", c.Err)
 	}
 }
+
+// The error of a problem that no engine can run says whether more memory
+// would let one (ErrOverBudget) and whether only a missing device stops
+// them (ErrUnavailable), so that callers can say what to do.
+func TestPickMarkers(t *testing.T) {
+	over := OverBudget("needs 9 GiB of memory, over the budget of 1 GiB")
+	noGPU := Unavailable(errors.New("no GPU: driver not found"))
+	other := Cannot("does not apply")
+	for _, tc := range []struct {
+		errs              []error
+		over, unavailable bool
+	}{
+		{[]error{over}, true, false},
+		{[]error{noGPU}, false, true},
+		{[]error{other}, false, false},
+		{[]error{over, noGPU}, true, false},
+		{[]error{noGPU, noGPU}, false, true},
+		{[]error{other, noGPU}, false, false},
+		{[]error{other, over}, true, false},
+	} {
+		var cs []Candidate[engine]
+		for i, err := range tc.errs {
+			cs = append(cs, Candidate[engine]{Engine: engine{string(rune('a' + i)), CPU}, Err: err})
+		}
+		_, err := Pick("w", Choice{}, cs)
+		if !errors.Is(err, ErrCannotRun) || errors.Is(err, ErrOverBudget) != tc.over || errors.Is(err, ErrUnavailable) != tc.unavailable {
+			t.Errorf("%v: %v; want over budget %v, unavailable %v", tc.errs, err, tc.over, tc.unavailable)
+		}
+	}
+	if !strings.HasPrefix(noGPU.Error(), "cannot run: no GPU") || Unavailable(nil) != nil || Unavailable(noGPU) != noGPU {
+		t.Errorf("Unavailable: %v", noGPU)
+	}
+	c := Candidate[engine]{Device: Device{Kind: CPU}, Estimate: Estimate{Memory: 50}}
+	if c.CheckMemory(40); !errors.Is(c.Err, ErrOverBudget) {
+		t.Errorf("CheckMemory over the budget: %v does not wrap ErrOverBudget", c.Err)
+	}
+}

@@ -30,7 +30,7 @@ func triangle(f int) int64 { return int64(f) * int64(max(f-1, 0)) / 2 }
 
 func (apriori) Estimate(d *Data) (Estimate, error) {
 	f := d.Frequent()
-	mem := d.HorizontalBytes() + 8*int64(f)*int64(d.Threads)
+	mem := d.HorizontalBytes() + 8*int64(f)*int64(d.Threads) + forItemsBytes(f) + writersBytes(d.Threads)
 	if triangle(f) <= smallTriangle {
 		mem += smallBytes(d)
 	} else {
@@ -94,10 +94,12 @@ func rowSpans[T uint32 | uint64](d *Data) []span[T] {
 
 // rowSpansBytes is the memory of rowSpans.
 func rowSpansBytes(d *Data) int64 {
+	// And each worker's cursors into the tidlists.
+	cursors := 8 * int64(d.Frequent()) * int64(min(max(d.Threads, 1), max(1, d.Transactions>>10)))
 	if d.Occurrences < 1<<32 {
-		return 8 * d.Occurrences
+		return hugepage.Bytes(8*d.Occurrences) + cursors
 	}
-	return 16 * d.Occurrences
+	return hugepage.Bytes(16*d.Occurrences) + cursors
 }
 
 // prefetch is how many visits ahead aprioriRows loads a transaction.
@@ -272,9 +274,10 @@ func smallWorkers(d *Data) int {
 // smallBytes is the memory of aprioriSmall's triangles.
 func smallBytes(d *Data) int64 {
 	w := int64(smallWorkers(d))
-	b := 2 * triangle(d.Frequent()) * w
+	b := hugepage.Bytes(2*triangle(d.Frequent())) * w
 	if d.Transactions/int(w) >= math.MaxUint16 {
-		b += 4 * triangle(d.Frequent()) * w
+		b += hugepage.Bytes(4*triangle(d.Frequent())) * w
 	}
-	return b + 4*int64(d.Frequent())*int64(d.Threads)
+	// The rows' bases, and each thread's sums.
+	return b + 8*int64(d.Frequent()) + 4*int64(d.Frequent())*int64(d.Threads)
 }

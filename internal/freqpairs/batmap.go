@@ -52,7 +52,12 @@ func (e batmapEngine) Estimate(d *Data) (Estimate, error) {
 	words := l.PairWords(sizes)
 	c := d.unitCosts()
 	sec := (float64(d.Occurrences)*c.batmapInsert + words*c.batmapWord + float64(triangle(d.Frequent()))*c.batmapPair) / float64(d.Threads)
-	return Estimate{Seconds: sec, Memory: d.VerticalBytes() + l.Memory(sizes, d.Threads),
+	// The tidlists, the batmaps and their build, the sizes of the layout,
+	// AllPairs' tiles (at most 256x256 counts a thread) and their order
+	// (a few runs for each 8 batmaps at least).
+	mem := d.VerticalBytes() + l.Memory(sizes, d.Threads) + 8*int64(len(sizes)) + writersBytes(d.Threads) +
+		int64(d.Threads)*4*256*256 + 160*int64(len(sizes)/8+1)
+	return Estimate{Seconds: sec, Memory: mem,
 		Detail: fmt.Sprintf("%s; %d words of batmaps, %.3g words compared, kernel %s", l, l.TotalWords(sizes), words, batmap.Kernel())}, nil
 }
 

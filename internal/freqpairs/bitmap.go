@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/overlap"
 )
 
@@ -28,7 +29,11 @@ func (bitmapEngine) Estimate(d *Data) (Estimate, error) {
 	pairWords := float64(triangle(f)) * float64(words)
 	c := d.unitCosts()
 	sec := (pairWords*c.bitmapWord + float64(triangle(f))*c.bitmapPair + float64(d.Occurrences)*c.bitmapBuild) / float64(d.Threads)
-	mem := d.VerticalBytes() + int64(f)*words*8
+	// The tidlists and their bitmaps; allpairs' problem over them (the
+	// items' ids, the transactions' frequencies), its tiles (a buffer of
+	// 2^18 counts a thread, a list of up to 2^16) and writers.
+	mem := d.VerticalBytes() + hugepage.Bytes(int64(f)*words*8) + 4*int64(f) + 4*int64(d.Transactions+1) +
+		int64(d.Threads)*(4<<18) + 12<<16 + int64(2*d.Threads+1)*writersBytes(1)
 	return Estimate{Seconds: sec, Memory: mem,
 		Detail: fmt.Sprintf("%d bitmaps of %d words, %.3g word pairs", f, words, pairWords)}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/sets"
 )
@@ -103,13 +104,13 @@ func (d *Data) HorizontalBytes() int64 {
 	if d.prepared {
 		return 0
 	}
-	return 4*d.Occurrences + 8*int64(d.Transactions+1)
+	return hugepage.Bytes(4*d.Occurrences) + hugepage.Bytes(8*int64(d.Transactions+1))
 }
 
 // horizontalBytes is the memory of the horizontal database as the
 // preparation builds it: room for every item occurrence of the input.
 func horizontalBytes(tx *sets.Collection) int64 {
-	return 4*int64(len(tx.Elements)) + 8*int64(tx.Len()+1)
+	return hugepage.Bytes(4*int64(len(tx.Elements))) + hugepage.Bytes(8*int64(tx.Len()+1))
 }
 
 // rangeOf is worker w's range of transactions in the preparation (and in
@@ -170,38 +171,45 @@ func prepare(tx *sets.Collection, minSupport, threads int, budget int64, horizon
 	if maxItem < 0 {
 		// no items at all
 	} else if dense(maxItem, tx) {
-		if need := 4 * (maxItem + 1) * int64(min(threads, 8)+1); need > budget {
-			return nil, fmt.Errorf("pairs: counting supports of item ids up to %d needs %d MiB, over the %d MiB budget: %w", maxItem, need>>20, budget>>20, ErrCannotRun)
+		// A count per item id for each worker, and the items with their
+		// supports.
+		if need := 4*(maxItem+1)*int64(min(threads, 8)) + 8*(maxItem+1); need > budget {
+			return nil, fmt.Errorf("pairs: %w", engine.OverBudget("counting supports of item ids up to %d needs %s, over the budget of %s", maxItem, engine.Bytes(need), engine.Bytes(budget)))
 		}
 		ids, counts = countDense(tx, int(maxItem+1), threads)
 	} else {
-		if need := 8 * int64(len(tx.Elements)); need > budget {
-			return nil, fmt.Errorf("pairs: counting supports needs %d MiB, over the %d MiB budget: %w", need>>20, budget>>20, ErrCannotRun)
+		// A sorted copy of the occurrences, and the items with their
+		// supports.
+		if need := 4*int64(len(tx.Elements)) + 8*int64(len(tx.Elements)); need > budget {
+			return nil, fmt.Errorf("pairs: %w", engine.OverBudget("counting supports needs %s, over the budget of %s", engine.Bytes(need), engine.Bytes(budget)))
 		}
 		ids, counts = countSorted(tx)
 	}
 	d.DistinctItems = len(ids)
 	// Frequent items, by increasing id (ids are sorted).
-	var freq []int
-	for i, c := range counts {
+	f := 0
+	for _, c := range counts {
 		if int(c) >= minSupport {
-			freq = append(freq, i)
+			f++
 			d.Occurrences += int64(c)
 		}
 	}
-	f := len(freq)
-	d.Items = make([]uint32, f)
-	d.Support = make([]uint32, f)
-	for r, i := range freq {
-		d.Items[r], d.Support[r] = ids[i], counts[i]
+	d.Items = make([]uint32, 0, f)
+	d.Support = make([]uint32, 0, f)
+	for i, c := range counts {
+		if int(c) >= minSupport {
+			d.Items = append(d.Items, ids[i])
+			d.Support = append(d.Support, c)
+		}
 	}
+	ids, counts = nil, nil
 	d.workers = min(max(threads, 1), 64, max(1, m>>10))
 	lookup := int64(0) // the rank lookup: an array by item id when ids are dense
 	if dense(maxItem, tx) {
 		lookup = maxItem + 1
 	}
 	if need := d.fixedBytes(lookup); need > budget {
-		return nil, fmt.Errorf("pairs: the transaction lengths and rank lookup of %d frequent items need %d MiB, over the %d MiB budget: %w", f, need>>20, budget>>20, ErrCannotRun)
+		return nil, fmt.Errorf("pairs: %w", engine.OverBudget("the transaction lengths and rank lookup of %d frequent items need %s, over the budget of %s", f, engine.Bytes(need), engine.Bytes(budget)))
 	}
 	if lookup > 0 {
 		d.rankOf = make([]uint32, lookup) // rank + 1; 0 for infrequent items
@@ -235,13 +243,17 @@ func (d *Data) preparedBytes() int64 {
 }
 
 // fixedBytes is the memory of the transaction lengths, a rank lookup of
-// lookup entries and the first pass's counts.
+// lookup entries, the frequent items and their supports, and the first
+// pass's counts.
 func (d *Data) fixedBytes(lookup int64) int64 {
-	return 4*int64(d.Transactions) + 4*lookup + 8*int64(len(d.Items))*int64(max(d.workers, 1))
+	f := int64(len(d.Items))
+	return 4*int64(d.Transactions) + 4*lookup + 8*f + 8*f*int64(max(d.workers, 1))
 }
 
 // VerticalBytes is the memory of the tidlists.
-func (d *Data) VerticalBytes() int64 { return 4*d.Occurrences + 8*int64(len(d.Items)+1) }
+func (d *Data) VerticalBytes() int64 {
+	return hugepage.Bytes(4*d.Occurrences) + 8*int64(len(d.Items)+1)
+}
 
 // Vertical returns the tidlist of each rank: the ids of the transactions
 // that contain it, increasing. It is built on first use: workers take
@@ -320,6 +332,16 @@ func countDense(tx *sets.Collection, dense, threads int) (ids, counts []uint32) 
 			total[i] += c
 		}
 	}
+	clear(parts[1:])
+	// Sized exactly: with millions of items, growing them would double
+	// their memory.
+	n := 0
+	for _, c := range total {
+		if c > 0 {
+			n++
+		}
+	}
+	ids, counts = make([]uint32, 0, n), make([]uint32, 0, n)
 	for i, c := range total {
 		if c > 0 {
 			ids = append(ids, uint32(i))
@@ -333,6 +355,13 @@ func countDense(tx *sets.Collection, dense, threads int) (ids, counts []uint32) 
 func countSorted(tx *sets.Collection) (ids, counts []uint32) {
 	all := slices.Clone(tx.Elements)
 	slices.Sort(all)
+	n := 0
+	for i := range all {
+		if i == 0 || all[i] != all[i-1] {
+			n++
+		}
+	}
+	ids, counts = make([]uint32, 0, n), make([]uint32, 0, n)
 	for i := 0; i < len(all); {
 		j := i + 1
 		for j < len(all) && all[j] == all[i] {

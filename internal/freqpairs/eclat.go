@@ -10,7 +10,7 @@ import (
 // eclat intersects the tidlists of every pair of frequent items with
 // package intersect (SIMD block comparison, or galloping for lists of
 // very different lengths): Eclat's vertical approach, restricted to pairs.
-// It needs no memory beyond the tidlists.
+// It needs little memory beyond the tidlists.
 type eclat struct{ cpu }
 
 func (eclat) Name() string { return "eclat" }
@@ -21,7 +21,9 @@ func (eclat) Estimate(d *Data) (Estimate, error) {
 	steps := float64(d.Occurrences) * float64(max(f-1, 0))
 	c := d.unitCosts()
 	sec := (steps*c.eclatElement + float64(triangle(f))*c.eclatPair) / float64(d.Threads)
-	return Estimate{Seconds: sec, Memory: d.VerticalBytes(), Detail: fmt.Sprintf("%d intersections, %.3g tidlist elements", triangle(f), steps)}, nil
+	// The tidlists, the weights' suffix sums, forItems' order.
+	mem := d.VerticalBytes() + 8*int64(f+1) + forItemsBytes(f) + writersBytes(d.Threads)
+	return Estimate{Seconds: sec, Memory: mem, Detail: fmt.Sprintf("%d intersections, %.3g tidlist elements", triangle(f), steps)}, nil
 }
 
 func (eclat) Run(ctx context.Context, d *Data, out *Output) error {

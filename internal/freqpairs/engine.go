@@ -9,6 +9,7 @@ import (
 
 	"fmt"
 	"runtime"
+	"unsafe"
 
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/sysinfo"
@@ -60,6 +61,14 @@ func (cpu) Device() (engine.Device, error) {
 	n := runtime.GOMAXPROCS(0)
 	return engine.Device{Kind: engine.CPU, Name: fmt.Sprintf("%s, %d threads", sysinfo.CPUName(), n), Memory: sysinfo.Memory(), Parallelism: n}, nil
 }
+
+// forItemsBytes is the memory forItems takes for f items: their order and
+// weights.
+func forItemsBytes(f int) int64 { return 12 * int64(f) }
+
+// writersBytes is the memory of the Output's writers of threads
+// goroutines.
+func writersBytes(threads int) int64 { return int64(threads) * 4096 * int64(unsafe.Sizeof(Pair{})) }
 
 // forItems runs fn(worker, rank) for every rank in [0, f) on threads
 // goroutines, heaviest ranks (by weight) first so that workers finish

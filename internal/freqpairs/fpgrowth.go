@@ -32,8 +32,39 @@ func (fpgrowth) Estimate(d *Data) (Estimate, error) {
 	m := float64(d.Transactions)
 	c := d.unitCosts()
 	sec := (float64(d.PairSteps)*c.fpStep + m*log2(m)*c.fpSort + float64(d.Occurrences)*c.fpNode) / float64(d.Threads)
-	mem := d.HorizontalBytes() + 4*d.Occurrences + 16*d.Occurrences + 4*int64(d.Transactions) + 8*int64(d.Frequent())*int64(d.Threads)
+	// The relabelled transactions, the trees' nodes (parent, item,
+	// count, and by item), the transactions kept, each tree's index by
+	// item and the path it builds along, the labels, each thread's
+	// counters.
+	f, parts := int64(d.Frequent()), int64(fpParts(d))
+	mem := d.HorizontalBytes() + 4*d.Occurrences + 16*d.Occurrences + 4*int64(d.Transactions) +
+		parts*(8*(f+1)+8*int64(maxLength(d))) + 8*f + 8*f*int64(d.Threads) + forItemsBytes(int(f)) + writersBytes(d.Threads)
 	return Estimate{Seconds: sec, Memory: mem, Detail: fmt.Sprintf("%d trees of at most %d nodes", d.Threads, d.Occurrences)}, nil
+}
+
+// pairTransactions is the number of transactions with two frequent items
+// or more: those that hold pairs.
+func pairTransactions(d *Data) int {
+	n := 0
+	for _, l := range d.Lengths {
+		if l >= 2 {
+			n++
+		}
+	}
+	return n
+}
+
+// fpParts is the number of trees Run builds: one per thread, of a
+// thousand transactions at least.
+func fpParts(d *Data) int { return min(max(d.Threads, 1), max(1, pairTransactions(d)>>10)) }
+
+// maxLength is the most frequent items of a transaction.
+func maxLength(d *Data) int {
+	n := uint32(0)
+	for _, l := range d.Lengths {
+		n = max(n, l)
+	}
+	return int(n)
 }
 
 // fpTree is a prefix tree in arrays; node 0 is the root.
@@ -129,13 +160,13 @@ func (fpgrowth) Run(ctx context.Context, d *Data, out *Output) error {
 	}
 	h := relabel(d.Horizontal(), label, d.Threads)
 	// Transactions with fewer than two frequent items hold no pair.
-	var tids []uint32
+	tids := make([]uint32, 0, pairTransactions(d))
 	for t, n := range d.Lengths {
 		if n >= 2 {
 			tids = append(tids, uint32(t))
 		}
 	}
-	parts := min(d.Threads, max(1, len(tids)>>10))
+	parts := fpParts(d)
 	trees := make([]*fpTree, parts)
 	var wg sync.WaitGroup
 	for p := range parts {

@@ -112,6 +112,17 @@ type Plan struct {
 	opt       Options
 	probeNote string // why the CPU costs were not measured
 	notes     engine.Notes
+	budget    int64 // the memory budget
+	spent     int64 // the memory of the prepared data
+	// engineBytes is the chosen CPU engine's estimate of its memory.
+	engineBytes int64
+}
+
+// Memory is the CPU memory the plan holds and its engine is predicted to
+// take at its peak: the prepared data and, for a CPU engine, its
+// estimate.
+func (p *Plan) Memory() int64 {
+	return p.spent + p.engineBytes
 }
 
 // estimate asks c's engine for its estimate on d, and checks a CPU
@@ -119,7 +130,7 @@ type Plan struct {
 func estimate(c *Candidate, d *Data, spent, budget int64) {
 	c.Estimate, c.Err = c.Engine.Estimate(d)
 	if c.Err == nil && c.Engine.Kind() == engine.CPU && c.Estimate.Memory+spent > budget {
-		c.Err = engine.Cannot("needs %s with the prepared data, over the budget of %s", engine.Bytes(c.Estimate.Memory+spent), engine.Bytes(budget))
+		c.Err = engine.OverBudget("needs %s with the prepared data, over the budget of %s", engine.Bytes(c.Estimate.Memory+spent), engine.Bytes(budget))
 	}
 }
 
@@ -207,14 +218,16 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 		// that its time shows (xsect pairs --timings).
 		opt.Progress("estimates", 0, 1)
 	}
-	p := &Plan{Data: d, opt: opt}
 	spent := d.preparedBytes()
+	p := &Plan{Data: d, opt: opt, budget: budget, spent: spent}
 	for _, e := range Engines() {
 		if !choice.Allows(e.Name(), e.Kind()) {
 			continue
 		}
 		c := Candidate{Engine: e}
-		c.Device, c.Err = e.Device()
+		var err error
+		c.Device, err = e.Device()
+		c.Err = engine.Unavailable(err)
 		p.Candidates = append(p.Candidates, c)
 	}
 	estimateAll(p.Candidates, d, spent, budget, func(Engine) bool { return true })
@@ -229,6 +242,9 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 		return nil, err
 	}
 	p.Engine = chosen.Engine
+	if chosen.Engine.Kind() == engine.CPU {
+		p.engineBytes = chosen.Estimate.Memory
+	}
 	if choice.Technique == "auto" {
 		p.Reason = "lowest estimated time"
 	} else {
@@ -280,13 +296,17 @@ func (p *Plan) Explain() string {
 	fmt.Fprintf(&b, "frequent items: %d, %d occurrences, density %.3g%%, %d pairs of items, %d pair occurrences\n",
 		d.Frequent(), d.Occurrences, 100*d.Density(), int64(d.Frequent())*int64(max(d.Frequent()-1, 0))/2, d.PairSteps)
 	fmt.Fprintf(&b, "threads: %d\n", d.Threads)
+	fmt.Fprintf(&b, "memory budget: %s, %s of it for the prepared data\n", engine.Bytes(p.budget), engine.Bytes(p.spent))
 	costs := d.unitCosts().source
 	if p.probeNote != "" {
 		costs += " (" + p.probeNote + ")"
 	}
 	fmt.Fprintf(&b, "CPU estimates: %s\n", costs)
 	fmt.Fprintf(&b, "engines:\n")
-	chosen := slices.IndexFunc(p.Candidates, func(c Candidate) bool { return c.Err == nil && c.Engine == p.Engine })
+	// By name and device: an engine's value may not be comparable.
+	chosen := slices.IndexFunc(p.Candidates, func(c Candidate) bool {
+		return c.Err == nil && c.Engine.Name() == p.Engine.Name() && c.Engine.Kind() == p.Engine.Kind()
+	})
 	engine.WriteTable(&b, p.Candidates, chosen)
 	fmt.Fprintf(&b, "chosen: %s on %s (%s)\n", p.Engine.Name(), p.Engine.Kind(), p.Reason)
 	return b.String()

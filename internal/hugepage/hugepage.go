@@ -44,6 +44,15 @@ func Make[T any](n, c int) []T {
 	return raw[off : off+n : off+c]
 }
 
+// Bytes returns the bytes Make allocates for a slice of n bytes of
+// elements: n, and a huge page more to align it where Make does.
+func Bytes(n int64) int64 {
+	if n >= MinBytes && enabled() {
+		return n + pageSize
+	}
+	return n
+}
+
 // Advise asks for huge pages under the whole 2 MiB pages that s's backing
 // array covers. Pages already touched keep their size, so call it on fresh
 // memory: right after make, before the first write. Errors are ignored:

@@ -92,8 +92,9 @@ type Options struct {
 	// collection (ties go to the lower id). Pairs and tiles still carry the
 	// sets' original ids.
 	Largest int
-	// Memory bounds the bytes a CPU engine may allocate for its data
-	// structures; 0 means half of the machine's physical memory.
+	// Memory bounds the bytes the problem's own arrays and a CPU engine's
+	// data structures may take; 0 means half of the machine's physical
+	// memory.
 	Memory int64
 	// Progress, if set, is called now and then, from any goroutine, with
 	// the number of pairs done so far and the total.
@@ -103,6 +104,9 @@ type Options struct {
 	// over threads (tests lower it to run the parallel code on small
 	// inputs).
 	minParallel int
+	// maxListed, when positive, is the most tiles a pair plan lists and
+	// orders by cost (tests lower it to take the tiles band by band).
+	maxListed int
 }
 
 func (o Options) threads() int {

@@ -2,6 +2,7 @@ package overlap
 
 import (
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -204,6 +205,20 @@ func check(t *testing.T, name string, r, s *sets.Collection, q Query, largest in
 		forceScan = nil
 		if err != nil || !slices.Equal(got, want) {
 			t.Fatalf("%s: scancount layout %d: %v\n%s", name, v, err, diffPairs(got, want))
+		}
+	}
+	// Tiles taken band by band, without a list of them, as for a million
+	// tiny sets.
+	for _, tech := range []string{"mm", "merge", "bitmap", "bitmap-dynamic"} {
+		if quick {
+			break
+		}
+		got, err := Collect(context.Background(), r, s, q, Options{Technique: tech, Device: "cpu", Threads: 3, Largest: largest, maxListed: 1})
+		if errors.Is(err, ErrCannotRun) {
+			continue
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("%s: %s, tiles band by band: %v\n%s", name, tech, err, diffPairs(got, want))
 		}
 	}
 	// Both layouts of MMJoin's index part, with what the optimiser made
@@ -738,4 +753,43 @@ func FuzzParseRatio(f *testing.F) {
 			t.Fatalf("ParseRatio(%q) = %v, want %v", s, r, &want)
 		}
 	})
+}
+
+// bandOrder gives the tiles of a pair plan's bands, each once: those a
+// list of every band's blocks holds.
+func TestBandOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for range 500 {
+		self := rng.IntN(2) == 0
+		kr, ks := rng.IntN(40), rng.IntN(40)
+		if self {
+			ks = kr
+		}
+		cols, step := 1+rng.IntN(8), rng.IntN(6)
+		var want []Tile
+		for c0 := 0; c0 < ks; c0 += cols {
+			n := min(cols, ks-c0)
+			rows := kr
+			if self {
+				rows = min(kr, c0+n-1)
+			}
+			st := rows
+			if step > 0 {
+				st = step
+			}
+			for r0 := 0; r0 < rows; r0 += st {
+				want = append(want, Tile{Row0: r0, Rows: min(st, rows-r0), Col0: c0, Cols: n})
+			}
+		}
+		o := newBandOrder(self, kr, ks, cols, step)
+		var got []Tile
+		for i := range o.len() {
+			got = append(got, o.at(i))
+		}
+		key := func(a, b Tile) int { return cmp.Or(cmp.Compare(a.Col0, b.Col0), cmp.Compare(a.Row0, b.Row0)) }
+		slices.SortFunc(got, key)
+		if !slices.EqualFunc(got, want, func(a, b Tile) bool { return key(a, b) == 0 && a.Rows == b.Rows && a.Cols == b.Cols }) {
+			t.Fatalf("self %v, %dx%d, bands of %d, blocks of %d: %v, want %v", self, kr, ks, cols, step, got, want)
+		}
+	}
 }

@@ -82,8 +82,8 @@ func init() { Register(bitmapNaive{cpuEngine{"bitmap"}}) }
 
 func (bitmapNaive) Estimate(p *Problem) (Estimate, error) {
 	mem := bitmapMemory(p, p.Universe) + tileMemory(p)
-	if mem > p.Memory {
-		return Estimate{}, cannot("bitmaps of %d sets over %d elements need %s", bitmapSets(p), p.Universe, bytesString(mem))
+	if mem > p.memoryLeft() {
+		return Estimate{}, overBudget("bitmaps of %d sets over %d elements need %s, over the budget of %s", bitmapSets(p), p.Universe, bytesString(mem), bytesString(p.memoryLeft()))
 	}
 	words := float64((p.Universe + 63) / 64)
 	word := costs.word

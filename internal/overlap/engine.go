@@ -69,3 +69,6 @@ func (e cpuEngine) Kind() DeviceKind { return CPU }
 func (e cpuEngine) Device() (Device, error) { return cpuDevice(runtime.GOMAXPROCS(0)), nil }
 
 func cannot(format string, args ...any) error { return engine.Cannot(format, args...) }
+
+// overBudget is cannot for a reason that a larger memory budget removes.
+func overBudget(format string, args ...any) error { return engine.OverBudget(format, args...) }

@@ -16,8 +16,8 @@ func init() { Register(bitMM{cpuEngine{"mm"}}) }
 
 func (bitMM) Estimate(p *Problem) (Estimate, error) {
 	mem := bitmapMemory(p, p.Universe) + tileMemory(p)
-	if mem > p.Memory {
-		return Estimate{}, cannot("bitmaps of %d sets over %d elements need %s", bitmapSets(p), p.Universe, bytesString(mem))
+	if mem > p.memoryLeft() {
+		return Estimate{}, overBudget("bitmaps of %d sets over %d elements need %s, over the budget of %s", bitmapSets(p), p.Universe, bytesString(mem), bytesString(p.memoryLeft()))
 	}
 	words := float64((p.Universe + 63) / 64)
 	ns := (costs.wordMM*words+costs.pairMM)*float64(p.Stats.Pairs) + costs.bitmapSet*float64(p.Stats.R.Elements+p.Stats.S.Elements)

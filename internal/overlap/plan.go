@@ -36,6 +36,17 @@ type Plan struct {
 // Notes returns what the engine said about its run, once it has run.
 func (pl *Plan) Notes() string { return pl.notes.String() }
 
+// Memory is the CPU memory the plan holds and its engine is predicted to
+// take at its peak: the problem's Bytes and, for a CPU engine, its
+// estimate.
+func (pl *Plan) Memory() int64 {
+	n := pl.Problem.Bytes
+	if pl.Chosen.Err == nil && pl.Chosen.Device.Kind == CPU {
+		n += pl.Chosen.Estimate.Memory
+	}
+	return n
+}
+
 // bounder is implemented by engines whose Estimate costs more than a look
 // at the statistics (a measurement, a sample, a layout): lowerBound
 // returns, in O(1), seconds that Estimate cannot go below, and 0 if it
@@ -122,7 +133,7 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 			continue
 		}
 		d, derr := e.Device()
-		c := Candidate{Engine: e, Device: d, Err: derr}
+		c := Candidate{Engine: e, Device: d, Err: engine.Unavailable(derr)}
 		if b := en.bound; c.Err == nil && b > 0 && b >= best {
 			c.Bounded = true
 			c.Estimate = Estimate{Seconds: b, Detail: "not estimated: at least this, and another estimate is lower"}
@@ -132,7 +143,7 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 		if c.Err == nil {
 			c.Estimate, c.Err = e.Estimate(p)
 		}
-		c.CheckMemory(p.Memory)
+		c.CheckMemory(p.memoryLeft())
 		if c.Err == nil {
 			best = min(best, c.Estimate.Seconds)
 			if d.Kind == CPU {
@@ -231,7 +242,7 @@ func (pl *Plan) Explain(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "universe     %d distinct elements, density %.3g, skew %.3g, max df %d\n", st.Universe, st.Density, st.Skew, st.MaxDF)
 	fmt.Fprintf(&b, "work         %d pairs, scan-count %.3g increments, merge %.3g steps\n", st.Pairs, float64(st.ScanWork), st.MergeWork)
-	fmt.Fprintf(&b, "prepared in  %s (%d threads, memory budget %s)\n\n", secondsString(pl.Prepare.Seconds()), p.Threads, bytesString(p.Memory))
+	fmt.Fprintf(&b, "prepared in  %s (%d threads, memory budget %s, %s of it for the prepared sets)\n\n", secondsString(pl.Prepare.Seconds()), p.Threads, bytesString(p.Memory), bytesString(p.Bytes))
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"sync"
+	"unsafe"
 
 	"github.com/xsect/xsect/internal/sysinfo"
 	"github.com/xsect/xsect/sets"
@@ -36,11 +37,16 @@ type Problem struct {
 	Stats Stats
 	// Threads is the number of CPU worker goroutines to use.
 	Threads int
-	// Memory is the CPU memory budget in bytes.
+	// Memory is the CPU memory budget in bytes: the problem's Bytes and
+	// an engine's structures.
 	Memory int64
+	// Bytes is the memory the problem holds beyond the caller's
+	// collections: ids, renumbered sets, document frequencies.
+	Bytes int64
 
 	tileRows, tileCols int // the caller's tile grid; 0 for pair plans
 	minParallel        int // Options.minParallel, or its default
+	maxListed          int // Options.maxListed, or maxListedTiles
 	needR, needS       []uint32
 	need               uint32 // the threshold when needR is nil
 	zero               bool   // some pair qualifies with overlap 0
@@ -190,6 +196,10 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 	if p.minParallel <= 0 {
 		p.minParallel = minParallel
 	}
+	p.maxListed = opt.maxListed
+	if p.maxListed <= 0 {
+		p.maxListed = maxListedTiles
+	}
 	p.Memory = opt.Memory
 	if p.Memory <= 0 {
 		p.Memory = sysinfo.Memory() / 2
@@ -214,7 +224,40 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 	}
 	p.setNeeds()
 	p.measure(r, s, cp.dfSummary)
+	p.Bytes = p.heldBytes(r, s)
 	return p, nil
+}
+
+// memoryLeft is the budget that the problem's own arrays leave to an
+// engine.
+func (p *Problem) memoryLeft() int64 { return max(p.Memory-p.Bytes, 1) }
+
+// heldBytes is the memory of the problem's arrays, those of r and s
+// excepted where it uses them as they are.
+func (p *Problem) heldBytes(r, s *sets.Collection) int64 {
+	n := 4 * int64(cap(p.RIDs)+cap(p.DFR)+cap(p.needR))
+	if !own(p.R, r) {
+		n += collectionBytes(p.R)
+	}
+	if !p.Self {
+		n += 4 * int64(cap(p.SIDs)+cap(p.DFS)+cap(p.needS))
+		if !own(p.S, s) {
+			n += collectionBytes(p.S)
+		}
+	}
+	return n
+}
+
+// own reports whether c is the caller's collection, or shares its
+// elements.
+func own(c, caller *sets.Collection) bool {
+	return c == caller || len(c.Elements) > 0 && caller != nil && len(caller.Elements) > 0 &&
+		unsafe.SliceData(c.Elements) == unsafe.SliceData(caller.Elements)
+}
+
+// collectionBytes is the memory of c's arrays.
+func collectionBytes(c *sets.Collection) int64 {
+	return 8*int64(cap(c.Offsets)) + 4*int64(cap(c.Elements))
 }
 
 // selectSets returns the ids of the sets to keep, in increasing order: with

@@ -100,11 +100,19 @@ func runTiles(ctx context.Context, p *Problem, out *Output, bandCols int, cost f
 	return runBlocks(ctx, p, out, bandCols, 0, cost, newFiller)
 }
 
+// maxListedTiles is the most tiles runBlocks lists and orders by cost;
+// with more (a million tiny sets), it takes them band by band, the last
+// bands (the longest, in a self-join) first: each is too small a part of
+// the work for a finer order to matter, and a list of all of them would
+// take gigabytes.
+const maxListedTiles = 1 << 16
+
 // runBlocks is runTiles whose pair plans cut the column bands into blocks
 // of bandRows rows (all rows if 0).
 func runBlocks(ctx context.Context, p *Problem, out *Output, bandCols, bandRows int, cost func(r0, r1, c0, c1 int) int64, newFiller func() filler) error {
 	kr, ks := p.R.Len(), p.S.Len()
 	var tiles []Tile
+	var bands *bandOrder
 	if rows, cols, ok := p.Tiled(); ok {
 		for r0 := 0; r0 < kr; r0 += rows {
 			for c0 := 0; c0 < ks; c0 += cols {
@@ -119,38 +127,50 @@ func runBlocks(ctx context.Context, p *Problem, out *Output, bandCols, bandRows 
 		if bandCols <= 0 {
 			bandCols = bandWidth(p, kr)
 		}
-		for c0 := 0; c0 < ks; c0 += bandCols {
-			cols := min(bandCols, ks-c0)
-			rows := kr
-			if p.Self {
-				rows = min(kr, c0+cols-1)
-			}
-			step := rows
-			if bandRows > 0 {
-				step = bandRows
-			}
-			for r0 := 0; r0 < rows; r0 += step {
-				tiles = append(tiles, Tile{Row0: r0, Rows: min(step, rows-r0), Col0: c0, Cols: cols})
+		bands = newBandOrder(p.Self, kr, ks, bandCols, bandRows)
+		if bands.len() <= int64(p.maxListed) {
+			tiles = make([]Tile, 0, bands.len())
+			bands = nil
+			for c0 := 0; c0 < ks; c0 += bandCols {
+				cols := min(bandCols, ks-c0)
+				rows := kr
+				if p.Self {
+					rows = min(kr, c0+cols-1)
+				}
+				step := rows
+				if bandRows > 0 {
+					step = bandRows
+				}
+				for r0 := 0; r0 < rows; r0 += step {
+					tiles = append(tiles, Tile{Row0: r0, Rows: min(step, rows-r0), Col0: c0, Cols: cols})
+				}
 			}
 		}
 	}
-	work := make([]int64, len(tiles))
-	for i, t := range tiles {
-		work[i] = cost(t.Row0, t.Row0+t.Rows, t.Col0, t.Col0+t.Cols)
+	n := int64(len(tiles))
+	at := func(i int64) Tile { return tiles[i] }
+	if bands != nil {
+		n, at = bands.len(), bands.at
+	} else {
+		work := make([]int64, len(tiles))
+		for i, t := range tiles {
+			work[i] = cost(t.Row0, t.Row0+t.Rows, t.Col0, t.Col0+t.Cols)
+		}
+		order := make([]int32, len(tiles))
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(work[b], work[a]) })
+		at = func(i int64) Tile { return tiles[order[i]] }
 	}
-	order := make([]int, len(tiles))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(work[b], work[a]) })
-	workers := max(1, min(p.Threads, len(tiles)))
+	workers := int(max(1, min(int64(p.Threads), n)))
 	fillers := make([]filler, workers)
 	bufs := make([][]uint32, workers)
-	return parallel(ctx, workers, len(tiles), func(w, task int) error {
+	return parallel(ctx, workers, int(n), func(w, task int) error {
 		if fillers[w] == nil {
 			fillers[w] = newFiller()
 		}
-		t := tiles[order[task]]
+		t := at(int64(task))
 		n := t.Rows * t.Cols
 		if cap(bufs[w]) < n {
 			bufs[w] = make([]uint32, n)
@@ -164,6 +184,66 @@ func runBlocks(ctx context.Context, p *Problem, out *Output, bandCols, bandRows 
 		out.Progress(tilePairs(p, &t))
 		return nil
 	})
+}
+
+// bandOrder is the tiles of a pair plan, band by band, without a list of
+// them: bands of cols columns, each of the rows it needs (in a self-join,
+// those above the diagonal) in blocks of step rows (all if 0). The i-th
+// tile is found from the bands' tile counts.
+type bandOrder struct {
+	self             bool
+	kr, ks           int
+	cols, rows, step int
+	end              []int64 // end[b]: the tiles of bands taken before b's end
+}
+
+func newBandOrder(self bool, kr, ks, cols, step int) *bandOrder {
+	o := &bandOrder{self: self, kr: kr, ks: ks, cols: cols, step: step}
+	var total int64
+	// The last band first.
+	for b := (ks+cols-1)/cols - 1; b >= 0; b-- {
+		if rows, st := o.band(b); rows > 0 {
+			total += int64((rows + st - 1) / st)
+		}
+		o.end = append(o.end, total)
+	}
+	return o
+}
+
+// band returns the rows of band b and its blocks' height.
+func (o *bandOrder) band(b int) (rows, step int) {
+	c0 := b * o.cols
+	cols := min(o.cols, o.ks-c0)
+	rows = o.kr
+	if o.self {
+		rows = min(o.kr, c0+cols-1)
+	}
+	step = rows
+	if o.step > 0 {
+		step = o.step
+	}
+	return rows, step
+}
+
+func (o *bandOrder) len() int64 {
+	if len(o.end) == 0 {
+		return 0
+	}
+	return o.end[len(o.end)-1]
+}
+
+// at returns the i-th tile, its Counts unset.
+func (o *bandOrder) at(i int64) Tile {
+	x, _ := slices.BinarySearch(o.end, i+1)
+	b := len(o.end) - 1 - x
+	start := int64(0)
+	if x > 0 {
+		start = o.end[x-1]
+	}
+	rows, step := o.band(b)
+	r0 := int(i-start) * step
+	c0 := b * o.cols
+	return Tile{Row0: r0, Rows: min(step, rows-r0), Col0: c0, Cols: min(o.cols, o.ks-c0)}
 }
 
 // bandWidth picks the width of column bands for pair plans: a band of all

@@ -33,3 +33,19 @@ func Memory() int64 {
 	}
 	return 8 << 30
 }
+
+// AddressSpaceLeft returns the address space this process may still map
+// under its limit (ulimit -v: RLIMIT_AS, less what is mapped now), and
+// false where there is no such limit or it cannot be read.
+func AddressSpaceLeft() (int64, bool) {
+	n := addressSpaceLeft()
+	return n, n >= 0
+}
+
+// CgroupMemory returns the memory limit of the process's control group
+// (a container's limit), and false where there is none or it cannot be
+// read.
+func CgroupMemory() (int64, bool) {
+	n := cgroupMemory()
+	return n, n > 0
+}

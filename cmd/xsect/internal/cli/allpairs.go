@@ -2,18 +2,17 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/xsect/xsect/allpairs"
+	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/progress"
 	"github.com/xsect/xsect/sets"
 )
@@ -29,7 +28,9 @@ with --with for every pair of a set i of FILE and a set j of FILE2, and prints
 one line "i<TAB>j<TAB>overlap" for each pair with overlap >= --min-overlap
 (default 1; 0 prints every pair). Set ids are 0-based positions in their
 files. --count-only prints only the number of such pairs. Lines come in no
-particular order, and are written as they are found, unless --sort.
+particular order, and are written as they are found, unless --sort, which
+sorts any number of them within the memory budget (--memory): in runs kept
+in memory while they fit, otherwise in temporary files under $TMPDIR.
 
 A planner measures the collections (sizes, universe, density, the work of
 every technique) and picks the technique and device with the lowest estimated
@@ -73,7 +74,7 @@ func joinFlags(fs *flag.FlagSet) *joinOptions {
 		technique: fs.String("technique", "auto", "technique `NAME`, or auto: "+strings.Join(allpairs.Techniques(), ", ")),
 		explain:   fs.Bool("explain", false, "print the statistics, every technique's estimate and the choice on standard error"),
 		threads:   fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)"),
-		memory:    fs.Int64("memory", 0, "CPU memory budget of a technique's data structures, in `MiB` (0: half the machine's memory)"),
+		memory:    memoryFlag(fs),
 		out:       fs.String("o", "-", "output `file` (- for standard output)"),
 	}
 }
@@ -91,23 +92,31 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if err := checkThreads(*jo.threads); err != nil {
 		return err
 	}
-	if *jo.memory < 0 || *jo.memory > 1<<40 {
-		return usagef("--memory %d: want MiB in [0, 2^40]", *jo.memory)
+	b, err := newBudget(*jo.memory)
+	if err != nil {
+		return err
 	}
 	w, err := openOutput(env, *jo.out)
 	if err != nil {
 		return err
 	}
 	defer w.abort()
-	r, _, err := loadCollection(env, args[0])
+	r, _, err := loadCollection(env, args[0], b)
 	if err != nil {
 		return err
 	}
 	var s *sets.Collection
 	if *jo.with != "" {
-		if s, _, err = loadCollection(env, *jo.with); err != nil {
+		if s, _, err = loadCollection(env, *jo.with, b.left(memoryOf(r))); err != nil {
 			return err
 		}
+	}
+	// The plan gets what the collections leave; a sort keeps a little of
+	// it, and takes what the plan does not need.
+	left := b.left(memoryOf(r) + memoryOf(s))
+	planBudget := left
+	if *jo.sorted && !*jo.countOnly {
+		planBudget = left.left(minSortBudget)
 	}
 	bar := &joinBar{}
 	opt := allpairs.Options{
@@ -115,7 +124,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		Technique: *jo.technique,
 		Threads:   *jo.threads,
 		Largest:   *jo.largest,
-		Memory:    *jo.memory << 20,
+		Memory:    planBudget.bytes,
 		Progress:  bar.update,
 	}
 	plan, err := allpairs.NewPlan(r, s, q, opt)
@@ -123,12 +132,14 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		if err := plan.Explain(env.Stderr); err != nil {
 			return err
 		}
+		if err == nil {
+			in := memoryOf(r) + memoryOf(s)
+			fmt.Fprintf(env.Stderr, "memory       %s predicted at the peak (the collections %s, the plan %s), of a budget of %s\n",
+				engine.Bytes(in+plan.Memory()), engine.Bytes(in), engine.Bytes(plan.Memory()), b)
+		}
 	}
 	if err != nil {
-		if errors.Is(err, allpairs.ErrCannotRun) {
-			return cannotRun{err}
-		}
-		return usageError{err.Error()}
+		return planError(err, *jo.technique, *jo.device, planBudget)
 	}
 	start := time.Now()
 	var n int64
@@ -139,12 +150,17 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 			_, err = io.WriteString(w, strconv.FormatInt(n, 10)+"\n")
 		}
 	case *jo.sorted:
-		var ps []allpairs.Pair
-		ps, err = plan.Collect(context.Background())
-		n = int64(len(ps))
+		sorter := newPairSorter(left.left(plan.Memory()).bytes)
+		err = plan.Join(context.Background(), sorter.add)
+		bar.done()
 		if err == nil {
-			err = writeSorted(w, ps, r, s, degree)
+			err = writeSorted(w, sorter, func(b []byte, ps []allpairs.Pair) []byte {
+				return formatJoinPairs(b, ps, r, s, degree)
+			})
+		} else {
+			sorter.close()
 		}
+		n = sorter.total
 	default:
 		pw := &pairWriter{w: w, r: r, s: s, degree: degree}
 		err = plan.Join(context.Background(), pw.write)
@@ -164,13 +180,6 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	}
 	return nil
 }
-
-// cannotRun is a plan that the input does not allow (a forced technique or
-// device that cannot run it): exit status 2, with the planner's reason.
-type cannotRun struct{ error }
-
-func (e cannotRun) Is(target error) bool { return target == errBadInput }
-func (e cannotRun) Unwrap() error        { return e.error }
 
 // joinBar shows the join's progress on a terminal.
 type joinBar struct {
@@ -248,33 +257,6 @@ func formatJoinPairs(b []byte, ps []allpairs.Pair, r, s *sets.Collection, degree
 		b = append(b, '\n')
 	}
 	return b
-}
-
-// writeSorted formats sorted pairs in pieces on all cores and writes them
-// in order.
-func writeSorted(w io.Writer, ps []allpairs.Pair, r, s *sets.Collection, degree bool) error {
-	const piece = 1 << 16
-	workers := runtime.GOMAXPROCS(0)
-	for lo := 0; lo < len(ps); lo += piece * workers {
-		hi := min(len(ps), lo+piece*workers)
-		chunks := make([][]byte, (hi-lo+piece-1)/piece)
-		var wg sync.WaitGroup
-		for c := range chunks {
-			wg.Add(1)
-			go func(c int) {
-				defer wg.Done()
-				a := lo + c*piece
-				chunks[c] = formatJoinPairs(make([]byte, 0, 24*piece), ps[a:min(hi, a+piece)], r, s, degree)
-			}(c)
-		}
-		wg.Wait()
-		for _, c := range chunks {
-			if _, err := w.Write(c); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // appendDegree appends a degree of containment in (0, 1] with at least 6

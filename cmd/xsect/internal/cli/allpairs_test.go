@@ -82,18 +82,25 @@ func TestAllPairsErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d with %q", tc.args, code, stderr, tc.code, tc.msg)
 		}
 	}
-	// A bit matrix that cannot fit is refused with the reason.
+	// A bit matrix that cannot fit the budget is refused with the reason
+	// and what to raise: a failure, not bad usage. The collection (4 MiB)
+	// fits; bitmaps of its 256 sets over 2^20 elements (32 MiB) do not.
 	var b strings.Builder
-	for i := 0; i < 64; i++ {
+	for i := 0; i < 256; i++ {
 		for x := 0; x < 4096; x++ {
 			b.WriteString(strconv.Itoa(i*4096+x) + " ")
 		}
 		b.WriteString("\n")
 	}
 	big := writeFile(t, "big.txt", b.String())
-	code, _, stderr := run(t, "allpairs", big, "--technique", "mm", "--device", "cpu", "--memory", "1")
-	if code != ExitUsage || !strings.Contains(stderr, "cannot run") || !strings.Contains(stderr, "MiB") {
-		t.Errorf("mm over budget: exit %d, stderr %q", code, stderr)
+	code, stdout, stderr := run(t, "allpairs", big, "--technique", "mm", "--device", "cpu", "--memory", "16")
+	if code != ExitFailure || stdout != "" || !strings.Contains(stderr, "cannot run") || !strings.Contains(stderr, "MiB") ||
+		!strings.HasSuffix(stderr, ": raise --memory\n") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("mm over budget: exit %d, stderr %q; want exit 1, one line, raise --memory", code, stderr)
+	}
+	// With the budget it needs, it runs.
+	if code, _, stderr := run(t, "allpairs", big, "--technique", "mm", "--device", "cpu", "--memory", "64", "--count-only"); code != ExitOK {
+		t.Errorf("mm within budget: exit %d, stderr %q", code, stderr)
 	}
 }
 

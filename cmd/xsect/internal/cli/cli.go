@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -99,6 +100,8 @@ func writeHelp(env *Env, help string) int {
 }
 
 func runCommand(c *command, args []string, env *Env) int {
+	// A command's budget sets the runtime's memory limit for its run.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	flags := flag.NewFlagSet("xsect "+c.name, flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	run := c.setup(flags)

@@ -17,6 +17,7 @@ writes it to OUT in the format given by --to. OUT "-" is standard output. The
 output file appears only once it is complete.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			to := fs.String("to", "binary", "output format: binary or text")
+			memory := memoryFlag(fs)
 			return func(env *Env, args []string) error {
 				if len(args) != 2 {
 					return usagef("want IN and OUT, got %d arguments", len(args))
@@ -24,12 +25,16 @@ output file appears only once it is complete.`,
 				if *to != "binary" && *to != "text" {
 					return usagef("unknown format %q (binary or text)", *to)
 				}
+				b, err := newBudget(*memory)
+				if err != nil {
+					return err
+				}
 				out, err := openOutput(env, args[1])
 				if err != nil {
 					return err
 				}
 				defer out.abort()
-				c, _, err := loadCollection(env, args[0])
+				c, _, err := loadCollection(env, args[0], b)
 				if err != nil {
 					return err
 				}

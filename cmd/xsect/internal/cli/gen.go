@@ -2,7 +2,9 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/synth"
@@ -29,6 +31,7 @@ on the flags: the same seed gives the same collection on every machine.`,
 			sigma := fs.Float64("sigma", synth.DefaultSigma, "standard deviation of the normal distribution, as a fraction of the universe")
 			format := fs.String("format", "text", "output format: text or binary")
 			out := fs.String("o", "-", "output `file` (- for standard output)")
+			memory := memoryFlag(fs)
 			return func(env *Env, args []string) error {
 				if len(args) != 0 {
 					return usagef("unexpected arguments %q", args)
@@ -55,6 +58,21 @@ on the flags: the same seed gives the same collection on every machine.`,
 					return usagef("--zipf-s %v: want a finite exponent above 0", *zipfS)
 				case !(*sigma > 0 && *sigma <= 10):
 					return usagef("--sigma %v: want a fraction of the universe in (0, 10]", *sigma)
+				}
+				b, err := newBudget(*memory)
+				if err != nil {
+					return err
+				}
+				// The sets at their largest, and a bitmap of the universe
+				// for each worker (one worker only when it exceeds 64 MiB).
+				elems := float64(*k) * float64(*avg) * (1 + *spread)
+				bitmaps := float64(*universe / 8)
+				if bitmaps <= 64<<20 {
+					bitmaps *= float64(runtime.GOMAXPROCS(0))
+				}
+				need := 8*float64(*k+1) + 4*elems + bitmaps
+				if err := b.check(fmt.Sprintf("a collection of %d sets of up to %.0f elements", *k, float64(*avg)*(1+*spread)), int64(min(need, 1<<62))); err != nil {
+					return err
 				}
 				if *spread == 0 {
 					*spread = -1 // synth's Config reads 0 as "the default"

@@ -6,9 +6,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -102,4 +105,217 @@ func TestFileSizeLimit(t *testing.T) {
 			t.Errorf("%q: left %q", args, names)
 		}
 	}
+}
+
+// peakRSS is the most memory this process has had resident (VmHWM), in
+// bytes, or 0 if it cannot be read.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// runPeak runs c and returns the result and the child's peak resident
+// memory.
+func runPeak(t *testing.T, c child) (childResult, int64) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "peak")
+	c.env = append(c.env, childPeakEnv+"="+path)
+	r := c.run(t)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%q: no peak memory: %v", c.args, err)
+	}
+	n, _ := strconv.ParseInt(string(b), 10, 64)
+	return r, n
+}
+
+// pairLines checks, as it is written to, that the text is the lines
+// "i<TAB>j<TAB>1" of every pair i < j < k, in order.
+type pairLines struct {
+	k, i, j int
+	partial []byte
+	err     error
+}
+
+func (p *pairLines) Write(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 && p.err == nil {
+		end := bytes.IndexByte(b, '\n')
+		if end < 0 {
+			p.partial = append(p.partial, b...)
+			break
+		}
+		line := append(p.partial, b[:end]...)
+		p.partial, b = p.partial[:0], b[end+1:]
+		if p.j == 0 {
+			p.j = p.i + 1
+		}
+		if want := strconv.Itoa(p.i) + "\t" + strconv.Itoa(p.j) + "\t1"; string(line) != want || p.i >= p.k-1 {
+			p.err = fmt.Errorf("line %q, want %q", line, want)
+			break
+		}
+		if p.j++; p.j == p.k {
+			p.i, p.j = p.i+1, 0
+		}
+	}
+	return n, nil
+}
+
+// done reports whether every pair came, and nothing else.
+func (p *pairLines) done() error {
+	if p.err == nil && (p.i != p.k-1 || len(p.partial) > 0) {
+		p.err = fmt.Errorf("ended before pair (%d, %d) of %d sets", p.i, p.j, p.k)
+	}
+	return p.err
+}
+
+// allpairs --sort on 72 million pairs, under the 4 GiB address-space
+// limit the issue was found with (sorting them in memory died there of
+// Go's fatal out-of-memory error): the pairs are sorted in runs and
+// merged, the output is every pair in order, and the runs' directory
+// under $TMPDIR is gone.
+func TestSortUnderAddressLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("72 million pairs")
+	}
+	const k = 12000
+	var b strings.Builder
+	for i := range k {
+		// Element 0 in every set, the others their own: every pair
+		// shares exactly one element.
+		fmt.Fprintf(&b, "0 %d %d\n", 2*i+1, 2*i+2)
+	}
+	in := writeFile(t, "shared.txt", b.String())
+	tmp := t.TempDir()
+	check := &pairLines{k: k}
+	r := child{args: []string{"allpairs", in, "--sort"}, stdout: check, env: []string{"TMPDIR=" + tmp},
+		limits: map[string]uint64{childASEnv: 4 << 30}}.run(t)
+	if r.state.ExitCode() != ExitOK {
+		t.Fatalf("exit %v, stderr %q", r.state, r.stderr)
+	}
+	if err := check.done(); err != nil {
+		t.Fatal(err)
+	}
+	if names := entries(t, tmp); len(names) != 0 {
+		t.Errorf("left %q in TMPDIR", names)
+	}
+}
+
+// gzipBomb writes n empty lines, gzip-compressed: the same member of a
+// million of them, repeated.
+func gzipBomb(t *testing.T, n int) string {
+	var member bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&member, gzip.BestCompression)
+	zw.Write(bytes.Repeat([]byte("\n"), 1<<20))
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "bomb.gz")
+	os.WriteFile(path, bytes.Repeat(member.Bytes(), n>>20), 0o644)
+	return path
+}
+
+// A gzip bomb (400 million empty lines in half a megabyte) is refused,
+// under the address-space limit, under GOMEMLIMIT and under --memory,
+// with exit status 1 and one line that says what to raise: not Go's fatal
+// error.
+func TestGzipBomb(t *testing.T) {
+	bomb := gzipBomb(t, 400<<20)
+	for _, tc := range []struct {
+		args   []string
+		env    []string
+		limits map[string]uint64
+		advice string
+	}{
+		{[]string{"info", bomb}, nil, map[string]uint64{childASEnv: 4 << 30}, "raise the address-space limit (ulimit -v)"},
+		{[]string{"allpairs", bomb, "--count-only"}, nil, map[string]uint64{childASEnv: 4 << 30}, "raise the address-space limit (ulimit -v)"},
+		{[]string{"info", bomb}, []string{"GOMEMLIMIT=512MiB"}, nil, "raise GOMEMLIMIT"},
+		{[]string{"info", bomb, "--memory", "256"}, nil, nil, "raise --memory"},
+	} {
+		r := child{args: tc.args, env: tc.env, limits: tc.limits}.run(t)
+		if r.state.ExitCode() != ExitFailure || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 ||
+			!strings.HasPrefix(r.stderr, "xsect "+tc.args[0]+": "+bomb+": ") || !strings.HasSuffix(r.stderr, ": "+tc.advice+"\n") {
+			t.Errorf("%q %q: %v, stderr %q; want exit 1 and one line saying %q", tc.env, tc.args, r.state, r.stderr, tc.advice)
+		}
+	}
+}
+
+// pairs writes its pairs while they come, on standard output as to a
+// file, in bounded memory: every pair arrives, and the process never
+// holds more than a fraction of them (it held them all before).
+func TestPairsOutputBounded(t *testing.T) {
+	gen := []string{"pairs", "--gen-items", "6000", "--gen-p", "0.05", "--gen-occurrences", "2000000", "--min-support", "1"}
+	code, count, stderr := run(t, append(slices.Clone(gen), "--count")...)
+	if code != ExitOK {
+		t.Fatal(stderr)
+	}
+	want, _ := strconv.Atoi(strings.TrimSpace(count))
+	dir := t.TempDir()
+	for _, extra := range [][]string{nil, {"-o", "out.txt"}, {"--sort", "--memory", "48"}} {
+		lines := &lineCounter{}
+		args := append(slices.Clone(gen), extra...)
+		r, rss := runPeak(t, child{args: args, stdout: lines, dir: dir, env: []string{"TMPDIR=" + dir}})
+		if r.state.ExitCode() != ExitOK {
+			t.Fatalf("%q: %v, %s", args, r.state, r.stderr)
+		}
+		if len(extra) > 0 && extra[0] == "-o" {
+			data, err := os.ReadFile(filepath.Join(dir, "out.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines.Write(data)
+			os.Remove(filepath.Join(dir, "out.txt"))
+		}
+		if lines.lines != want || lines.unsorted && extra != nil && extra[0] == "--sort" {
+			t.Errorf("%q: %d lines (sorted: %v), want %d", args, lines.lines, !lines.unsorted, want)
+		}
+		if rss == 0 || rss > lines.bytes/3 {
+			t.Errorf("%q: %d MiB resident at the peak for %d MiB of output", args, rss>>20, lines.bytes>>20)
+		}
+	}
+}
+
+// lineCounter counts the lines and bytes written to it, and whether the
+// pairs "a<TAB>b<TAB>..." came in order.
+type lineCounter struct {
+	lines    int
+	bytes    int64
+	partial  []byte
+	prev     [2]uint64
+	unsorted bool
+}
+
+func (c *lineCounter) Write(b []byte) (int, error) {
+	c.bytes += int64(len(b))
+	n := len(b)
+	for len(b) > 0 {
+		end := bytes.IndexByte(b, '\n')
+		if end < 0 {
+			c.partial = append(c.partial, b...)
+			break
+		}
+		line := b[:end]
+		if len(c.partial) > 0 {
+			line = append(c.partial, line...)
+			c.partial = c.partial[:0]
+		}
+		b = b[end+1:]
+		a, rest, _ := bytes.Cut(line, []byte("\t"))
+		bb, _, _ := bytes.Cut(rest, []byte("\t"))
+		i, _ := strconv.ParseUint(string(a), 10, 32)
+		j, _ := strconv.ParseUint(string(bb), 10, 32)
+		if c.lines > 0 && (i < c.prev[0] || i == c.prev[0] && j <= c.prev[1]) {
+			c.unsorted = true
+		}
+		c.prev = [2]uint64{i, j}
+		c.lines++
+	}
+	return n, nil
 }

@@ -20,6 +20,7 @@ const (
 	childEnv      = "XSECT_TEST_CHILD"
 	childASEnv    = "XSECT_TEST_RLIMIT_AS"    // address space, bytes
 	childFSizeEnv = "XSECT_TEST_RLIMIT_FSIZE" // largest file written, bytes
+	childPeakEnv  = "XSECT_TEST_PEAK_FILE"    // where to write the peak resident memory
 )
 
 func TestMain(m *testing.M) {
@@ -47,7 +48,14 @@ func childMain() int {
 			return 99
 		}
 	}
-	return Main(os.Args[1:], &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+	code := Main(os.Args[1:], &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+	if path := os.Getenv(childPeakEnv); path != "" {
+		// The process's own peak: the rusage that its parent gets back
+		// counts the parent's memory too (the child shares it until it
+		// executes).
+		os.WriteFile(path, []byte(strconv.FormatInt(peakRSS(), 10)), 0o644)
+	}
+	return code
 }
 
 // child describes a run of xsect in a process of its own.
@@ -56,6 +64,7 @@ type child struct {
 	stdin  io.Reader
 	stdout io.Writer // a buffer by default
 	limits map[string]uint64
+	env    []string // more of the environment: "NAME=value"
 	dir    string
 }
 
@@ -80,6 +89,7 @@ func (c child) command(t *testing.T) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	for k, v := range c.limits {
 		cmd.Env = append(cmd.Env, k+"="+strconv.FormatUint(v, 10))
 	}
+	cmd.Env = append(cmd.Env, c.env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Dir = c.stdin, &stdout, &stderr, c.dir
 	if c.stdout != nil {

@@ -22,17 +22,26 @@ size, the universe (distinct elements), the largest element, the density
 average).`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			asJSON := fs.Bool("json", false, "print one JSON object per file")
+			memory := memoryFlag(fs)
 			return func(env *Env, args []string) error {
 				if len(args) == 0 {
 					return usagef("no FILE given")
 				}
+				b, err := newBudget(*memory)
+				if err != nil {
+					return err
+				}
 				// Every file is read before anything is printed: a bad
-				// one leaves standard output empty.
+				// one leaves standard output empty. One at a time: only
+				// their statistics are kept.
 				stats := make([]sets.Stats, len(args))
 				formats := make([]setio.Format, len(args))
 				for i, path := range args {
-					c, format, err := loadCollection(env, path)
+					c, format, err := loadCollection(env, path, b)
 					if err != nil {
+						return err
+					}
+					if err := b.check(path+": measuring the collection", memoryOf(c)+sets.MeasureBytes(c)); err != nil {
 						return err
 					}
 					stats[i], formats[i] = sets.Measure(c), format

@@ -28,6 +28,7 @@ is timed on a slice of the inputs when they hold 2^26 elements or more).`,
 			from := fs.String("from", "", "take the sets by id from the collection `FILE`")
 			methodName := fs.String("method", "auto", "pairwise method `NAME`, or \"list\" to list the methods of --device")
 			device := fs.String("device", "auto", deviceFlagHelp)
+			memory := memoryFlag(fs)
 			return func(env *Env, args []string) error {
 				if *methodName == "list" {
 					out := output(env)
@@ -39,7 +40,11 @@ is timed on a slice of the inputs when they hold 2^26 elements or more).`,
 				if err := checkMethod(*device, *methodName); err != nil {
 					return err
 				}
-				inputs, err := loadInputs(env, *from, args)
+				b, err := newBudget(*memory)
+				if err != nil {
+					return err
+				}
+				inputs, err := loadInputs(env, *from, args, b)
 				if err != nil {
 					return err
 				}
@@ -74,7 +79,9 @@ is timed on a slice of the inputs when they hold 2^26 elements or more).`,
 
 // loadInputs returns the sets to intersect: one per file, or with from, the
 // sets of that collection named by id.
-func loadInputs(env *Env, from string, args []string) ([][]uint32, error) {
+// loadInputs reads the sets to intersect, within the budget b: together,
+// as they are all kept.
+func loadInputs(env *Env, from string, args []string, b budget) ([][]uint32, error) {
 	if len(args) == 0 {
 		if from != "" {
 			return nil, usagef("no set ID given")
@@ -83,16 +90,18 @@ func loadInputs(env *Env, from string, args []string) ([][]uint32, error) {
 	}
 	inputs := make([][]uint32, len(args))
 	if from == "" {
+		spent := int64(0)
 		for i, path := range args {
-			s, err := loadOneSet(env, path)
+			s, err := loadOneSet(env, path, b.left(spent))
 			if err != nil {
 				return nil, err
 			}
 			inputs[i] = s
+			spent += 4 * int64(cap(s))
 		}
 		return inputs, nil
 	}
-	c, _, err := loadCollection(env, from)
+	c, _, err := loadCollection(env, from, b)
 	if err != nil {
 		return nil, err
 	}
@@ -107,13 +116,17 @@ func loadInputs(env *Env, from string, args []string) ([][]uint32, error) {
 }
 
 // loadOneSet reads all the integers in the file at path as one set.
-func loadOneSet(env *Env, path string) ([]uint32, error) {
-	c, _, err := loadCollection(env, path)
+func loadOneSet(env *Env, path string, b budget) ([]uint32, error) {
+	c, _, err := loadCollection(env, path, b)
 	if err != nil {
 		return nil, err
 	}
 	if c.Len() == 1 {
 		return c.Set(0), nil
+	}
+	// The union is at most as large as the elements.
+	if err := b.check(path+": the union of its sets", memoryOf(c)+4*int64(len(c.Elements))); err != nil {
+		return nil, err
 	}
 	return c.Union(), nil
 }

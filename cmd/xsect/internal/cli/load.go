@@ -19,8 +19,9 @@ const stdinName = "standard input"
 // loadCollection reads a collection file of either format, showing progress
 // on a terminal for large files. It also returns the format it found. The
 // input is opened once and read once, the format told from its first bytes,
-// so that pipes and FIFOs (and "-", standard input) work like files.
-func loadCollection(env *Env, path string) (*sets.Collection, setio.Format, error) {
+// so that pipes and FIFOs (and "-", standard input) work like files. A
+// collection that needs more memory than b holds is a memoryError.
+func loadCollection(env *Env, path string, b budget) (*sets.Collection, setio.Format, error) {
 	in, err := openInput(env, path)
 	if err != nil {
 		return nil, 0, err
@@ -29,7 +30,8 @@ func loadCollection(env *Env, path string) (*sets.Collection, setio.Format, erro
 	bar := progress.Start("reading "+in.name, "B", max(in.size, 0))
 	defer bar.Done()
 	br := bufio.NewReaderSize(bar.Reader(in), 1<<20)
-	return setio.Read(br, in.name, in.size)
+	c, format, err := setio.ReadLimited(br, in.name, in.size, b.bytes)
+	return c, format, b.readError(err)
 }
 
 // input is an opened input file. Its read errors do not repeat the path,

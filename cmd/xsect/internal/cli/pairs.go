@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	eng "github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpubatmap"
 	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/progress"
@@ -35,7 +36,9 @@ FILE holds transactions, one a line (the FIMI format): the integers of a line
 are its items. Prints one line "a<TAB>b<TAB>support" for every pair of items
 a < b that occur together in at least S transactions. S is an absolute count,
 or a fraction of the transactions when below 1 ("0.001", or "0.1%"), rounded
-up. Lines come in no particular order unless --sort.
+up. Lines come in no particular order, and are written as they are found,
+unless --sort, which sorts any number of them within the memory budget
+(--memory), in temporary files under $TMPDIR if need be.
 
 --engine picks the miner: batmap (one BATMAP per frequent item, all pairs
 compared entry by entry, on the CPU or the GPU), bitmap (tidlists as bitmaps,
@@ -64,6 +67,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 			genOut := fs.String("gen-out", "", "write the generated instance to `FILE` and stop")
 			cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (for go tool pprof)")
 			timings := fs.Bool("timings", false, "print the time of each stage of the run on standard error")
+			memory := memoryFlag(fs)
 			return func(env *Env, args []string) (err error) {
 				start := time.Now()
 				// What needs no input is checked before anything is
@@ -81,6 +85,10 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					return usagef("-o and --gen-out are exclusive: --gen-out writes the instance and mines nothing")
 				}
 				if err := checkThreads(*threads); err != nil {
+					return err
+				}
+				b, err := newBudget(*memory)
+				if err != nil {
 					return err
 				}
 				outPath := *out
@@ -123,7 +131,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 						}
 					}()
 				}
-				tx, err := pairsInput(env, args, *genItems, *genP, *genOcc, *genSeed)
+				tx, err := pairsInput(env, args, *genItems, *genP, *genOcc, *genSeed, b)
 				if err != nil {
 					return err
 				}
@@ -145,21 +153,35 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					}()
 				}
 				defer prog.done()
+				// The plan gets what the transactions leave, less what the
+				// output keeps: a sort's least buffers, or the queue of
+				// formatted pairs.
+				left := b.left(memoryOf(tx))
+				var queue int
+				planBudget := left
+				switch {
+				case *count:
+				case *sorted:
+					planBudget = left.left(minSortBudget)
+				default:
+					queue = queueChunks(*threads, left.bytes)
+					planBudget = left.left(int64(queue) * chunkCap)
+				}
 				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Technique: *engine, Device: *device, Threads: *threads,
-					Progress: prog.update, CountOnly: *count})
+					Memory: planBudget.bytes, Progress: prog.update, CountOnly: *count})
 				if err != nil {
-					if errors.Is(err, pairs.ErrCannotRun) {
-						return err
-					}
-					return usageError{err.Error()}
+					return planError(err, *engine, *device, planBudget)
 				}
 				if *explain {
 					prog.done()
 					if err := plan.Explain(env.Stderr); err != nil {
 						return err
 					}
+					in := memoryOf(tx)
+					fmt.Fprintf(env.Stderr, "predicted memory: %s at the peak (the transactions %s, the plan %s), of a budget of %s\n",
+						eng.Bytes(in+plan.Memory()), eng.Bytes(in), eng.Bytes(plan.Memory()), b)
 				}
-				err = runPairs(plan, w, *sorted, *count, prog)
+				err = runPairs(plan, w, *sorted, *count, prog, queue, left.left(plan.Memory()).bytes)
 				if *timings {
 					defer io.WriteString(env.Stderr, plan.Notes())
 				}
@@ -180,11 +202,21 @@ func joinNames(names []string) string {
 	return s
 }
 
-// pairsInput loads FILE, or generates the instance the --gen flags ask for.
-func pairsInput(env *Env, args []string, n int, p, occ float64, seed uint64) (*sets.Collection, error) {
+// pairsInput loads FILE, or generates the instance the --gen flags ask for,
+// within the budget b.
+func pairsInput(env *Env, args []string, n int, p, occ float64, seed uint64, b budget) (*sets.Collection, error) {
 	if n != 0 {
 		if occ < 0 || occ > 1<<36 || occ != float64(int64(occ)) {
 			return nil, usagef("--gen-occurrences %v: want an integer in [0, 2^36]", occ)
+		}
+		// The items, and the offsets of the transactions (grown by
+		// doubling: twice their number).
+		if n > 0 && p > 0 && p <= 1 {
+			items := occ + float64(n)*p + 64
+			need := 4*items + 16*(items/(float64(n)*p)+2)
+			if err := b.check(fmt.Sprintf("an instance of %.0f item occurrences", occ), int64(min(need, 1<<62))); err != nil {
+				return nil, err
+			}
 		}
 		tx, err := pairs.GenerateBernoulli(n, p, int64(occ), seed)
 		if err != nil {
@@ -192,73 +224,48 @@ func pairsInput(env *Env, args []string, n int, p, occ float64, seed uint64) (*s
 		}
 		return tx, nil
 	}
-	tx, _, err := loadCollection(env, args[0])
+	tx, _, err := loadCollection(env, args[0], b)
 	return tx, err
 }
 
 // runPairs mines the pairs and writes them to w, which it commits.
-// Workers format their own batches. A file is written while the pairs
-// come, under a temporary name renamed at the end, so a failed run leaves
-// no file; standard output gets nothing before the run has succeeded.
-func runPairs(plan *pairs.Plan, w *outputFile, sorted, count bool, prog *stageBars) error {
+// Unsorted pairs are formatted by the workers that find them and written
+// while they come, through a queue of queue chunks; sorted ones go
+// through a pairSorter of sortBudget bytes. A file is written under a
+// temporary name renamed at the end, so a failed run leaves no file.
+func runPairs(plan *pairs.Plan, w *outputFile, sorted, count bool, prog *stageBars, queue int, sortBudget int64) error {
 	ctx := context.Background()
-	var out *streamOut
-	if !sorted && !count && w.f != nil {
-		out = &streamOut{w: w}
-	}
-	var (
-		mu     sync.Mutex
-		chunks [][]byte
-		all    []pairs.Pair
-	)
-	collect := func(ps []pairs.Pair) error {
-		switch {
-		case sorted:
-			mu.Lock()
-			all = append(all, ps...)
-			mu.Unlock()
-		case out != nil:
-			return out.add(ps)
-		default:
-			b := formatPairs(make([]byte, 0, 20*len(ps)), ps)
-			mu.Lock()
-			chunks = append(chunks, b)
-			mu.Unlock()
-		}
-		return nil
-	}
-	var n int64
 	var err error
-	if count {
+	switch {
+	case count:
+		var n int64
 		n, err = plan.Count(ctx)
-	} else {
-		err = plan.Join(ctx, collect)
-	}
-	prog.done()
-	prog.mark("write")
-	if out != nil {
+		prog.done()
+		prog.mark("write")
+		if err == nil {
+			_, err = io.WriteString(w, strconv.FormatInt(n, 10)+"\n")
+		}
+	case sorted:
+		sorter := newPairSorter(sortBudget)
+		err = plan.Join(ctx, sorter.add)
+		prog.done()
+		prog.mark("write")
+		if err == nil {
+			err = writeSorted(w, sorter, formatPairs)
+		} else {
+			sorter.close()
+		}
+	default:
+		out := newStreamOut(w, queue)
+		err = plan.Join(ctx, out.add)
+		prog.done()
+		prog.mark("write")
 		// A failed write stops the run: report the write's error.
 		if werr := out.finish(err == nil); werr != nil && (err == nil || errors.Is(err, errWriting)) {
 			err = werr
 		}
 		prog.mark("end")
 		return err
-	}
-	if err != nil {
-		return err
-	}
-	if sorted && !count {
-		sets.SortPairs(all)
-		chunks = formatParallel(all)
-	}
-	if count {
-		_, err = io.WriteString(w, strconv.FormatInt(n, 10)+"\n")
-	}
-	for _, c := range chunks {
-		if err != nil {
-			break
-		}
-		_, err = w.Write(c)
 	}
 	if err == nil {
 		err = w.commit()
@@ -267,24 +274,29 @@ func runPairs(plan *pairs.Plan, w *outputFile, sorted, count bool, prog *stageBa
 	return err
 }
 
-// streamOut writes formatted pairs to a file while they come. The
-// goroutines that produce the pairs format them into chunks of their own;
-// a full chunk is queued, and the producer that finds no write in progress
-// writes the queue, in order, until it is empty: one write(2) at a time
-// (several to one file go no faster, and writing through a shared mapping
-// from all of them was measured no faster; docs/BATMAP.md), no producer
-// waiting for another's write, and no writing goroutine waiting to be
-// scheduled while the queue grows. Written chunks are reused: a few
-// chunks in all, not a stream of fresh memory to page in. A regular file
-// has a temporary name until finish renames it.
+// streamOut writes formatted pairs while they come. The goroutines that
+// produce the pairs format them into chunks of their own; a full chunk is
+// queued, and the producer that finds no write in progress writes the
+// queue, in order, until it is empty: one write(2) at a time (several to
+// one file go no faster, and writing through a shared mapping from all of
+// them was measured no faster; docs/BATMAP.md), no producer waiting for
+// another's write, and no writing goroutine waiting to be scheduled while
+// the queue grows. Written chunks are reused, and there are at most max
+// of them: when all are full or being filled, a producer waits for the
+// writes to free one, so that memory stays bounded however slow the
+// output (a pipe, a slow disk). A regular file has a temporary name until
+// finish renames it.
 type streamOut struct {
 	w *outputFile
 
 	mu      sync.Mutex
-	part    [][]byte // chunks being filled, not in use
-	free    [][]byte // empty chunks
-	full    [][]byte // chunks to write, in order
-	writing sync.Mutex
+	freed   sync.Cond  // signalled when a chunk is written or a write fails
+	part    [][]byte   // chunks being filled, not in use
+	free    [][]byte   // empty chunks
+	full    [][]byte   // chunks to write, in order
+	chunks  int        // chunks allocated
+	max     int        // chunks allowed
+	writing sync.Mutex // held while the queue is written
 
 	failed atomic.Bool
 	err    error // the first write's error; set under writing
@@ -299,26 +311,51 @@ const (
 	chunkBytes = chunkCap - 33<<12 - 8
 )
 
+// queueChunks is the number of chunks a streamOut may use with threads
+// producers (0: GOMAXPROCS) and a budget of left bytes: two for each
+// producer and two more, as far as an eighth of the budget holds them,
+// and at least 4.
+func queueChunks(threads int, left int64) int {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	return int(max(min(int64(2*threads+2), left/8/chunkCap), 4))
+}
+
+// newStreamOut returns a streamOut writing to w with at most max chunks.
+func newStreamOut(w *outputFile, max int) *streamOut {
+	o := &streamOut{w: w, max: max}
+	o.freed.L = &o.mu
+	return o
+}
+
 // errWriting stops a run whose output could not be written; finish
 // returns the write's error.
 var errWriting = errors.New("writing failed")
 
 // add formats and writes a batch of pairs; safe for concurrent use.
 func (o *streamOut) add(ps []pairs.Pair) error {
-	if o.failed.Load() {
-		return errWriting
-	}
 	var b []byte
 	o.mu.Lock()
-	if n := len(o.part); n > 0 {
-		b, o.part = o.part[n-1], o.part[:n-1]
-	} else if n := len(o.free); n > 0 {
-		b, o.free = o.free[n-1], o.free[:n-1]
+	for b == nil {
+		if o.failed.Load() {
+			o.mu.Unlock()
+			return errWriting
+		}
+		if n := len(o.part); n > 0 {
+			b, o.part = o.part[n-1], o.part[:n-1]
+		} else if n := len(o.free); n > 0 {
+			b, o.free = o.free[n-1], o.free[:n-1]
+		} else if o.chunks < o.max {
+			o.chunks++
+			o.mu.Unlock()
+			b = hugepage.Make[byte](0, chunkCap)
+			o.mu.Lock()
+		} else {
+			o.freed.Wait()
+		}
 	}
 	o.mu.Unlock()
-	if b == nil {
-		b = hugepage.Make[byte](0, chunkCap)
-	}
 	b = formatPairs(b, ps)
 	full := len(b) >= chunkBytes
 	o.mu.Lock()
@@ -326,6 +363,7 @@ func (o *streamOut) add(ps []pairs.Pair) error {
 		o.full = append(o.full, b)
 	} else {
 		o.part = append(o.part, b)
+		o.freed.Signal() // a chunk to go on filling
 	}
 	o.mu.Unlock()
 	if full {
@@ -355,6 +393,11 @@ func (o *streamOut) flush() {
 			}
 			o.mu.Lock()
 			o.free = append(o.free, b[:0])
+			if o.err != nil {
+				o.freed.Broadcast()
+			} else {
+				o.freed.Signal()
+			}
 			o.mu.Unlock()
 		}
 		o.writing.Unlock()
@@ -367,8 +410,8 @@ func (o *streamOut) flush() {
 	}
 }
 
-// finish writes the rest and commits the file if ok, or aborts it. No add
-// may be running or follow.
+// finish writes the rest and commits the output if ok, or aborts it. No
+// add may be running or follow.
 func (o *streamOut) finish(ok bool) error {
 	if ok {
 		o.full = append(o.full, o.part...)
@@ -471,26 +514,6 @@ func putDecimal(b []byte, n int, v uint32) int {
 		b[i-1] = byte('0' + v)
 	}
 	return end
-}
-
-// formatParallel formats sorted pairs in order, in pieces on all cores.
-func formatParallel(ps []pairs.Pair) [][]byte {
-	const piece = 1 << 16
-	chunks := make([][]byte, (len(ps)+piece-1)/piece)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i := range chunks {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			part := ps[i*piece : min((i+1)*piece, len(ps))]
-			chunks[i] = formatPairs(make([]byte, 0, 20*len(part)), part)
-			<-sem
-		}()
-	}
-	wg.Wait()
-	return chunks
 }
 
 // stageBars shows one progress bar per stage of a run.

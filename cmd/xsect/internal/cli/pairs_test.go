@@ -1,15 +1,18 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/xsect/xsect/internal/gpurt"
@@ -189,7 +192,7 @@ func TestStreamOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &streamOut{w: w}
+	o := newStreamOut(w, 4)
 	const workers, batches, batch = 8, 40, 4096
 	var want []string
 	for w := range workers {
@@ -243,7 +246,7 @@ func TestStreamOut(t *testing.T) {
 	if w, err = openOutput(&Env{}, path); err != nil {
 		t.Fatal(err)
 	}
-	o = &streamOut{w: w}
+	o = newStreamOut(w, 4)
 	w.f.Close()
 	ps := make([]pairs.Pair, batch)
 	for i := range ps {
@@ -259,6 +262,80 @@ func TestStreamOut(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("%d files in the directory after a failed run, want 1", len(entries))
+	}
+}
+
+// gatedWriter holds its writes until open is closed, and keeps what it
+// is given.
+type gatedWriter struct {
+	open chan struct{}
+	mu   sync.Mutex
+	data []byte
+}
+
+func (w *gatedWriter) Write(p []byte) (int, error) {
+	<-w.open
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.data = append(w.data, p...)
+	return len(p), nil
+}
+
+// A streamOut whose writes are held (a full pipe, a slow disk) makes its
+// producers wait once its chunks are all in use, rather than allocate
+// more; when the writes go on, every line arrives. On standard output as
+// on a file.
+func TestStreamOutBackpressure(t *testing.T) {
+	gate := &gatedWriter{open: make(chan struct{})}
+	w, err := openOutput(&Env{Stdout: gate}, "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxChunks, workers, batches, batch = 3, 8, 60, 4096
+	o := newStreamOut(w, maxChunks)
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer done.Add(1)
+			ps := make([]pairs.Pair, batch)
+			for x := range batches {
+				for y := range ps {
+					ps[y] = pairs.Pair{I: uint32(w), J: uint32(x*batch + y), Count: 1 << 20}
+				}
+				if err := o.add(ps); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	// The producers take every chunk (or finish, if they could without
+	// writing: then the test proves nothing, and says so).
+	for {
+		o.mu.Lock()
+		n := o.chunks
+		o.mu.Unlock()
+		if n >= maxChunks || done.Load() == workers {
+			break
+		}
+		runtime.Gosched()
+	}
+	if done.Load() == workers {
+		t.Fatal("the producers finished with the writes held: too little output for the test")
+	}
+	close(gate.open)
+	wg.Wait()
+	if err := o.finish(true); err != nil {
+		t.Fatal(err)
+	}
+	if o.chunks > maxChunks {
+		t.Errorf("%d chunks allocated, at most %d allowed", o.chunks, maxChunks)
+	}
+	if lines := bytes.Count(gate.data, []byte("\n")); lines != workers*batches*batch {
+		t.Errorf("%d lines written, want %d", lines, workers*batches*batch)
 	}
 }
 
