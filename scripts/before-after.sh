@@ -68,5 +68,5 @@ for c in "${cmds[@]}"; do
 	name=${c%%|*}
 	read -r om omin omax <<<"$(echo "${times["$name|old"]}" | stats)"
 	read -r nm nmin nmax <<<"$(echo "${times["$name|new"]}" | stats)"
-	printf '| %s | %s (%s-%s) | %s (%s-%s) | %.2f |\n' "$name" "$om" "$omin" "$omax" "$nm" "$nmin" "$nmax" "$(echo "$nm / $om" | bc -l)"
+	printf '| %s | %s (%s-%s) | %s (%s-%s) | %.2f |\n' "$name" "$om" "$omin" "$omax" "$nm" "$nmin" "$nmax" "$(awk -v n="$nm" -v o="$om" 'BEGIN {print n / o}')"
 done
