@@ -21,18 +21,18 @@ out=${OUT:-$(mktemp -d)}
 rounds=${ROUNDS:-7}
 dev=${DEVICE:+--device $DEVICE}
 
-# in names a data file, compressed or not (xsect reads gzip transparently).
-in() { if [ -f "$data/$1" ]; then echo "$data/$1"; else echo "$data/$1.gz"; fi; }
+# datafile names a data file, compressed or not (xsect reads gzip transparently).
+datafile() { if [ -f "$data/$1" ]; then echo "$data/$1"; else echo "$data/$1.gz"; fi; }
 
 # name|arguments (relative paths are inside DATA_DIR or the repository)
 cmds=(
-	"allpairs retail o>=10|allpairs $(in fimi/retail.dat) --min-overlap 10 --count-only $dev"
-	"allpairs kosarak o>=3|allpairs $(in fimi/kosarak_head36682.dat) --min-overlap 3 --count-only $dev"
-	"containment retail d>=0.8|containment $(in fimi/retail.dat) --min-degree 0.8 --count-only $dev"
-	"containment msweb R x S|containment $(in containment/msweb.data.test.sets) --with $(in containment/msweb.data.train.sets) --min-degree 0.5 --count-only $dev"
-	"pairs retail s=10|pairs $(in fimi/retail.dat) --min-support 10 --count $dev"
-	"pairs T10I4D100K s=20|pairs $(in fimi/T10I4D100K.dat) --min-support 20 -o $out/pairs.txt $dev"
-	"info threads-math-sx|info $(in hypergraphs/threads-math-sx.dedup.sets)"
+	"allpairs retail o>=10|allpairs $(datafile fimi/retail.dat) --min-overlap 10 --count-only $dev"
+	"allpairs kosarak o>=3|allpairs $(datafile fimi/kosarak_head36682.dat) --min-overlap 3 --count-only $dev"
+	"containment retail d>=0.8|containment $(datafile fimi/retail.dat) --min-degree 0.8 --count-only $dev"
+	"containment msweb R x S|containment $(datafile containment/msweb.data.test.sets) --with $(datafile containment/msweb.data.train.sets) --min-degree 0.5 --count-only $dev"
+	"pairs retail s=10|pairs $(datafile fimi/retail.dat) --min-support 10 --count $dev"
+	"pairs T10I4D100K s=20|pairs $(datafile fimi/T10I4D100K.dat) --min-support 20 -o $out/pairs.txt $dev"
+	"info threads-math-sx|info $(datafile hypergraphs/threads-math-sx.dedup.sets)"
 	"intersect wikileaks|intersect --count --from $root/data/wikileaks-noquotes.sets.gz 11 53 92 $dev"
 )
 
