@@ -18,6 +18,7 @@ new=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 data=${3:-$root/../shared/data}
 out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
 rounds=${ROUNDS:-7}
 dev=${DEVICE:+--device $DEVICE}
 
