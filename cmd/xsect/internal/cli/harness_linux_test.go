@@ -34,6 +34,7 @@ func setLimit(resource int, n uint64) error {
 // issue was found with) ends with one line that names the problem and
 // exit status 2, not with the Go runtime's fatal error and goroutine dump.
 func TestAddressSpaceLimit(t *testing.T) {
+	skipUnderRace(t)
 	dir := t.TempDir()
 	lie := lyingHeader(1<<40, 1<<50)
 	lieFile := filepath.Join(dir, "lie.bin")
@@ -184,6 +185,7 @@ func (p *pairLines) done() error {
 // merged, the output is every pair in order, and the runs' directory
 // under $TMPDIR is gone.
 func TestSortUnderAddressLimit(t *testing.T) {
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("72 million pairs")
 	}
@@ -227,6 +229,7 @@ func gzipBomb(t *testing.T, n int) string {
 // with exit status 1 and one line that says what to raise: not Go's fatal
 // error.
 func TestGzipBomb(t *testing.T) {
+	skipUnderRace(t)
 	bomb := gzipBomb(t, 400<<20)
 	for _, tc := range []struct {
 		args   []string
@@ -251,6 +254,7 @@ func TestGzipBomb(t *testing.T) {
 // file, in bounded memory: every pair arrives, and the process never
 // holds more than a fraction of them (it held them all before).
 func TestPairsOutputBounded(t *testing.T) {
+	skipUnderRace(t)
 	gen := []string{"pairs", "--gen-items", "6000", "--gen-p", "0.05", "--gen-occurrences", "2000000", "--min-support", "1"}
 	code, count, stderr := run(t, append(slices.Clone(gen), "--count")...)
 	if code != ExitOK {
@@ -318,4 +322,12 @@ func (c *lineCounter) Write(b []byte) (int, error) {
 		c.lines++
 	}
 	return n, nil
+}
+
+// skipUnderRace skips a test of memory limits or peaks under the race
+// detector, which reserves hundreds of MiB of shadow memory per process.
+func skipUnderRace(t *testing.T) {
+	if raceDetector {
+		t.Skip("memory limits and peaks measure the race detector's shadow memory here")
+	}
 }
