@@ -2,11 +2,18 @@ package overlap
 
 import "github.com/xsect/xsect/internal/sysinfo"
 
-// The CPU cost model: nanoseconds per unit of work on one thread, measured
-// on the development machine (AMD EPYC Zen 5, 2 cores, AVX-512) by
-// TestCalibrate (go test ./allpairs -run Calibrate -calibrate -v); see
-// docs/ALLPAIRS.md for the method and the figures. Estimates divide by the
-// thread count: every engine splits its work into many balanced tasks.
+// The CPU cost model: nanoseconds per unit of work on one thread, fitted
+// with TestCalibrate (go test ./allpairs -run Calibrate -calibrate -v) on
+// the development machine (AMD EPYC Zen 5, 2 cores, AVX-512), bitmapMap,
+// clear and walk on the Xeon VM of November 2026 (Emerald Rapids, 2
+// vCPUs), where the rest were checked; TestValidate checks the choices on
+// data they were not fitted on. What belongs to the machine is not here:
+// the cache tiers come from sysinfo (tiers), the popcount costs from the
+// CPU's features (popcount_amd64.go), and the intersection kernels' costs
+// are timed on the problem's own sets (merge's sample, prefix's
+// verifications). See docs/ALLPAIRS.md for the method and the figures.
+// Estimates divide by the thread count: every engine splits its work into
+// many balanced tasks.
 var costs = costModel{
 	incL1:      0.7,
 	incL2:      1.4,
