@@ -1,0 +1,189 @@
+package simjoin
+
+import (
+	"fmt"
+	"slices"
+)
+
+// workStats is what a sample of a filter's probes predicts of its run.
+type workStats struct {
+	alg      algorithm
+	units    int     // probing units (records, or groups)
+	records  int     // probing records
+	indexed  int     // index entries
+	entries  float64 // list entries the probes walk
+	cands    float64 // candidate units: distinct, and kept by the positional filter
+	pairs    float64 // pairs of records past the bound, to merge
+	steps    float64 // the elements they leave to merge, at most
+	sampled  int     // probes sampled
+	elements int64   // elements of the probing side's records
+}
+
+// work samples the filter alg on p, once per problem and algorithm.
+func work(p *Problem, alg algorithm) *workStats {
+	return p.Memo(fmt.Sprintf("simjoin.work.%d", alg), func() any { return sample(p, alg) }).(*workStats)
+}
+
+// sampleStride is how many probes the sample skips: it runs about 1/16 of
+// the filter, or 4096 probes if that is more.
+func sampleStride(n int) int { return max(1, min(16, n/4096)) }
+
+// sample runs the filter's candidate generation on every sampleStride-th
+// probe, counting what the run would do, and scales the counts up.
+func sample(p *Problem, alg algorithm) *workStats {
+	out := &Output{p: p, countOnly: true}
+	j := newJoin(p, out, alg)
+	st := &workStats{alg: alg, units: j.prb.n, records: j.prb.side.Len(), indexed: len(j.x.ids), elements: int64(len(j.prb.side.Tok))}
+	if j.prb.n == 0 {
+		return st
+	}
+	pr := j.newProber()
+	stride := sampleStride(j.prb.n)
+	for u := stride / 2; u < j.prb.n; u += stride {
+		j.sampleProbe(pr, u, st)
+		st.sampled++
+	}
+	scale := float64(j.prb.n) / float64(st.sampled)
+	st.entries *= scale
+	st.cands *= scale
+	st.pairs *= scale
+	st.steps *= scale
+	return st
+}
+
+// sampleProbe is probe counting its work instead of verifying: the list
+// entries it walks, its candidates, and the pairs of records to merge.
+func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
+	a := j.prb.size[u]
+	p := j.b.probe[a]
+	if p == 0 {
+		return
+	}
+	xr := j.prb.record(u)
+	j.setNeed(pr, a)
+	members := func(us *units, v int) float64 {
+		if us.first == nil {
+			return 1
+		}
+		return float64(us.memOff[v+1] - us.memOff[v])
+	}
+	if j.p.Self && j.prb.first != nil {
+		m := members(j.prb, u)
+		st.pairs += m * (m - 1) / 2
+		st.steps += m * (m - 1) / 2 * float64(a-p)
+	}
+	minSize := j.b.minSize[a]
+	if minSize > j.p.R.MaxSize {
+		return
+	}
+	lo := j.idx.sizeStart[minSize]
+	end := uint32(u)
+	if !j.p.Self {
+		end = j.idx.sizeStart[min(j.b.maxSize[a], j.p.R.MaxSize)+1]
+	}
+	if lo >= end {
+		return
+	}
+	x := j.x
+	touched := pr.touched[:0]
+	for q, e := range xr[:p] {
+		list := x.ids[x.start[e]:x.start[e+1]]
+		k, _ := slices.BinarySearch(list, lo)
+		for ; k < len(list) && list[k] < end; k++ {
+			st.entries++
+			y := list[k]
+			cd := &pr.cand[y]
+			c := cd.cnt
+			if c&pruned != 0 {
+				continue
+			}
+			jy := x.pos[int(x.start[e])+k]
+			if j.positional {
+				b := j.idx.size[y]
+				if c+min(a-uint32(q), b-jy) < pr.need[b] {
+					if c != 0 {
+						cd.cnt = c | pruned
+					}
+					continue
+				}
+			}
+			if c == 0 {
+				touched = append(touched, y)
+			}
+			*cd = cand{c + 1, uint32(q), jy}
+		}
+	}
+	pr.touched = touched
+	for _, y := range touched {
+		cd := pr.cand[y]
+		pr.cand[y] = cand{}
+		if cd.cnt&pruned != 0 {
+			continue
+		}
+		st.cands++
+		b := j.idx.size[y]
+		yr := j.idx.record(int(y))
+		ip := j.idxPrefix[b]
+		var xs, ys uint32
+		if xr[p-1] > yr[ip-1] {
+			xs, ys = cd.q+1, ip
+		} else {
+			xs, ys = p, cd.j+1
+			if !j.positional {
+				ys = cd.cnt
+			}
+		}
+		if cd.cnt+min(a-xs, b-ys) < pr.need[b] {
+			continue
+		}
+		m := members(j.prb, u) * members(j.idx, int(y))
+		st.pairs += m
+		st.steps += m * float64(a-xs+b-ys)
+	}
+}
+
+// Costs in nanoseconds on one core, measured on the development machine
+// (docs/SIMJOIN.md): per list entry walked (with the positional filter
+// and without), per candidate, per pair of records past the bound, per
+// element left to merge, per index entry built, per element prepared.
+const (
+	costEntry      = 1.6
+	costEntryPos   = 2.6
+	costCand       = 6
+	costPair       = 10
+	costStep       = 0.8
+	costIndexEntry = 4
+	costGroupElem  = 3
+)
+
+// seconds predicts the run's time on p.Threads cores.
+func (w *workStats) seconds(p *Problem) float64 {
+	ce := costEntry
+	if w.alg != allPairs {
+		ce = costEntryPos
+	}
+	par := w.entries*ce + w.cands*costCand + w.pairs*costPair + w.steps*costStep
+	seq := float64(w.indexed) * costIndexEntry
+	if w.alg == groupJoin {
+		seq += float64(w.elements) * costGroupElem
+	}
+	return (par/float64(max(1, p.Threads)) + seq) * 1e-9
+}
+
+// memory predicts the bytes the run allocates: the index and each
+// worker's counters and cursors.
+func (w *workStats) memory(p *Problem) int64 {
+	idx := int64(w.indexed)*8 + 4*int64(p.Universe)
+	perWorker := 12*int64(p.R.Len()) + 4*int64(p.Universe)
+	units := 16 * int64(p.R.Len()+p.S.Len())
+	return idx + units + int64(p.Threads)*perWorker
+}
+
+// detail describes the sample for Explain.
+func (w *workStats) detail() string {
+	s := fmt.Sprintf("%.3g list entries, %.3g candidates, %.3g pairs to merge", w.entries, w.cands, w.pairs)
+	if w.alg == groupJoin {
+		s += fmt.Sprintf(" (%d groups of %d records)", w.units, w.records)
+	}
+	return s
+}
