@@ -62,10 +62,8 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 	xr := j.prb.record(u)
 	j.setNeed(pr, a)
 	members := func(us *units, v int) float64 {
-		if us.first == nil {
-			return 1
-		}
-		return float64(us.memOff[v+1] - us.memOff[v])
+		lo, hi := us.records(v)
+		return float64(hi - lo)
 	}
 	if j.p.Self && j.prb.first != nil {
 		m := members(j.prb, u)
@@ -99,7 +97,7 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 			}
 			jy := x.pos[int(x.start[e])+k]
 			if j.positional {
-				b := j.idx.size[y]
+				b := cd.size
 				if c+min(a-uint32(q), b-jy) < pr.need[b] {
 					if c != 0 {
 						cd.cnt = c | pruned
@@ -110,13 +108,13 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 			if c == 0 {
 				touched = append(touched, y)
 			}
-			*cd = cand{c + 1, uint32(q), jy}
+			cd.cnt, cd.q, cd.j = c+1, uint32(q), jy
 		}
 	}
 	pr.touched = touched
 	for _, y := range touched {
 		cd := pr.cand[y]
-		pr.cand[y] = cand{}
+		pr.cand[y].cnt = 0
 		if cd.cnt&pruned != 0 {
 			continue
 		}

@@ -19,21 +19,27 @@ import (
 // so that probes are independent of one another: workers take contiguous
 // runs of probes, in increasing order, and each keeps its own counters.
 
-// units are the records of a side, or groups of them.
+// units are the records of a side, or groups of them. A group is a run of
+// consecutive records: the records of each size are in lexicographic
+// order, so equal prefixes are adjacent.
 type units struct {
 	side *Side
 	n    int
-	// first[u] is the first record of unit u, whose elements (the probing
-	// prefix) all its records share; nil when units are records.
+	// Unit u holds records [first[u], first[u+1]); first is nil when
+	// units are records.
 	first []uint32
-	// Records of group u: members[memOff[u]:memOff[u+1]].
-	memOff, members []uint32
 	// size[u] is the size of unit u's records.
 	size []uint32
 	// sizeStart[n] is the first unit of size >= n, for n in
 	// [0, side.MaxSize+1].
 	sizeStart []uint32
+	// info holds what verification needs first of each unit, in one
+	// place: its first record's offset and size, and the last element of
+	// its indexing prefix.
+	info []unitInfo
 }
+
+type unitInfo struct{ off, size, last uint32 }
 
 func recordUnits(s *Side) *units {
 	n := s.Len()
@@ -45,67 +51,63 @@ func recordUnits(s *Side) *units {
 }
 
 // groupUnits groups the records of s that have equal sizes and equal
-// probing prefixes (GroupJoin), the groups in increasing size.
+// probing prefixes (GroupJoin).
 func groupUnits(s *Side, b *bounds) *units {
 	n := s.Len()
 	us := &units{side: s, sizeStart: make([]uint32, len(s.SizeStart))}
-	order := make([]uint32, n)
-	for x := range order {
-		order[x] = uint32(x)
-	}
-	// Within each size, order the records by their prefixes so that equal
-	// ones are adjacent.
-	for size := uint32(1); size <= s.MaxSize; size++ {
-		lo, hi := s.SizeStart[size], s.SizeStart[size+1]
+	for x := 0; x < n; {
+		size := s.Size(x)
 		p := b.probe[size]
-		if hi-lo < 2 || p == 0 {
-			continue
+		head := s.Record(x)[:p]
+		y := x + 1
+		for y < n && s.Size(y) == size && p > 0 && slices.Equal(s.Tok[s.Off[y]:s.Off[y]+p], head) {
+			y++
 		}
-		slices.SortStableFunc(order[lo:hi], func(a, c uint32) int {
-			return slices.Compare(s.Record(int(a))[:p], s.Record(int(c))[:p])
-		})
-	}
-	us.memOff = []uint32{0}
-	for i := 0; i < n; {
-		x := order[i]
-		size := s.Size(int(x))
-		p := b.probe[size]
-		j := i + 1
-		for j < n && s.Size(int(order[j])) == size && p > 0 && slices.Equal(s.Record(int(order[j]))[:p], s.Record(int(x))[:p]) {
-			j++
-		}
-		us.first = append(us.first, x)
-		us.members = append(us.members, order[i:j]...)
-		us.memOff = append(us.memOff, uint32(j))
+		us.first = append(us.first, uint32(x))
 		us.size = append(us.size, size)
-		i = j
+		us.sizeStart[size+1]++
+		x = y
 	}
 	us.n = len(us.first)
-	// sizeStart by counting the groups of each size.
-	for _, size := range us.size {
-		us.sizeStart[size+1]++
-	}
+	us.first = append(us.first, uint32(n))
 	for i := 1; i < len(us.sizeStart); i++ {
 		us.sizeStart[i] += us.sizeStart[i-1]
 	}
 	return us
 }
 
-// record returns the first record of unit u.
-func (us *units) record(u int) []uint32 {
-	x := u
-	if us.first != nil {
-		x = int(us.first[u])
+// setInfo fills us.info for indexing prefixes of prefix[size] elements.
+func (us *units) setInfo(prefix []uint32) {
+	us.info = make([]unitInfo, us.n)
+	s := us.side
+	for u := range us.info {
+		x := us.firstRecord(u)
+		off, size := s.Off[x], us.size[u]
+		last := uint32(0)
+		if ip := prefix[size]; ip > 0 {
+			last = s.Tok[off+ip-1]
+		}
+		us.info[u] = unitInfo{off, size, last}
 	}
-	return us.side.Record(x)
 }
 
-// recordsOf returns the records of unit u.
-func (us *units) recordsOf(u int) []uint32 {
+// firstRecord returns the first record of unit u.
+func (us *units) firstRecord(u int) int {
 	if us.first == nil {
-		return nil
+		return u
 	}
-	return us.members[us.memOff[u]:us.memOff[u+1]]
+	return int(us.first[u])
+}
+
+// record returns the first record of unit u.
+func (us *units) record(u int) []uint32 { return us.side.Record(us.firstRecord(u)) }
+
+// records returns the range of records of unit u.
+func (us *units) records(u int) (lo, hi int) {
+	if us.first == nil {
+		return u, u + 1
+	}
+	return int(us.first[u]), int(us.first[u+1])
 }
 
 // bounds are the threshold's consequences for each set size, up to the
@@ -129,8 +131,8 @@ func newBounds(t Threshold, maxSize uint32) *bounds {
 }
 
 // index lists, for each element, the indexed units whose indexing prefix
-// holds it, in increasing order, with the element's position in the unit
-// when the filter is positional.
+// holds it, in increasing order, and for the positional filter the
+// element's position in the unit.
 type index struct {
 	start []uint32 // list of e: [start[e], start[e+1])
 	ids   []uint32
@@ -244,13 +246,19 @@ func filterIndex(p *Problem, groups bool) *filterData {
 			}
 		}
 		f.x = buildIndex(f.idx, p.Universe, indexPrefix(p, b), true)
+		f.idx.setInfo(indexPrefix(p, b))
 		return f
 	}).(*filterData)
 }
 
-// cand is a probe's count of common prefix elements with an indexed unit,
-// and the positions of the last one in both.
-type cand struct{ cnt, q, j uint32 }
+// cand is a probe's count of common prefix elements with an indexed unit
+// and the positions of the last one in both, next to the unit's
+// unitInfo: a candidate's verification then reads the cache line that
+// counting it brought in.
+type cand struct {
+	cnt, q, j uint32
+	unitInfo
+}
 
 // pruned marks a candidate that the positional filter removed.
 const pruned = 1 << 31
@@ -265,7 +273,11 @@ type prober struct {
 }
 
 func (j *join) newProber() *prober {
-	return &prober{cand: make([]cand, j.idx.n), cursor: slices.Clone(j.x.start[:j.p.Universe])}
+	pr := &prober{cand: make([]cand, j.idx.n), cursor: slices.Clone(j.x.start[:j.p.Universe])}
+	for y, in := range j.idx.info {
+		pr.cand[y].unitInfo = in
+	}
+	return pr
 }
 
 // setNeed fills pr.need for probes of size a.
@@ -350,11 +362,8 @@ func (j *join) run(ctx context.Context) error {
 				var records int64
 				for u := cuts[t]; u < cuts[t+1]; u++ {
 					j.probe(pr, u, w)
-					if j.prb.first != nil {
-						records += int64(j.prb.memOff[u+1] - j.prb.memOff[u])
-					} else {
-						records++
-					}
+					lo, hi := j.prb.records(u)
+					records += int64(hi - lo)
 				}
 				j.out.Progress(records)
 			}
@@ -391,6 +400,7 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	x := j.x
 	touched := pr.touched[:0]
 	cands := pr.cand
+	need := pr.need
 	for q, e := range xr[:p] {
 		k, hi := pr.cursor[e], x.start[e+1]
 		for k < hi && x.ids[k] < lo {
@@ -398,19 +408,17 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		}
 		pr.cursor[e] = k
 		if j.positional {
-			need, size := pr.need, j.idx.size
+			ids, pos := x.ids[:hi], x.pos[:hi]
 			for ; k < hi; k++ {
-				y := x.ids[k]
+				y := ids[k]
 				if y >= end {
 					break
 				}
 				cd := &cands[y]
 				c := cd.cnt
-				if c&pruned != 0 {
-					continue
-				}
-				b := size[y]
-				jy := x.pos[k]
+				jy, b := pos[k], cd.size
+				// The positional filter: what is left after this common
+				// element on the shorter side bounds the overlap.
 				if c+min(a-uint32(q), b-jy) < need[b] {
 					if c != 0 {
 						cd.cnt = c | pruned
@@ -420,11 +428,12 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 				if c == 0 {
 					touched = append(touched, y)
 				}
-				*cd = cand{c + 1, uint32(q), jy}
+				cd.cnt, cd.q, cd.j = c+1, uint32(q), jy
 			}
 		} else {
+			ids := x.ids[:hi]
 			for ; k < hi; k++ {
-				y := x.ids[k]
+				y := ids[k]
 				if y >= end {
 					break
 				}
@@ -438,53 +447,66 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		}
 	}
 	pr.touched = touched
+	last := xr[p-1]
 	for _, y := range touched {
-		cd := cands[y]
-		cands[y] = cand{}
-		if cd.cnt&pruned != 0 {
+		cd := &cands[y]
+		c := cd.cnt
+		cd.cnt = 0
+		if c&pruned != 0 {
 			continue
 		}
-		j.verifyUnits(pr, u, int(y), xr, a, p, cd, w)
+		yi := cd.unitInfo
+		b := yi.size
+		nd := need[b]
+		// Where the unknown common elements can be (Mann et al.): past
+		// the prefix that ends first, and past the last common element
+		// on the other side.
+		var xs, ys uint32
+		if last > yi.last {
+			xs, ys = cd.q+1, j.idxPrefix[b]
+		} else {
+			xs = p
+			if j.positional {
+				ys = cd.j + 1
+			} else {
+				ys = c // the c-th common element is at c-1 or later
+			}
+		}
+		if c+min(a-xs, b-ys) < nd {
+			continue
+		}
+		if c >= nd && !j.exact {
+			// Similar, whatever the rest: count without merging.
+			if j.prb.first == nil {
+				w.Add(int(y), u, c) // R is indexed, S probes
+			} else {
+				w.addUnits(j.idx, int(y), j.prb, u)
+			}
+			continue
+		}
+		j.verifyUnits(u, int(y), xr, yi, xs, ys, c, nd, w)
 	}
 }
 
 // verifyUnits verifies the pairs of records of probing unit u and indexed
-// unit y, which share cd.cnt prefix elements.
-func (j *join) verifyUnits(pr *prober, u, y int, xr []uint32, a, p uint32, cd cand, w *Writer) {
-	b := j.idx.size[y]
-	need := pr.need[b]
-	yr := j.idx.record(y)
-	ip := j.idxPrefix[b]
-	c := cd.cnt
-	// Where the unknown common elements can be (Mann et al.): past the
-	// prefix that ends first, and past the last common element on the
-	// other side.
-	var xs, ys uint32
-	if xr[p-1] > yr[ip-1] {
-		xs, ys = cd.q+1, ip
-	} else {
-		xs = p
-		if j.positional {
-			ys = cd.j + 1
-		} else {
-			ys = c // the c-th common element is at c-1 or later
-		}
-	}
-	if c+min(a-xs, b-ys) < need {
-		return
-	}
+// unit y, which share c prefix elements, and whose other common elements
+// lie past xs and ys.
+func (j *join) verifyUnits(u, y int, xr []uint32, yi unitInfo, xs, ys, c, need uint32, w *Writer) {
 	if j.prb.first == nil {
+		yr := j.idx.side.Tok[yi.off : yi.off+yi.size]
 		if v, ok := verify(xr[xs:], yr[ys:], c, need, j.exact); ok {
 			w.Add(y, u, v) // R is indexed, S probes
 		}
 		return
 	}
 	px, py := j.prb.side, j.idx.side
-	for _, rx := range j.prb.recordsOf(u) {
-		xt := px.Record(int(rx))[xs:]
-		for _, ry := range j.idx.recordsOf(y) {
-			if v, ok := verify(xt, py.Record(int(ry))[ys:], c, need, j.exact); ok {
-				w.Add(int(ry), int(rx), v)
+	xlo, xhi := j.prb.records(u)
+	ylo, yhi := j.idx.records(y)
+	for rx := xlo; rx < xhi; rx++ {
+		xt := px.Tok[px.Off[rx]+xs : px.Off[rx+1]]
+		for ry := ylo; ry < yhi; ry++ {
+			if v, ok := verify(xt, py.Tok[py.Off[ry]+ys:py.Off[ry+1]], c, need, j.exact); ok {
+				w.Add(ry, rx, v)
 			}
 		}
 	}
@@ -493,17 +515,17 @@ func (j *join) verifyUnits(pr *prober, u, y int, xr []uint32, a, p uint32, cd ca
 // withinGroup verifies the pairs of records of a group of a self-join:
 // their probing prefixes, p elements, are equal.
 func (j *join) withinGroup(pr *prober, u int, a, p uint32, w *Writer) {
-	ms := j.prb.recordsOf(u)
-	if len(ms) < 2 {
+	lo, hi := j.prb.records(u)
+	if hi-lo < 2 {
 		return
 	}
 	need := pr.need[a]
 	s := j.prb.side
-	for i, rx := range ms {
-		xt := s.Record(int(rx))[p:]
-		for _, ry := range ms[i+1:] {
-			if v, ok := verify(xt, s.Record(int(ry))[p:], p, need, j.exact); ok {
-				w.Add(int(ry), int(rx), v)
+	for rx := lo; rx < hi; rx++ {
+		xt := s.Tok[s.Off[rx]+p : s.Off[rx+1]]
+		for ry := rx + 1; ry < hi; ry++ {
+			if v, ok := verify(xt, s.Tok[s.Off[ry]+p:s.Off[ry+1]], p, need, j.exact); ok {
+				w.Add(rx, ry, v)
 			}
 		}
 	}

@@ -133,6 +133,22 @@ func (w *Writer) Add(x, y int, c uint32) {
 	}
 }
 
+// addUnits reports, for counting only, that every record of unit x of R
+// is similar to every record of unit y of S.
+func (w *Writer) addUnits(r *units, x int, s *units, y int) {
+	xlo, xhi := r.records(x)
+	ylo, yhi := s.records(y)
+	if !w.expand {
+		w.n += int64(xhi-xlo) * int64(yhi-ylo)
+		return
+	}
+	for a := xlo; a < xhi; a++ {
+		for b := ylo; b < yhi; b++ {
+			w.Add(a, b, 0)
+		}
+	}
+}
+
 func (w *Writer) add(i, j, c uint32, sim float64) {
 	if w.self && i > j {
 		i, j = j, i

@@ -425,6 +425,7 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup) *Side {
 			sortSmall(dst)
 		}
 	})
+	s.sortLex(threads, pos)
 	if d.dups {
 		// Every set's id under its record, in increasing order.
 		s.DupOff = make([]uint32, k+1)
@@ -447,6 +448,41 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup) *Side {
 		}
 	}
 	return s
+}
+
+// sortLex orders the records of each size lexicographically, as Mann et
+// al. do: consecutive probes then share their rarest elements, walk the
+// same lists and meet the same candidates, which the caches keep. pos,
+// which maps to records, is updated.
+func (s *Side) sortLex(threads int, pos []uint32) {
+	k := s.Len()
+	perm := make([]uint32, k) // perm[new] = old
+	for x := range perm {
+		perm[x] = uint32(x)
+	}
+	chunks(threads, int(s.MaxSize), int64(len(s.Tok)), func(lo, hi int) {
+		for n := lo + 1; n <= hi; n++ {
+			run := perm[s.SizeStart[n]:s.SizeStart[n+1]]
+			slices.SortFunc(run, func(a, b uint32) int {
+				return slices.Compare(s.Record(int(a)), s.Record(int(b)))
+			})
+		}
+	})
+	inv := make([]uint32, k)
+	off := make([]uint32, k+1)
+	tok := make([]uint32, len(s.Tok))
+	id := make([]uint32, k)
+	for x, old := range perm {
+		inv[old] = uint32(x)
+		id[x] = s.ID[old]
+		r := s.Record(int(old))
+		off[x+1] = off[x] + uint32(len(r))
+		copy(tok[off[x]:], r)
+	}
+	for i := range pos {
+		pos[i] = inv[pos[i]]
+	}
+	s.Off, s.Tok, s.ID = off, tok, id
 }
 
 // sortSmall sorts s: by insertion for the short sets that most collections
