@@ -24,9 +24,9 @@ func work(p *Problem, alg algorithm) *workStats {
 	return p.Memo(fmt.Sprintf("simjoin.work.%d", alg), func() any { return sample(p, alg) }).(*workStats)
 }
 
-// sampleStride is how many probes the sample skips: it runs about 1/16 of
-// the filter, or 4096 probes if that is more.
-func sampleStride(n int) int { return max(1, min(16, n/4096)) }
+// sampleStride is how many probes the sample skips: it runs about 2048 of
+// them, spread over the sizes.
+func sampleStride(n int) int { return max(1, n/2048) }
 
 // sample runs the filter's candidate generation on every sampleStride-th
 // probe, counting what the run would do, and scales the counts up.

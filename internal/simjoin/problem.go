@@ -1,10 +1,13 @@
 package simjoin
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/xsect/xsect/internal/radix"
 	"github.com/xsect/xsect/sets"
@@ -237,7 +240,7 @@ func distinct(c *sets.Collection, threads int) *dedup {
 				break
 			}
 			j := d.keep[e-1]
-			if hash[j] == h && slices.Equal(set, c.Elements[c.Offsets[j]:c.Offsets[j+1]]) {
+			if hash[j] == h && equalSets(set, c.Elements[c.Offsets[j]:c.Offsets[j+1]]) {
 				d.first[i] = e - 1
 				d.dups = true
 				break
@@ -248,14 +251,37 @@ func distinct(c *sets.Collection, threads int) *dedup {
 	return d
 }
 
-// hashSet mixes a set's elements into 64 bits.
+// hashSet mixes a set's elements into 64 bits, in four independent lanes
+// (a multiply's latency per element would otherwise bound it).
 func hashSet(s []uint32) uint64 {
-	h := uint64(len(s)) * 0x9e3779b97f4a7c15
-	for _, e := range s {
-		h = (h ^ uint64(e)) * 0xff51afd7ed558ccd
-		h ^= h >> 29
+	const m = 0xff51afd7ed558ccd
+	h0, h1, h2, h3 := uint64(len(s)), uint64(1), uint64(2), uint64(3)
+	for len(s) >= 4 {
+		h0 = (h0 ^ uint64(s[0])) * m
+		h1 = (h1 ^ uint64(s[1])) * m
+		h2 = (h2 ^ uint64(s[2])) * m
+		h3 = (h3 ^ uint64(s[3])) * m
+		s = s[4:]
 	}
-	return h
+	for _, e := range s {
+		h0 = (h0 ^ uint64(e)) * m
+	}
+	h := h0 ^ bits.RotateLeft64(h1, 16) ^ bits.RotateLeft64(h2, 32) ^ bits.RotateLeft64(h3, 48)
+	h ^= h >> 29
+	h *= 0x9e3779b97f4a7c15
+	return h ^ h>>32
+}
+
+// equalSets reports whether a and b are equal, comparing their bytes
+// (which the runtime does many at a time).
+func equalSets(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 {
+		return true
+	}
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), 4*len(a)), unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), 4*len(b)))
 }
 
 // tokenMap renumbers elements by increasing frequency among the distinct
@@ -409,9 +435,12 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup) *Side {
 		s.Off[x+1] = s.Off[x] + uint32(c.SetLen(int(s.ID[x])))
 	}
 	s.Tok = make([]uint32, s.Off[k])
+	// In the caller's order, which reads the sets in sequence.
 	chunks(threads, k, int64(len(s.Tok)), func(lo, hi int) {
-		for x := lo; x < hi; x++ {
-			src := c.Elements[c.Offsets[s.ID[x]]:c.Offsets[s.ID[x]+1]]
+		tmp := make([]uint32, maxSize)
+		for i, id := range d.keep[lo:hi] {
+			src := c.Elements[c.Offsets[id]:c.Offsets[id+1]]
+			x := pos[lo+i]
 			dst := s.Tok[s.Off[x]:s.Off[x+1]]
 			if tm.dense != nil {
 				for j, e := range src {
@@ -422,7 +451,7 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup) *Side {
 					dst[j] = tm.rank(e)
 				}
 			}
-			sortSmall(dst)
+			sortSmall(dst, tmp)
 		}
 	})
 	s.sortLex(threads, pos)
@@ -452,22 +481,73 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup) *Side {
 
 // sortLex orders the records of each size lexicographically, as Mann et
 // al. do: consecutive probes then share their rarest elements, walk the
-// same lists and meet the same candidates, which the caches keep. pos,
-// which maps to records, is updated.
+// same lists and meet the same candidates, which the caches keep; and
+// GroupJoin's groups, records of equal size and prefix, are runs. pos,
+// which maps to records, is updated. A radix sort on the size and the
+// first lexKeys elements does most of it; runs that tie on those are
+// sorted by comparison.
 func (s *Side) sortLex(threads int, pos []uint32) {
 	k := s.Len()
 	perm := make([]uint32, k) // perm[new] = old
 	for x := range perm {
 		perm[x] = uint32(x)
 	}
-	chunks(threads, int(s.MaxSize), int64(len(s.Tok)), func(lo, hi int) {
-		for n := lo + 1; n <= hi; n++ {
-			run := perm[s.SizeStart[n]:s.SizeStart[n+1]]
-			slices.SortFunc(run, func(a, b uint32) int {
-				return slices.Compare(s.Record(int(a)), s.Record(int(b)))
+	// Least significant key first: element lexKeys-1, ..., element 0;
+	// the records are in size order already, and stay so if every pass
+	// is stable and sorts within sizes.
+	const lexKeys = 3
+	universe := uint32(0)
+	for _, e := range s.Tok {
+		universe = max(universe, e+1)
+	}
+	tmp := make([]uint32, k)
+	count := make([]uint32, universe+1)
+	for i := lexKeys - 1; i >= 0; i-- {
+		key := func(x uint32) uint32 {
+			if o := s.Off[x] + uint32(i); o < s.Off[x+1] {
+				return s.Tok[o] + 1
+			}
+			return 0 // shorter records first; within a size, all equal
+		}
+		clear(count)
+		for _, x := range perm {
+			count[key(x)]++
+		}
+		sum := uint32(0)
+		for v, c := range count {
+			count[v] = sum
+			sum += c
+		}
+		for _, x := range perm {
+			v := key(x)
+			tmp[count[v]] = x
+			count[v]++
+		}
+		perm, tmp = tmp, perm
+	}
+	// The passes ordered by elements only; restore the size order, stably.
+	fill := slices.Clone(s.SizeStart)
+	for _, x := range perm {
+		n := s.Off[x+1] - s.Off[x]
+		tmp[fill[n]] = x
+		fill[n]++
+	}
+	perm = tmp
+	// Ties on the size and the first lexKeys elements.
+	for x := 0; x < k; {
+		y := x + 1
+		rx := s.Record(int(perm[x]))
+		head := rx[:min(len(rx), lexKeys)]
+		for y < k && len(s.Record(int(perm[y]))) == len(rx) && slices.Equal(s.Record(int(perm[y]))[:len(head)], head) {
+			y++
+		}
+		if y-x > 1 && len(rx) > lexKeys {
+			slices.SortFunc(perm[x:y], func(a, b uint32) int {
+				return slices.Compare(s.Record(int(a))[lexKeys:], s.Record(int(b))[lexKeys:])
 			})
 		}
-	})
+		x = y
+	}
 	inv := make([]uint32, k)
 	off := make([]uint32, k+1)
 	tok := make([]uint32, len(s.Tok))
@@ -485,10 +565,14 @@ func (s *Side) sortLex(threads int, pos []uint32) {
 	s.Off, s.Tok, s.ID = off, tok, id
 }
 
-// sortSmall sorts s: by insertion for the short sets that most collections
-// hold, where it beats the general sort.
-func sortSmall(s []uint32) {
-	if len(s) > 24 {
+// sortSmall sorts s, using tmp (as long) as scratch: by insertion for the
+// short sets that most collections hold, by radix sort for long ones.
+func sortSmall(s, tmp []uint32) {
+	if len(s) > 48 {
+		radix.Sort(s, tmp)
+		return
+	}
+	if len(s) > 16 {
 		slices.Sort(s)
 		return
 	}
