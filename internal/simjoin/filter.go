@@ -270,10 +270,55 @@ type prober struct {
 	cursor  []uint32 // by element: the first list entry the length filter keeps
 	need    []uint32 // MinOverlap(a, b) by b, for probes of size needA
 	needA   uint32
+	// stamp[e] is seq<<32 | e's position in the record last marked, if it
+	// holds e: a short remainder is verified by looking its elements up.
+	stamp   []uint64
+	seq     uint64
+	marked  bool // the probe's record is marked
+	pending []pending
+}
+
+// pending is a pair of groups to verify record by record.
+type pending struct{ y, xs, ys, c, need uint32 }
+
+// stampFor is the longest remainder verified by looking its elements up in
+// the probe's stamps rather than by merging: lookups cost no
+// mispredicted branch, merges one every other element or so.
+const stampFor = 16
+
+// mark stamps the elements of record x.
+func (pr *prober) mark(x []uint32) {
+	pr.seq++
+	s := pr.seq << 32
+	st := pr.stamp
+	for i, e := range x {
+		st[e] = s | uint64(i)
+	}
+}
+
+// countMarked returns how many elements of y the marked record holds at
+// positions xs or later.
+func (pr *prober) countMarked(y []uint32, xs uint32) uint32 {
+	lo := pr.seq<<32 | uint64(xs)
+	span := uint64(1)<<32 - uint64(xs)
+	st := pr.stamp
+	var n uint32
+	for _, e := range y {
+		if st[e]-lo < span {
+			n++
+		}
+	}
+	return n
+}
+
+// verifyMarked is verify for a remainder y against the marked record.
+func (pr *prober) verifyMarked(y []uint32, xs, c, need uint32) (uint32, bool) {
+	v := c + pr.countMarked(y, xs)
+	return v, v >= need
 }
 
 func (j *join) newProber() *prober {
-	pr := &prober{cand: make([]cand, j.idx.n), cursor: slices.Clone(j.x.start[:j.p.Universe])}
+	pr := &prober{cand: make([]cand, j.idx.n), cursor: slices.Clone(j.x.start[:j.p.Universe]), stamp: make([]uint64, j.p.Universe)}
 	for y, in := range j.idx.info {
 		pr.cand[y].unitInfo = in
 	}
@@ -447,6 +492,8 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		}
 	}
 	pr.touched = touched
+	pr.marked = false
+	pr.pending = pr.pending[:0]
 	last := xr[p-1]
 	for _, y := range touched {
 		cd := &cands[y]
@@ -484,29 +531,53 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 			}
 			continue
 		}
-		j.verifyUnits(u, int(y), xr, yi, xs, ys, c, nd, w)
+		if j.prb.first != nil {
+			pr.pending = append(pr.pending, pending{y, xs, ys, c, nd})
+			continue
+		}
+		yr := j.idx.side.Tok[yi.off+ys : yi.off+b]
+		var v uint32
+		var ok bool
+		if len(yr) <= stampFor {
+			if !pr.marked {
+				pr.mark(xr)
+				pr.marked = true
+			}
+			v, ok = pr.verifyMarked(yr, xs, c, nd)
+		} else {
+			v, ok = verify(xr[xs:], yr, c, nd, j.exact)
+		}
+		if ok {
+			w.Add(int(y), u, v) // R is indexed, S probes
+		}
+	}
+	if len(pr.pending) > 0 {
+		j.verifyGroups(pr, u, w)
 	}
 }
 
-// verifyUnits verifies the pairs of records of probing unit u and indexed
-// unit y, which share c prefix elements, and whose other common elements
-// lie past xs and ys.
-func (j *join) verifyUnits(u, y int, xr []uint32, yi unitInfo, xs, ys, c, need uint32, w *Writer) {
-	if j.prb.first == nil {
-		yr := j.idx.side.Tok[yi.off : yi.off+yi.size]
-		if v, ok := verify(xr[xs:], yr[ys:], c, need, j.exact); ok {
-			w.Add(y, u, v) // R is indexed, S probes
-		}
-		return
-	}
+// verifyGroups verifies the pairs of records of probing group u and the
+// groups pending, record by record of u.
+func (j *join) verifyGroups(pr *prober, u int, w *Writer) {
 	px, py := j.prb.side, j.idx.side
 	xlo, xhi := j.prb.records(u)
-	ylo, yhi := j.idx.records(y)
 	for rx := xlo; rx < xhi; rx++ {
-		xt := px.Tok[px.Off[rx]+xs : px.Off[rx+1]]
-		for ry := ylo; ry < yhi; ry++ {
-			if v, ok := verify(xt, py.Tok[py.Off[ry]+ys:py.Off[ry+1]], c, need, j.exact); ok {
-				w.Add(ry, rx, v)
+		xr := px.Record(rx)
+		pr.mark(xr)
+		for _, pd := range pr.pending {
+			ylo, yhi := j.idx.records(int(pd.y))
+			for ry := ylo; ry < yhi; ry++ {
+				yr := py.Tok[py.Off[ry]+pd.ys : py.Off[ry+1]]
+				var v uint32
+				var ok bool
+				if len(yr) <= stampFor {
+					v, ok = pr.verifyMarked(yr, pd.xs, pd.c, pd.need)
+				} else {
+					v, ok = verify(xr[pd.xs:], yr, pd.c, pd.need, j.exact)
+				}
+				if ok {
+					w.Add(ry, rx, v)
+				}
 			}
 		}
 	}
@@ -522,9 +593,21 @@ func (j *join) withinGroup(pr *prober, u int, a, p uint32, w *Writer) {
 	need := pr.need[a]
 	s := j.prb.side
 	for rx := lo; rx < hi; rx++ {
-		xt := s.Tok[s.Off[rx]+p : s.Off[rx+1]]
+		xr := s.Record(rx)
+		short := a-p <= stampFor
+		if short {
+			pr.mark(xr)
+		}
 		for ry := rx + 1; ry < hi; ry++ {
-			if v, ok := verify(xt, s.Tok[s.Off[ry]+p:s.Off[ry+1]], p, need, j.exact); ok {
+			yr := s.Tok[s.Off[ry]+p : s.Off[ry+1]]
+			var v uint32
+			var ok bool
+			if short {
+				v, ok = pr.verifyMarked(yr, p, p, need)
+			} else {
+				v, ok = verify(xr[p:], yr, p, need, j.exact)
+			}
+			if ok {
 				w.Add(rx, ry, v)
 			}
 		}
