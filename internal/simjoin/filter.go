@@ -535,17 +535,16 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 			pr.pending = append(pr.pending, pending{y, xs, ys, c, nd})
 			continue
 		}
-		yr := j.idx.side.Tok[yi.off+ys : yi.off+b]
 		var v uint32
 		var ok bool
-		if len(yr) <= stampFor {
+		if b-ys <= stampFor {
 			if !pr.marked {
 				pr.mark(xr)
 				pr.marked = true
 			}
-			v, ok = pr.verifyMarked(yr, xs, c, nd)
+			v, ok = pr.verifyMarked(j.idx.side.Tok[yi.off+ys:yi.off+b], xs, c, nd)
 		} else {
-			v, ok = verify(xr[xs:], yr, c, nd, j.exact)
+			v, ok = verifySets(j.prb.side.orig(j.prb.firstRecord(u)), j.idx.side.orig(int(y)), nd, j.exact)
 		}
 		if ok {
 			w.Add(int(y), u, v) // R is indexed, S probes
@@ -562,8 +561,7 @@ func (j *join) verifyGroups(pr *prober, u int, w *Writer) {
 	px, py := j.prb.side, j.idx.side
 	xlo, xhi := j.prb.records(u)
 	for rx := xlo; rx < xhi; rx++ {
-		xr := px.Record(rx)
-		pr.mark(xr)
+		pr.mark(px.Record(rx))
 		for _, pd := range pr.pending {
 			ylo, yhi := j.idx.records(int(pd.y))
 			for ry := ylo; ry < yhi; ry++ {
@@ -573,7 +571,7 @@ func (j *join) verifyGroups(pr *prober, u int, w *Writer) {
 				if len(yr) <= stampFor {
 					v, ok = pr.verifyMarked(yr, pd.xs, pd.c, pd.need)
 				} else {
-					v, ok = verify(xr[pd.xs:], yr, pd.c, pd.need, j.exact)
+					v, ok = verifySets(px.orig(rx), py.orig(ry), pd.need, j.exact)
 				}
 				if ok {
 					w.Add(ry, rx, v)
@@ -593,19 +591,17 @@ func (j *join) withinGroup(pr *prober, u int, a, p uint32, w *Writer) {
 	need := pr.need[a]
 	s := j.prb.side
 	for rx := lo; rx < hi; rx++ {
-		xr := s.Record(rx)
 		short := a-p <= stampFor
 		if short {
-			pr.mark(xr)
+			pr.mark(s.Record(rx))
 		}
 		for ry := rx + 1; ry < hi; ry++ {
-			yr := s.Tok[s.Off[ry]+p : s.Off[ry+1]]
 			var v uint32
 			var ok bool
 			if short {
-				v, ok = pr.verifyMarked(yr, p, p, need)
+				v, ok = pr.verifyMarked(s.Tok[s.Off[ry]+p:s.Off[ry+1]], p, p, need)
 			} else {
-				v, ok = verify(xr[p:], yr, p, need, j.exact)
+				v, ok = verifySets(s.orig(rx), s.orig(ry), need, j.exact)
 			}
 			if ok {
 				w.Add(rx, ry, v)

@@ -16,8 +16,8 @@ import (
 // Problem is what engines work on: each collection's distinct nonempty
 // sets, as Mann et al. prepare them (elements renumbered by increasing
 // frequency over both collections, ties by value, so that a set's first
-// elements are its rarest; sets sorted by size), and the threshold.
-// Engines treat it as read-only.
+// elements are its rarest; sets sorted by size, then lexicographically),
+// and the threshold. Engines treat it as read-only.
 type Problem struct {
 	// R holds the first collection's records; S the second's, or R
 	// again in a self-join.
@@ -67,12 +67,20 @@ func (p *Problem) Memo(key string, build func() any) any {
 }
 
 // Side is one prepared collection. Its records are its distinct nonempty
-// sets in increasing size (ties in the order of their first occurrence),
-// their elements renumbered and sorted.
+// sets in increasing size, their elements renumbered. Only the probing
+// prefix of each record (Threshold.ProbePrefix of its size, which no
+// filter reads past) is sorted; the rest of a record, its larger
+// elements, is in no particular order: what verification needs of it is
+// which elements it holds, and the caller's set, in the caller's order,
+// serves merges. Records of equal size are in lexicographic order of
+// what is stored.
 type Side struct {
 	// Off and Tok hold the records: record x is Tok[Off[x]:Off[x+1]].
 	Off []uint32
 	Tok []uint32
+	// Orig is the caller's collection: record x is the set Orig.Set(ID[x])
+	// renumbered.
+	Orig *sets.Collection
 	// ID[x] is the smallest id of a set equal to record x.
 	ID []uint32
 	// DupOff and DupIDs list, when some sets are equal, every id of each
@@ -94,6 +102,12 @@ func (s *Side) Len() int { return len(s.Off) - 1 }
 
 // Record returns record x.
 func (s *Side) Record(x int) []uint32 { return s.Tok[s.Off[x]:s.Off[x+1]:s.Off[x+1]] }
+
+// orig returns record x's set as the caller gave it.
+func (s *Side) orig(x int) []uint32 {
+	id := s.ID[x]
+	return s.Orig.Elements[s.Orig.Offsets[id]:s.Orig.Offsets[id+1]]
+}
 
 // Size returns |record x|.
 func (s *Side) Size(x int) uint32 { return s.Off[x+1] - s.Off[x] }
@@ -176,10 +190,11 @@ func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (
 	}
 	tm := newTokenMap(threads, r, rd, s, sd)
 	p.Universe = tm.universe
-	p.R = tm.side(threads, r, rd)
+	prefix := func(n uint32) uint32 { return opt.Threshold.ProbePrefix(n) }
+	p.R = tm.side(threads, r, rd, prefix)
 	p.S = p.R
 	if s != nil {
-		p.S = tm.side(threads, s, sd)
+		p.S = tm.side(threads, s, sd, prefix)
 	}
 	p.Stats = Stats{R: p.R.stats(), S: p.S.stats(), Universe: tm.universe, MaxDF: int(tm.maxDF)}
 	return p, nil
@@ -403,11 +418,11 @@ func newTokenMap(threads int, r *sets.Collection, rd *dedup, s *sets.Collection,
 	return tm
 }
 
-// side prepares c's distinct records: sorted by size, elements renumbered
-// and sorted.
-func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup) *Side {
+// side prepares c's distinct records: sorted by size, elements renumbered,
+// the first prefix(size) of them sorted.
+func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup, prefix func(size uint32) uint32) *Side {
 	k := len(d.keep)
-	s := &Side{Sets: c.Len(), Empty: d.empty}
+	s := &Side{Sets: c.Len(), Empty: d.empty, Orig: c}
 	var maxSize uint32
 	for _, i := range d.keep {
 		maxSize = max(maxSize, uint32(c.SetLen(int(i))))
@@ -435,6 +450,10 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup) *Side {
 		s.Off[x+1] = s.Off[x] + uint32(c.SetLen(int(s.ID[x])))
 	}
 	s.Tok = make([]uint32, s.Off[k])
+	plen := make([]uint32, maxSize+1)
+	for n := range plen {
+		plen[n] = prefix(uint32(n))
+	}
 	// In the caller's order, which reads the sets in sequence.
 	chunks(threads, k, int64(len(s.Tok)), func(lo, hi int) {
 		tmp := make([]uint32, maxSize)
@@ -451,7 +470,7 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup) *Side {
 					dst[j] = tm.rank(e)
 				}
 			}
-			sortSmall(dst, tmp)
+			sortPrefix(dst, plen[len(dst)], tmp)
 		}
 	})
 	s.sortLex(threads, pos)
@@ -563,6 +582,65 @@ func (s *Side) sortLex(threads int, pos []uint32) {
 		pos[i] = inv[pos[i]]
 	}
 	s.Off, s.Tok, s.ID = off, tok, id
+}
+
+// sortPrefix moves the n smallest values of s to its front, sorted; the
+// others follow in no particular order. tmp, as long as s, is scratch.
+func sortPrefix(s []uint32, n uint32, tmp []uint32) {
+	if len(s) <= 16 || int(n) >= len(s)-len(s)/8 {
+		sortSmall(s, tmp)
+		return
+	}
+	if n == 0 {
+		return
+	}
+	selectSmallest(s, int(n))
+	sortSmall(s[:n], tmp)
+}
+
+// selectSmallest reorders s so that its n smallest values come first (0 <
+// n < len(s)), by quickselect with a median-of-three pivot.
+func selectSmallest(s []uint32, n int) {
+	lo, hi := 0, len(s)-1
+	for hi-lo > 16 {
+		m := lo + (hi-lo)/2
+		a, b, c := s[lo], s[m], s[hi]
+		// The median of the three.
+		pivot := max(min(a, b), min(max(a, b), c))
+		i, j := lo, hi
+		for i <= j {
+			for s[i] < pivot {
+				i++
+			}
+			for s[j] > pivot {
+				j--
+			}
+			if i <= j {
+				s[i], s[j] = s[j], s[i]
+				i++
+				j--
+			}
+		}
+		// Now s[lo..j] <= pivot <= s[i..hi], and s[j+1..i-1] == pivot.
+		switch {
+		case n <= j:
+			hi = j
+		case n >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+	// Insertion sort the rest of the range: what remains unsettled.
+	for i := lo + 1; i <= hi; i++ {
+		v := s[i]
+		j := i
+		for j > lo && s[j-1] > v {
+			s[j] = s[j-1]
+			j--
+		}
+		s[j] = v
+	}
 }
 
 // sortSmall sorts s, using tmp (as long) as scratch: by insertion for the
