@@ -94,7 +94,7 @@ func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
 		if choice.Device == "gpu" {
 			// Say what is missing rather than only that nothing is
 			// registered.
-			err = fmt.Errorf("%w; verification on a GPU is not implemented yet (--device cpu or auto run on the CPU)", err)
+			err = fmt.Errorf("%w: there is no GPU verification engine yet; device cpu or auto runs on the CPU", err)
 		}
 		return nil, err
 	}

@@ -195,8 +195,8 @@ func TestAtThreshold(t *testing.T) {
 			return out
 		}
 		found := 0
-		for a := 1; a <= 40; a++ {
-			for b := a; b <= 64; b++ {
+		for a := 1; a <= 32; a++ {
+			for b := a; b <= a+20; b++ {
 				c := int(th.MinOverlap(uint32(a), uint32(b)))
 				if c > a {
 					continue
