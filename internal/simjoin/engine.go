@@ -62,6 +62,20 @@ func (cpuFilter) Device() (engine.Device, error) {
 }
 
 func (e cpuFilter) Estimate(p *Problem) (engine.Estimate, error) {
+	if e.alg == groupJoin {
+		// Where records hardly group, GroupJoin is PPJoin with groups
+		// to build: say so without building its index.
+		groups, records := countGroups(p.R, problemBounds(p)), p.R.Len()
+		if !p.Self {
+			g, n := countGroups(p.S, problemBounds(p)), p.S.Len()
+			groups, records = groups+g, records+n
+		}
+		if groups*10 >= records*9 {
+			w := work(p, ppJoin)
+			return engine.Estimate{Seconds: w.seconds(p)*1.05 + float64(w.elements)*costGroupElem*1e-9, Memory: w.memory(p),
+				Detail: fmt.Sprintf("PPJoin's work: %d groups of %d records", groups, records)}, nil
+		}
+	}
 	w := work(p, e.alg)
 	return engine.Estimate{Seconds: w.seconds(p), Memory: w.memory(p), Detail: w.detail()}, nil
 }

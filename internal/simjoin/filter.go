@@ -76,6 +76,23 @@ func groupUnits(s *Side, b *bounds) *units {
 	return us
 }
 
+// countGroups returns the number of groups that groupUnits would form.
+func countGroups(s *Side, b *bounds) int {
+	n := s.Len()
+	if n == 0 {
+		return 0
+	}
+	groups := 1
+	for x := 1; x < n; x++ {
+		size := s.Size(x)
+		p := b.probe[size]
+		if size != s.Size(x-1) || p == 0 || !slices.Equal(s.Tok[s.Off[x]:s.Off[x]+p], s.Tok[s.Off[x-1]:s.Off[x-1]+p]) {
+			groups++
+		}
+	}
+	return groups
+}
+
 // setInfo fills us.info for indexing prefixes of prefix[size] elements.
 func (us *units) setInfo(prefix []uint32) {
 	us.info = make([]unitInfo, us.n)
@@ -139,31 +156,64 @@ type index struct {
 	pos   []uint32
 }
 
-func buildIndex(us *units, universe int, prefix []uint32, positional bool) *index {
-	x := &index{start: make([]uint32, universe+1)}
+func buildIndex(threads int, us *units, universe int, prefix []uint32, positional bool) *index {
+	var entries int64
 	for u := 0; u < us.n; u++ {
-		for _, e := range us.record(u)[:prefix[us.size[u]]] {
-			x.start[e+1]++
-		}
+		entries += int64(prefix[us.size[u]])
 	}
-	for e := 1; e <= universe; e++ {
-		x.start[e] += x.start[e-1]
+	// Contiguous runs of units, counted and filled on a thread each: a
+	// list holds the entries of the first run, then the second's, and so
+	// stays in increasing order.
+	parts := 1
+	if entries >= 1<<12 && int64(universe) <= entries {
+		parts = max(1, min(threads, us.n))
 	}
-	fill := slices.Clone(x.start[:universe])
-	x.ids = make([]uint32, x.start[universe])
-	if positional {
-		x.pos = make([]uint32, len(x.ids))
-	}
-	for u := 0; u < us.n; u++ {
-		for q, e := range us.record(u)[:prefix[us.size[u]]] {
-			k := fill[e]
-			x.ids[k] = uint32(u)
-			if positional {
-				x.pos[k] = uint32(q)
+	counts := make([][]uint32, parts)
+	cut := func(w int) (int, int) { return us.n * w / parts, us.n * (w + 1) / parts }
+	chunks(parts, parts, entries, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			cnt := make([]uint32, universe)
+			a, b := cut(w)
+			for u := a; u < b; u++ {
+				for _, e := range us.record(u)[:prefix[us.size[u]]] {
+					cnt[e]++
+				}
 			}
-			fill[e]++
+			counts[w] = cnt
+		}
+	})
+	x := &index{start: make([]uint32, universe+1)}
+	// Turn the counts into each run's first position in each list.
+	var sum uint32
+	for e := 0; e < universe; e++ {
+		x.start[e] = sum
+		for _, cnt := range counts {
+			c := cnt[e]
+			cnt[e] = sum
+			sum += c
 		}
 	}
+	x.start[universe] = sum
+	x.ids = make([]uint32, sum)
+	if positional {
+		x.pos = make([]uint32, sum)
+	}
+	chunks(parts, parts, entries, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			fill := counts[w]
+			a, b := cut(w)
+			for u := a; u < b; u++ {
+				for q, e := range us.record(u)[:prefix[us.size[u]]] {
+					k := fill[e]
+					x.ids[k] = uint32(u)
+					if positional {
+						x.pos[k] = uint32(q)
+					}
+					fill[e]++
+				}
+			}
+		}
+	})
 	return x
 }
 
@@ -245,7 +295,7 @@ func filterIndex(p *Problem, groups bool) *filterData {
 				f.prb = recordUnits(p.S)
 			}
 		}
-		f.x = buildIndex(f.idx, p.Universe, indexPrefix(p, b), true)
+		f.x = buildIndex(p.Threads, f.idx, p.Universe, indexPrefix(p, b), true)
 		f.idx.setInfo(indexPrefix(p, b))
 		return f
 	}).(*filterData)

@@ -80,12 +80,27 @@ func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
 			continue
 		}
 		d, derr := e.Device()
-		c := Candidate{Engine: e, Device: d, Err: derr}
-		if c.Err == nil {
-			c.Estimate, c.Err = e.Estimate(p)
+		pl.Candidates = append(pl.Candidates, Candidate{Engine: e, Device: d, Err: derr})
+	}
+	// Estimates sample the filters: on several cores at once.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, threads)
+	for i := range pl.Candidates {
+		c := &pl.Candidates[i]
+		if c.Err != nil {
+			continue
 		}
-		c.CheckMemory(p.Memory)
-		pl.Candidates = append(pl.Candidates, c)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			c.Estimate, c.Err = c.Engine.Estimate(p)
+			<-sem
+		}()
+	}
+	wg.Wait()
+	for i := range pl.Candidates {
+		pl.Candidates[i].CheckMemory(p.Memory)
 	}
 	pl.Prepare = time.Since(start)
 	engine.Rank(pl.Candidates)

@@ -230,37 +230,54 @@ func distinct(c *sets.Collection, threads int) *dedup {
 			hash[i] = hashSet(c.Elements[c.Offsets[i]:c.Offsets[i+1]])
 		}
 	})
+	// rep[i] is the first set equal to set i. Each worker takes the sets
+	// of one range of hashes, in order, with a table of its own.
+	rep := make([]uint32, k)
+	shards := max(1, min(threads, k>>10))
+	chunks(shards, shards, int64(len(c.Elements)), func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			size := 1
+			for size < 2*k/shards+2 {
+				size <<= 1
+			}
+			mask := uint64(size - 1)
+			table := make([]uint32, size) // a set id, plus one
+			for i := 0; i < k; i++ {
+				h := hash[i]
+				if int(h>>32*uint64(shards)>>32) != w {
+					continue
+				}
+				set := c.Elements[c.Offsets[i]:c.Offsets[i+1]]
+				slot := h & mask
+				for {
+					e := table[slot]
+					if e == 0 {
+						table[slot] = uint32(i) + 1
+						rep[i] = uint32(i)
+						break
+					}
+					j := e - 1
+					if hash[j] == h && equalSets(set, c.Elements[c.Offsets[j]:c.Offsets[j+1]]) {
+						rep[i] = j
+						break
+					}
+					slot = (slot + 1) & mask
+				}
+			}
+		}
+	})
 	d := &dedup{first: make([]uint32, k)}
-	size := 1
-	for size < 2*k {
-		size <<= 1
-	}
-	mask := uint64(size - 1)
-	table := make([]uint32, size) // a position in keep, plus one
 	for i := 0; i < k; i++ {
-		set := c.Elements[c.Offsets[i]:c.Offsets[i+1]]
-		if len(set) == 0 {
+		switch {
+		case c.Offsets[i] == c.Offsets[i+1]:
 			d.first[i] = noRecord
 			d.empty++
-			continue
-		}
-		h := hash[i]
-		slot := h & mask
-		for {
-			e := table[slot]
-			if e == 0 {
-				table[slot] = uint32(len(d.keep)) + 1
-				d.first[i] = uint32(len(d.keep))
-				d.keep = append(d.keep, uint32(i))
-				break
-			}
-			j := d.keep[e-1]
-			if hash[j] == h && equalSets(set, c.Elements[c.Offsets[j]:c.Offsets[j+1]]) {
-				d.first[i] = e - 1
-				d.dups = true
-				break
-			}
-			slot = (slot + 1) & mask
+		case rep[i] == uint32(i):
+			d.first[i] = uint32(len(d.keep))
+			d.keep = append(d.keep, uint32(i))
+		default:
+			d.first[i] = d.first[rep[i]]
+			d.dups = true
 		}
 	}
 	return d
@@ -473,7 +490,7 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup, prefix func(
 			sortPrefix(dst, plen[len(dst)], tmp)
 		}
 	})
-	s.sortLex(threads, pos)
+	s.sortLex(threads, tm.universe, pos)
 	if d.dups {
 		// Every set's id under its record, in increasing order.
 		s.DupOff = make([]uint32, k+1)
@@ -505,32 +522,35 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup, prefix func(
 // which maps to records, is updated. A radix sort on the size and the
 // first lexKeys elements does most of it; runs that tie on those are
 // sorted by comparison.
-func (s *Side) sortLex(threads int, pos []uint32) {
+func (s *Side) sortLex(threads, universe int, pos []uint32) {
 	k := s.Len()
+	const lexKeys = 3
+	// The keys: element i of each record plus one, 0 past its end.
+	var keys [lexKeys][]uint32
+	for i := range keys {
+		keys[i] = make([]uint32, k)
+	}
+	chunks(threads, k, int64(k*lexKeys), func(lo, hi int) {
+		for x := lo; x < hi; x++ {
+			r := s.Tok[s.Off[x]:s.Off[x+1]]
+			for i := range min(len(r), lexKeys) {
+				keys[i][x] = r[i] + 1
+			}
+		}
+	})
+	// A stable counting sort on each key, least significant first, then
+	// on the size.
 	perm := make([]uint32, k) // perm[new] = old
 	for x := range perm {
 		perm[x] = uint32(x)
 	}
-	// Least significant key first: element lexKeys-1, ..., element 0;
-	// the records are in size order already, and stay so if every pass
-	// is stable and sorts within sizes.
-	const lexKeys = 3
-	universe := uint32(0)
-	for _, e := range s.Tok {
-		universe = max(universe, e+1)
-	}
 	tmp := make([]uint32, k)
 	count := make([]uint32, universe+1)
 	for i := lexKeys - 1; i >= 0; i-- {
-		key := func(x uint32) uint32 {
-			if o := s.Off[x] + uint32(i); o < s.Off[x+1] {
-				return s.Tok[o] + 1
-			}
-			return 0 // shorter records first; within a size, all equal
-		}
+		key := keys[i]
 		clear(count)
 		for _, x := range perm {
-			count[key(x)]++
+			count[key[x]]++
 		}
 		sum := uint32(0)
 		for v, c := range count {
@@ -538,13 +558,12 @@ func (s *Side) sortLex(threads int, pos []uint32) {
 			sum += c
 		}
 		for _, x := range perm {
-			v := key(x)
+			v := key[x]
 			tmp[count[v]] = x
 			count[v]++
 		}
 		perm, tmp = tmp, perm
 	}
-	// The passes ordered by elements only; restore the size order, stably.
 	fill := slices.Clone(s.SizeStart)
 	for _, x := range perm {
 		n := s.Off[x+1] - s.Off[x]
@@ -552,15 +571,15 @@ func (s *Side) sortLex(threads int, pos []uint32) {
 		fill[n]++
 	}
 	perm = tmp
-	// Ties on the size and the first lexKeys elements.
+	// Ties on the size and the first lexKeys elements, by comparison.
 	for x := 0; x < k; {
 		y := x + 1
-		rx := s.Record(int(perm[x]))
-		head := rx[:min(len(rx), lexKeys)]
-		for y < k && len(s.Record(int(perm[y]))) == len(rx) && slices.Equal(s.Record(int(perm[y]))[:len(head)], head) {
+		a := perm[x]
+		for y < k && s.Off[perm[y]+1]-s.Off[perm[y]] == s.Off[a+1]-s.Off[a] &&
+			keys[0][perm[y]] == keys[0][a] && keys[1][perm[y]] == keys[1][a] && keys[2][perm[y]] == keys[2][a] {
 			y++
 		}
-		if y-x > 1 && len(rx) > lexKeys {
+		if y-x > 1 && s.Off[a+1]-s.Off[a] > lexKeys {
 			slices.SortFunc(perm[x:y], func(a, b uint32) int {
 				return slices.Compare(s.Record(int(a))[lexKeys:], s.Record(int(b))[lexKeys:])
 			})
@@ -569,15 +588,18 @@ func (s *Side) sortLex(threads int, pos []uint32) {
 	}
 	inv := make([]uint32, k)
 	off := make([]uint32, k+1)
-	tok := make([]uint32, len(s.Tok))
 	id := make([]uint32, k)
 	for x, old := range perm {
 		inv[old] = uint32(x)
 		id[x] = s.ID[old]
-		r := s.Record(int(old))
-		off[x+1] = off[x] + uint32(len(r))
-		copy(tok[off[x]:], r)
+		off[x+1] = off[x] + s.Off[old+1] - s.Off[old]
 	}
+	tok := make([]uint32, len(s.Tok))
+	chunks(threads, k, int64(len(tok)), func(lo, hi int) {
+		for x := lo; x < hi; x++ {
+			copy(tok[off[x]:off[x+1]], s.Record(int(perm[x])))
+		}
+	})
 	for i := range pos {
 		pos[i] = inv[pos[i]]
 	}

@@ -155,6 +155,15 @@ func TestRandomSelfJoin(t *testing.T) {
 	}
 }
 
+// TestLargerRandom: enough sets that preparation spreads over threads.
+func TestLargerRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := randomCollection(rng, 6000, 6, 400)
+	for _, th := range []Threshold{mustThreshold(t, Jaccard, "0.6"), mustThreshold(t, Cosine, "0.8"), mustThreshold(t, Overlap, "2")} {
+		check(t, "larger", c, nil, th)
+	}
+}
+
 func TestRandomCrossJoin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for round := range 5 {
