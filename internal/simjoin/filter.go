@@ -331,10 +331,14 @@ type prober struct {
 // pending is a pair of groups to verify record by record.
 type pending struct{ y, xs, ys, c, need uint32 }
 
-// stampFor is the longest remainder verified by looking its elements up in
-// the probe's stamps rather than by merging: lookups cost no
-// mispredicted branch, merges one every other element or so.
-const stampFor = 16
+// byStamps reports whether a remainder of n elements is verified by
+// looking its elements up in the probe's stamps rather than by
+// intersecting the whole sets with package intersect's kernels. Lookups
+// win (BenchmarkVerify: 0.3 to 0.7 ns an element against 0.5 to 1 for the
+// kernels over both sets) while the stamps, 8 bytes per distinct element,
+// stay in the caches; over a large universe the kernels' sequential reads
+// win for long remainders.
+func (j *join) byStamps(n uint32) bool { return n <= 64 || j.p.Universe <= j.p.stampUniverse }
 
 // mark stamps the elements of record x.
 func (pr *prober) mark(x []uint32) {
@@ -346,25 +350,30 @@ func (pr *prober) mark(x []uint32) {
 	}
 }
 
-// countMarked returns how many elements of y the marked record holds at
-// positions xs or later.
-func (pr *prober) countMarked(y []uint32, xs uint32) uint32 {
+// verifyMarked counts the elements of the remainder y that the marked
+// record holds at positions xs or later, and returns c plus their number
+// and whether that reaches need. It gives up, in blocks of 16 elements,
+// once need is out of reach, and unless exact stops once it is reached.
+func (pr *prober) verifyMarked(y []uint32, xs, c, need uint32, exact bool) (uint32, bool) {
 	lo := pr.seq<<32 | uint64(xs)
 	span := uint64(1)<<32 - uint64(xs)
 	st := pr.stamp
-	var n uint32
-	for _, e := range y {
-		if st[e]-lo < span {
-			n++
+	for len(y) > 0 {
+		if c+uint32(len(y)) < need {
+			return c, false
 		}
+		if c >= need && !exact {
+			return c, true
+		}
+		blk := y[:min(16, len(y))]
+		for _, e := range blk {
+			if st[e]-lo < span {
+				c++
+			}
+		}
+		y = y[len(blk):]
 	}
-	return n
-}
-
-// verifyMarked is verify for a remainder y against the marked record.
-func (pr *prober) verifyMarked(y []uint32, xs, c, need uint32) (uint32, bool) {
-	v := c + pr.countMarked(y, xs)
-	return v, v >= need
+	return c, c >= need
 }
 
 func (j *join) newProber() *prober {
@@ -587,12 +596,12 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		}
 		var v uint32
 		var ok bool
-		if b-ys <= stampFor {
+		if j.byStamps(b - ys) {
 			if !pr.marked {
 				pr.mark(xr)
 				pr.marked = true
 			}
-			v, ok = pr.verifyMarked(j.idx.side.Tok[yi.off+ys:yi.off+b], xs, c, nd)
+			v, ok = pr.verifyMarked(j.idx.side.Tok[yi.off+ys:yi.off+b], xs, c, nd, j.exact)
 		} else {
 			v, ok = verifySets(j.prb.side.orig(j.prb.firstRecord(u)), j.idx.side.orig(int(y)), nd, j.exact)
 		}
@@ -618,8 +627,8 @@ func (j *join) verifyGroups(pr *prober, u int, w *Writer) {
 				yr := py.Tok[py.Off[ry]+pd.ys : py.Off[ry+1]]
 				var v uint32
 				var ok bool
-				if len(yr) <= stampFor {
-					v, ok = pr.verifyMarked(yr, pd.xs, pd.c, pd.need)
+				if j.byStamps(uint32(len(yr))) {
+					v, ok = pr.verifyMarked(yr, pd.xs, pd.c, pd.need, j.exact)
 				} else {
 					v, ok = verifySets(px.orig(rx), py.orig(ry), pd.need, j.exact)
 				}
@@ -641,7 +650,7 @@ func (j *join) withinGroup(pr *prober, u int, a, p uint32, w *Writer) {
 	need := pr.need[a]
 	s := j.prb.side
 	for rx := lo; rx < hi; rx++ {
-		short := a-p <= stampFor
+		short := j.byStamps(a - p)
 		if short {
 			pr.mark(s.Record(rx))
 		}
@@ -649,7 +658,7 @@ func (j *join) withinGroup(pr *prober, u int, a, p uint32, w *Writer) {
 			var v uint32
 			var ok bool
 			if short {
-				v, ok = pr.verifyMarked(s.Tok[s.Off[ry]+p:s.Off[ry+1]], p, p, need)
+				v, ok = pr.verifyMarked(s.Tok[s.Off[ry]+p:s.Off[ry+1]], p, p, need, j.exact)
 			} else {
 				v, ok = verifySets(s.orig(rx), s.orig(ry), need, j.exact)
 			}

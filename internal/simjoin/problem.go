@@ -39,6 +39,8 @@ type Problem struct {
 	// Stats describes the problem, for the planner.
 	Stats Stats
 
+	stampUniverse int // see Options.stampUniverse
+
 	memoMu sync.Mutex
 	memos  map[string]*memo
 }
@@ -161,6 +163,11 @@ type Options struct {
 	// Progress, if set, is called now and then, from any goroutine, with
 	// the records probed so far and their total.
 	Progress func(done, total int64)
+
+	// stampUniverse, when positive, replaces the largest universe over
+	// which remainders of any length are verified by stamps (tests lower
+	// it to run the kernels' path on small inputs).
+	stampUniverse int
 }
 
 // newProblem prepares r × s (s nil: the self-join of r).
@@ -171,7 +178,10 @@ func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (
 	if err := opt.Threshold.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory}
+	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory, stampUniverse: opt.stampUniverse}
+	if p.stampUniverse <= 0 {
+		p.stampUniverse = 1 << 20
+	}
 	for _, c := range []*sets.Collection{r, s} {
 		if c == nil {
 			continue
