@@ -39,7 +39,56 @@ type units struct {
 	info []unitInfo
 }
 
-type unitInfo struct{ off, size, last uint32 }
+type unitInfo struct {
+	off, size, last uint32
+	sig             uint64 // of the first record
+}
+
+// A signature counts a record's elements by their value modulo 16, in 16
+// fields of 4 bits. Common elements fall in the same fields, so the sum
+// over the fields of the smaller count bounds the overlap of two records:
+// GroupJoin rejects most of the pairs of records that its pairs of groups
+// expand to without reading their elements. Counts are kept below 8,
+// which leaves each field's top bit for the comparison; a record with
+// more in one field has none (noSig).
+const noSig = ^uint64(0)
+
+func signature(rec []uint32) uint64 {
+	var sig uint64
+	for _, e := range rec {
+		f := (e & 15) * 4
+		if sig>>f&7 == 7 {
+			return noSig
+		}
+		sig += 1 << f
+	}
+	return sig
+}
+
+// sigBound returns the sum over the fields of the smaller of a's and b's
+// counts.
+func sigBound(a, b uint64) uint32 {
+	const high = 0x8888888888888888
+	// Per field 8 + a - b, with no borrow across fields: its top bit says
+	// a >= b.
+	ge := ((a | high) - b) & high
+	mask := ge >> 3 * 15 // 15 in the fields where a >= b
+	m := b&mask | a&^mask
+	// Add the fields up: pairs into bytes, then all bytes.
+	m = m&0x0f0f0f0f0f0f0f0f + m>>4&0x0f0f0f0f0f0f0f0f
+	return uint32(m * 0x0101010101010101 >> 56)
+}
+
+// signatures returns the signature of each record of s.
+func signatures(threads int, s *Side) []uint64 {
+	sigs := make([]uint64, s.Len())
+	chunks(threads, s.Len(), int64(len(s.Tok)), func(lo, hi int) {
+		for x := lo; x < hi; x++ {
+			sigs[x] = signature(s.Record(x))
+		}
+	})
+	return sigs
+}
 
 func recordUnits(s *Side) *units {
 	n := s.Len()
@@ -104,7 +153,7 @@ func (us *units) setInfo(prefix []uint32) {
 		if ip := prefix[size]; ip > 0 {
 			last = s.Tok[off+ip-1]
 		}
-		us.info[u] = unitInfo{off, size, last}
+		us.info[u] = unitInfo{off, size, last, signature(s.Tok[off : off+size])}
 	}
 }
 
@@ -227,7 +276,9 @@ type join struct {
 	x          *index
 	idxPrefix  []uint32 // indexing prefix length by size
 	positional bool
-	exact      bool // the caller wants every pair's overlap
+	exact      bool     // the caller wants every pair's overlap
+	sigIdx     []uint64 // GroupJoin's record signatures
+	sigPrb     []uint64
 }
 
 // algorithm names a filter.
@@ -245,6 +296,7 @@ func newJoin(p *Problem, out *Output, alg algorithm) *join {
 	j.idxPrefix = indexPrefix(p, j.b)
 	f := filterIndex(p, alg == groupJoin)
 	j.idx, j.prb, j.x = f.idx, f.prb, f.x
+	j.sigIdx, j.sigPrb = f.sigIdx, f.sigPrb
 	return j
 }
 
@@ -270,6 +322,8 @@ func indexPrefix(p *Problem, b *bounds) []uint32 {
 type filterData struct {
 	idx, prb *units
 	x        *index
+	// sigIdx and sigPrb are the records' signatures, for groups.
+	sigIdx, sigPrb []uint64
 }
 
 // filterIndex returns the units and index of p, by records or by groups,
@@ -285,8 +339,11 @@ func filterIndex(p *Problem, groups bool) *filterData {
 		if groups {
 			f.idx = groupUnits(p.R, b)
 			f.prb = f.idx
+			f.sigIdx = signatures(p.Threads, p.R)
+			f.sigPrb = f.sigIdx
 			if !p.Self {
 				f.prb = groupUnits(p.S, b)
+				f.sigPrb = signatures(p.Threads, p.S)
 			}
 		} else {
 			f.idx = recordUnits(p.R)
@@ -554,6 +611,10 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	pr.marked = false
 	pr.pending = pr.pending[:0]
 	last := xr[p-1]
+	xsig := noSig // groups compare their records' signatures one by one
+	if j.prb.first == nil {
+		xsig = signature(xr)
+	}
 	for _, y := range touched {
 		cd := &cands[y]
 		c := cd.cnt
@@ -579,6 +640,9 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 			}
 		}
 		if c+min(a-xs, b-ys) < nd {
+			continue
+		}
+		if xsig != noSig && yi.sig != noSig && sigBound(xsig, yi.sig) < nd {
 			continue
 		}
 		if c >= nd && !j.exact {
@@ -621,9 +685,13 @@ func (j *join) verifyGroups(pr *prober, u int, w *Writer) {
 	xlo, xhi := j.prb.records(u)
 	for rx := xlo; rx < xhi; rx++ {
 		pr.mark(px.Record(rx))
+		sx := j.sigPrb[rx]
 		for _, pd := range pr.pending {
 			ylo, yhi := j.idx.records(int(pd.y))
 			for ry := ylo; ry < yhi; ry++ {
+				if sy := j.sigIdx[ry]; sx != noSig && sy != noSig && sigBound(sx, sy) < pd.need {
+					continue
+				}
 				yr := py.Tok[py.Off[ry]+pd.ys : py.Off[ry+1]]
 				var v uint32
 				var ok bool
@@ -654,7 +722,11 @@ func (j *join) withinGroup(pr *prober, u int, a, p uint32, w *Writer) {
 		if short {
 			pr.mark(s.Record(rx))
 		}
+		sx := j.sigPrb[rx]
 		for ry := rx + 1; ry < hi; ry++ {
+			if sy := j.sigPrb[ry]; sx != noSig && sy != noSig && sigBound(sx, sy) < need {
+				continue
+			}
 			var v uint32
 			var ok bool
 			if short {

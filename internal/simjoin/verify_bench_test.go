@@ -83,3 +83,36 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 }
+
+// TestSignature: sigBound is the sum over the 16 fields of the smaller
+// count, which bounds the overlap; records with 8 elements in a field
+// have no signature.
+func TestSignature(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for range 20000 {
+		x := randomSorted(rng, rng.IntN(40), 1+rng.IntN(200))
+		y := randomSorted(rng, rng.IntN(40), 1+rng.IntN(200))
+		var cx, cy [16]uint32
+		for _, e := range x {
+			cx[e&15]++
+		}
+		for _, e := range y {
+			cy[e&15]++
+		}
+		sx, sy := signature(x), signature(y)
+		if (sx == noSig) != (slices.Max(cx[:]) > 7) || (sy == noSig) != (slices.Max(cy[:]) > 7) {
+			t.Fatalf("signature(%v) = %x, counts %v", x, sx, cx)
+		}
+		if sx == noSig || sy == noSig {
+			continue
+		}
+		var want uint32
+		for f := range cx {
+			want += min(cx[f], cy[f])
+		}
+		got := sigBound(sx, sy)
+		if got != want || int(got) < countMerge(x, y) {
+			t.Fatalf("sigBound(%v, %v) = %d, want %d (overlap %d)", x, y, got, want, countMerge(x, y))
+		}
+	}
+}
