@@ -13,8 +13,9 @@ type workStats struct {
 	indexed  int     // index entries
 	entries  float64 // list entries the probes walk
 	cands    float64 // candidate units: distinct, and kept by the positional filter
-	pairs    float64 // pairs of records past the bound, to merge
-	steps    float64 // the elements they leave to merge, at most
+	pairs    float64 // pairs of records past the bound
+	merged   float64 // those that their signatures do not reject
+	steps    float64 // the elements of their remainders
 	sampled  int     // probes sampled
 	elements int64   // elements of the probing side's records
 }
@@ -47,6 +48,7 @@ func sample(p *Problem, alg algorithm) *workStats {
 	st.entries *= scale
 	st.cands *= scale
 	st.pairs *= scale
+	st.merged *= scale
 	st.steps *= scale
 	return st
 }
@@ -68,6 +70,7 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 	if j.p.Self && j.prb.first != nil {
 		m := members(j.prb, u)
 		st.pairs += m * (m - 1) / 2
+		st.merged += m * (m - 1) / 2
 		st.steps += m * (m - 1) / 2 * float64(a-p)
 	}
 	minSize := j.b.minSize[a]
@@ -134,39 +137,44 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 		if cd.cnt+min(a-xs, b-ys) < pr.need[b] {
 			continue
 		}
-		m := members(j.prb, u) * members(j.idx, int(y))
-		st.pairs += m
-		st.steps += m * float64(a-xs+b-ys)
+		// The pairs of records, and those that their signatures do not
+		// reject: these are merged.
+		xlo, xhi := j.prb.records(u)
+		ylo, yhi := j.idx.records(int(y))
+		st.pairs += float64((xhi - xlo) * (yhi - ylo))
+		for rx := xlo; rx < xhi; rx++ {
+			sx := signature(j.prb.side.Record(rx))
+			for ry := ylo; ry < yhi; ry++ {
+				if sy := signature(j.idx.side.Record(ry)); sx == noSig || sy == noSig || sigBound(sx, sy) >= pr.need[b] {
+					st.merged++
+					st.steps += float64(b - ys)
+				}
+			}
+		}
 	}
 }
 
-// Costs in nanoseconds on one core, fitted (least squares on relative
-// errors, TestCalibrate) to runs on the development machine over eight
-// real data sets at three thresholds: per list entry walked (with the
-// positional filter and without), per pair of records that GroupJoin
-// expands its pairs of groups to, per element left to merge, and the
-// fixed costs of each worker, per unit and per element of the universe.
-// Candidates and the pairs of records of the other filters cost nothing
-// of their own in the fit: they go with the entries. The estimates came
-// within a factor of 1.6 of the measured times, and the choices within
-// 10% of the best algorithm's time in all.
+// Costs in nanoseconds on one core, set by TestCalibrate's runs on the
+// development machine (eight real data sets, three thresholds, every
+// algorithm): per list entry walked, per pair of records that GroupJoin
+// expands its pairs of groups to, and the fixed costs of each worker, per
+// unit and per element of the universe. The constants were searched for
+// the choices that cost least in all (2% over the best algorithm's time,
+// summed over the runs) with estimates within 50% on average. The
+// candidates and the merges of the record filters go with their entries
+// in these runs; what the positional filter saves in verification it
+// spends on the walk.
 const (
-	costEntry     = 9.7
-	costEntryPos  = 11.5
-	costGroupPair = 3.1
-	costStep      = 0.06
-	costUnit      = 48
-	costUniverse  = 31
+	costEntry     = 8
+	costGroupPair = 10
+	costUnit      = 51
+	costUniverse  = 26
 	costGroupElem = 3 // grouping, per element, when GroupJoin is estimated from PPJoin's sample
 )
 
 // seconds predicts the run's time on p.Threads cores.
 func (w *workStats) seconds(p *Problem) float64 {
-	ce := costEntry
-	if w.alg != allPairs {
-		ce = costEntryPos
-	}
-	par := w.entries*ce + w.steps*costStep
+	par := w.entries * costEntry
 	if w.alg == groupJoin {
 		par += w.pairs * costGroupPair
 	}
@@ -185,7 +193,7 @@ func (w *workStats) memory(p *Problem) int64 {
 
 // detail describes the sample for Explain.
 func (w *workStats) detail() string {
-	s := fmt.Sprintf("%.3g list entries, %.3g candidates, %.3g pairs to merge", w.entries, w.cands, w.pairs)
+	s := fmt.Sprintf("%.3g list entries, %.3g candidates, %.3g pairs to merge", w.entries, w.cands, w.merged)
 	if w.alg == groupJoin {
 		s += fmt.Sprintf(" (%d groups of %d records)", w.units, w.records)
 	}
