@@ -279,6 +279,9 @@ type join struct {
 	exact      bool     // the caller wants every pair's overlap
 	sigIdx     []uint64 // GroupJoin's record signatures
 	sigPrb     []uint64
+	// emit, when set, receives the pairs of records to verify instead of
+	// verifying them (Candidates).
+	emit func(*CandidateBatch) error
 }
 
 // algorithm names a filter.
@@ -383,6 +386,7 @@ type prober struct {
 	seq     uint64
 	marked  bool // the probe's record is marked
 	pending []pending
+	batch   *CandidateBatch // for emit
 }
 
 // pending is a pair of groups to verify record by record.
@@ -506,6 +510,9 @@ func (j *join) run(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			pr := j.newProber()
+			if j.emit != nil {
+				pr.batch = &CandidateBatch{Starts: []uint32{0}}
+			}
 			w := j.out.Writer()
 			defer w.Close()
 			for {
@@ -525,6 +532,12 @@ func (j *join) run(ctx context.Context) error {
 					j.probe(pr, u, w)
 					lo, hi := j.prb.records(u)
 					records += int64(hi - lo)
+					if j.emit != nil && (len(pr.batch.Cands) >= batchCands || u+1 == cuts[t+1]) {
+						if err := pr.batch.flush(j.emit); err != nil {
+							j.out.fail(err)
+							return
+						}
+					}
 				}
 				j.out.Progress(records)
 			}
@@ -658,6 +671,10 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 			pr.pending = append(pr.pending, pending{y, xs, ys, c, nd})
 			continue
 		}
+		if j.emit != nil {
+			pr.batch.add(uint32(u), y, nd)
+			continue
+		}
 		var v uint32
 		var ok bool
 		if j.byStamps(b - ys) {
@@ -667,7 +684,7 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 			}
 			v, ok = pr.verifyMarked(j.idx.side.Tok[yi.off+ys:yi.off+b], xs, c, nd, j.exact)
 		} else {
-			v, ok = verifySets(j.prb.side.orig(j.prb.firstRecord(u)), j.idx.side.orig(int(y)), nd, j.exact)
+			v, ok = verifySets(j.prb.side.Set(j.prb.firstRecord(u)), j.idx.side.Set(int(y)), nd, j.exact)
 		}
 		if ok {
 			w.Add(int(y), u, v) // R is indexed, S probes
@@ -684,12 +701,18 @@ func (j *join) verifyGroups(pr *prober, u int, w *Writer) {
 	px, py := j.prb.side, j.idx.side
 	xlo, xhi := j.prb.records(u)
 	for rx := xlo; rx < xhi; rx++ {
-		pr.mark(px.Record(rx))
+		if j.emit == nil {
+			pr.mark(px.Record(rx))
+		}
 		sx := j.sigPrb[rx]
 		for _, pd := range pr.pending {
 			ylo, yhi := j.idx.records(int(pd.y))
 			for ry := ylo; ry < yhi; ry++ {
 				if sy := j.sigIdx[ry]; sx != noSig && sy != noSig && sigBound(sx, sy) < pd.need {
+					continue
+				}
+				if j.emit != nil {
+					pr.batch.add(uint32(rx), uint32(ry), pd.need)
 					continue
 				}
 				yr := py.Tok[py.Off[ry]+pd.ys : py.Off[ry+1]]
@@ -698,7 +721,7 @@ func (j *join) verifyGroups(pr *prober, u int, w *Writer) {
 				if j.byStamps(uint32(len(yr))) {
 					v, ok = pr.verifyMarked(yr, pd.xs, pd.c, pd.need, j.exact)
 				} else {
-					v, ok = verifySets(px.orig(rx), py.orig(ry), pd.need, j.exact)
+					v, ok = verifySets(px.Set(rx), py.Set(ry), pd.need, j.exact)
 				}
 				if ok {
 					w.Add(ry, rx, v)
@@ -719,7 +742,7 @@ func (j *join) withinGroup(pr *prober, u int, a, p uint32, w *Writer) {
 	s := j.prb.side
 	for rx := lo; rx < hi; rx++ {
 		short := j.byStamps(a - p)
-		if short {
+		if short && j.emit == nil {
 			pr.mark(s.Record(rx))
 		}
 		sx := j.sigPrb[rx]
@@ -727,12 +750,16 @@ func (j *join) withinGroup(pr *prober, u int, a, p uint32, w *Writer) {
 			if sy := j.sigPrb[ry]; sx != noSig && sy != noSig && sigBound(sx, sy) < need {
 				continue
 			}
+			if j.emit != nil {
+				pr.batch.add(uint32(rx), uint32(ry), need)
+				continue
+			}
 			var v uint32
 			var ok bool
 			if short {
 				v, ok = pr.verifyMarked(s.Tok[s.Off[ry]+p:s.Off[ry+1]], p, p, need, j.exact)
 			} else {
-				v, ok = verifySets(s.orig(rx), s.orig(ry), need, j.exact)
+				v, ok = verifySets(s.Set(rx), s.Set(ry), need, j.exact)
 			}
 			if ok {
 				w.Add(rx, ry, v)

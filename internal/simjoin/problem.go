@@ -105,8 +105,9 @@ func (s *Side) Len() int { return len(s.Off) - 1 }
 // Record returns record x.
 func (s *Side) Record(x int) []uint32 { return s.Tok[s.Off[x]:s.Off[x+1]:s.Off[x+1]] }
 
-// orig returns record x's set as the caller gave it.
-func (s *Side) orig(x int) []uint32 {
+// Set returns record x's set as the caller gave it, strictly increasing
+// (its elements not renumbered).
+func (s *Side) Set(x int) []uint32 {
 	id := s.ID[x]
 	return s.Orig.Elements[s.Orig.Offsets[id]:s.Orig.Offsets[id+1]]
 }
