@@ -18,7 +18,7 @@ type batchVerifier struct {
 	batches *atomic.Int64
 }
 
-func (e batchVerifier) Name() string      { return e.name }
+func (e batchVerifier) Name() string    { return e.name }
 func (batchVerifier) Kind() engine.Kind { return engine.GPU }
 func (batchVerifier) Device() (engine.Device, error) {
 	return engine.Device{Kind: engine.GPU, Name: "test verifier"}, nil
