@@ -205,7 +205,7 @@ type index struct {
 	pos   []uint32
 }
 
-func buildIndex(threads int, us *units, universe int, prefix []uint32, positional bool) *index {
+func buildIndex(threads int, us *units, universe int, unique uint32, prefix []uint32, positional bool) *index {
 	var entries int64
 	for u := 0; u < us.n; u++ {
 		entries += int64(prefix[us.size[u]])
@@ -225,7 +225,9 @@ func buildIndex(threads int, us *units, universe int, prefix []uint32, positiona
 			a, b := cut(w)
 			for u := a; u < b; u++ {
 				for _, e := range us.record(u)[:prefix[us.size[u]]] {
-					cnt[e]++
+					if e >= unique {
+						cnt[e]++
+					}
 				}
 			}
 			counts[w] = cnt
@@ -253,6 +255,9 @@ func buildIndex(threads int, us *units, universe int, prefix []uint32, positiona
 			a, b := cut(w)
 			for u := a; u < b; u++ {
 				for q, e := range us.record(u)[:prefix[us.size[u]]] {
+					if e < unique {
+						continue
+					}
 					k := fill[e]
 					x.ids[k] = uint32(u)
 					if positional {
@@ -355,7 +360,7 @@ func filterIndex(p *Problem, groups bool) *filterData {
 				f.prb = recordUnits(p.S)
 			}
 		}
-		f.x = buildIndex(p.Threads, f.idx, p.Universe, indexPrefix(p, b), true)
+		f.x = buildIndex(p.Threads, f.idx, p.Universe, p.Unique, indexPrefix(p, b), true)
 		f.idx.setInfo(indexPrefix(p, b))
 		return f
 	}).(*filterData)
@@ -575,7 +580,11 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	touched := pr.touched[:0]
 	cands := pr.cand
 	need := pr.need
+	unique := j.p.Unique
 	for q, e := range xr[:p] {
+		if e < unique {
+			continue // in this record only: nothing to walk
+		}
 		k, hi := pr.cursor[e], x.start[e+1]
 		for k < hi && x.ids[k] < lo {
 			k++

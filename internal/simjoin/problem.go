@@ -32,6 +32,10 @@ type Problem struct {
 	// Universe is the number of distinct elements: renumbered elements
 	// lie in [0, Universe).
 	Universe int
+	// Unique is the number of elements that one record only holds (of
+	// either side): they are the rarest, [0, Unique), and no filter needs
+	// them.
+	Unique uint32
 	// Threads is the number of CPU worker goroutines to use.
 	Threads int
 	// Memory is the CPU memory budget in bytes.
@@ -200,7 +204,7 @@ func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (
 		sd = distinct(s, threads)
 	}
 	tm := newTokenMap(threads, r, rd, s, sd)
-	p.Universe = tm.universe
+	p.Universe, p.Unique = tm.universe, tm.unique
 	prefix := func(n uint32) uint32 { return opt.Threshold.ProbePrefix(n) }
 	p.R = tm.side(threads, r, rd, prefix)
 	p.S = p.R
@@ -331,6 +335,7 @@ func equalSets(a, b []uint32) bool {
 // records of both collections, ties by value.
 type tokenMap struct {
 	universe int
+	unique   uint32 // elements of one record only: ranks [0, unique)
 	maxDF    uint32
 	dense    []uint32 // rank by value, when values are dense enough
 	values   []uint32 // the distinct values, sorted, otherwise
@@ -431,6 +436,7 @@ func newTokenMap(threads int, r *sets.Collection, rd *dedup, s *sets.Collection,
 		start[i] += start[i-1]
 	}
 	tm.universe = int(start[len(start)-1])
+	tm.unique = start[min(2, len(start)-1)]
 	out := tm.dense
 	if out == nil {
 		out = tm.ranks
