@@ -156,27 +156,28 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 
 // Costs in nanoseconds on one core, set by TestCalibrate's runs on the
 // development machine (eight real data sets, three thresholds, every
-// algorithm): per list entry walked, per pair of records that GroupJoin
-// expands its pairs of groups to, and the fixed costs of each worker, per
-// unit and per element of the universe. The constants were searched for
-// the choices that cost least in all (2% over the best algorithm's time,
-// summed over the runs) with estimates within 50% on average. The
-// candidates and the merges of the record filters go with their entries
-// in these runs; what the positional filter saves in verification it
-// spends on the walk.
+// algorithm): per list entry walked (by the record filters, and by
+// GroupJoin over groups), per pair of records that GroupJoin expands its
+// pairs of groups to, and the fixed costs of each worker, per unit and per
+// element of the universe. The constants were searched for the choices
+// that cost least in all: within 0.1% of the best algorithm's time summed
+// over the runs, with estimates off by 34% on average. The candidates and
+// the merges go with the entries in these runs; what the positional
+// filter saves in verification it spends on the walk.
 const (
-	costEntry     = 8
-	costGroupPair = 10
-	costUnit      = 51
-	costUniverse  = 26
-	costGroupElem = 3 // grouping, per element, when GroupJoin is estimated from PPJoin's sample
+	costEntry      = 10
+	costGroupEntry = 16
+	costGroupPair  = 6
+	costUnit       = 51
+	costUniverse   = 26
+	costGroupElem  = 3 // grouping, per element, when GroupJoin is estimated from PPJoin's sample
 )
 
 // seconds predicts the run's time on p.Threads cores.
 func (w *workStats) seconds(p *Problem) float64 {
 	par := w.entries * costEntry
 	if w.alg == groupJoin {
-		par += w.pairs * costGroupPair
+		par = w.entries*costGroupEntry + w.pairs*costGroupPair
 	}
 	perWorker := float64(w.units)*costUnit + float64(p.Universe)*costUniverse
 	return (par/float64(max(1, p.Threads)) + perWorker) * 1e-9
