@@ -121,6 +121,8 @@ func TestInputErrors(t *testing.T) {
 		{"allpairs", dir},
 		{"allpairs", good, "--with", dir},
 		{"containment", dir},
+		{"simjoin", "--threshold", "0.5", dir},
+		{"simjoin", "--threshold", "0.5", good, "--with", dir},
 		{"pairs", "--min-support", "1", dir},
 	} {
 		code, stdout, stderr := run(t, args...)

@@ -35,6 +35,7 @@ var outputCommands = [][]string{
 	{"convert", "IN", "OUT"},
 	{"allpairs", "IN", "-o", "OUT"},
 	{"containment", "IN", "-o", "OUT"},
+	{"simjoin", "--threshold", "0.5", "IN", "-o", "OUT"},
 	{"pairs", "--min-support", "1", "IN", "-o", "OUT"},
 	{"pairs", "--gen-items", "10", "--gen-out", "OUT"},
 	{"pairs", "--min-support", "1", "IN", "--cpuprofile", "OUT"},

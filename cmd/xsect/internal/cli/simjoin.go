@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xsect/xsect/sets"
+	"github.com/xsect/xsect/simjoin"
+)
+
+func init() {
+	register(&command{
+		name:    "simjoin",
+		summary: "exact set similarity join: pairs whose Jaccard, Cosine, Dice or overlap reaches T",
+		usage:   "--threshold T [flags] FILE [--with FILE2]",
+		help: `
+Finds every pair of similar sets of the collection FILE (i < j), or with --with
+every similar pair of a set i of FILE and a set j of FILE2, and prints one line
+"i<TAB>j<TAB>similarity" for each. Set ids are 0-based positions in their
+files. For sets r and s sharing c elements, --measure jaccard is c / |r ∪ s|,
+cosine c / sqrt(|r|·|s|), dice 2c / (|r| + |s|), all compared with a
+--threshold T in (0, 1]; overlap is c, with T a positive integer. The
+similarity is printed with at least 6 significant digits (the overlap as an
+integer). --count-only prints only the number of pairs. Lines come in no
+particular order unless --sort.
+
+T is exact: "0.9" is 9/10 (a fraction such as "2/3" works too), and every
+comparison with it is made in integer arithmetic: a pair exactly at the
+threshold is in the result. Empty sets are similar to nothing. Every pair of
+sets is reported, equal sets included; --distinct counts equal sets once, as
+the smallest of their ids (the preprocessing of Mann et al., whose published
+counts assume it).
+
+The algorithms are those of Mann et al.'s comparison of set similarity joins:
+allpairs (prefix and length filters), ppjoin (with the positional filter) and
+groupjoin (PPJoin over groups of sets with equal prefixes), filtering on every
+core. A planner samples each on the data and picks the fastest; --explain
+prints its statistics, estimates and choice on standard error, and the time
+the run took. --algorithm and --device force a choice; no verification runs
+on a GPU yet.`,
+		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
+			with := fs.String("with", "", "join FILE with the collection `FILE2` (i indexes FILE, j FILE2) instead of with itself")
+			measure := fs.String("measure", "jaccard", "similarity `measure`: jaccard, cosine, dice or overlap")
+			threshold := fs.String("threshold", "", "report pairs whose similarity is at least `T` (required)")
+			distinct := fs.Bool("distinct", false, "count equal sets once, as the smallest of their ids")
+			algorithm := fs.String("algorithm", "auto", "algorithm `NAME`, or auto: "+strings.Join(simjoin.Techniques(), ", "))
+			device := fs.String("device", "auto", "device: cpu, gpu or auto")
+			threads := fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)")
+			memory := fs.Int64("memory", 0, "CPU memory budget of an algorithm's data structures, in `MiB` (0: half the machine's memory)")
+			countOnly := fs.Bool("count-only", false, "print only the number of pairs")
+			sorted := fs.Bool("sort", false, "print the pairs sorted by i, then j")
+			explain := fs.Bool("explain", false, "print the statistics, every algorithm's estimate and the choice on standard error")
+			out := fs.String("o", "-", "output `file` (- for standard output)")
+			return func(env *Env, args []string) error {
+				if len(args) != 1 {
+					return usagef("want one FILE, got %d arguments", len(args))
+				}
+				if *threshold == "" {
+					return usagef("--threshold is required")
+				}
+				m, err := simjoin.ParseMeasure(*measure)
+				if err != nil {
+					return usagef("--measure: %v", err)
+				}
+				th, err := simjoin.ParseThreshold(m, *threshold)
+				if err != nil {
+					return usagef("--threshold: %v", err)
+				}
+				if err := checkThreads(*threads); err != nil {
+					return err
+				}
+				if *memory < 0 || *memory > 1<<40 {
+					return usagef("--memory %d: want MiB in [0, 2^40]", *memory)
+				}
+				w, err := openOutput(env, *out)
+				if err != nil {
+					return err
+				}
+				defer w.abort()
+				r, _, err := loadCollection(env, args[0])
+				if err != nil {
+					return err
+				}
+				var s *sets.Collection
+				if *with != "" {
+					if s, _, err = loadCollection(env, *with); err != nil {
+						return err
+					}
+				}
+				bar := &joinBar{}
+				opt := simjoin.Options{
+					Threshold: th,
+					Technique: *algorithm,
+					Device:    *device,
+					Threads:   *threads,
+					Distinct:  *distinct,
+					Memory:    *memory << 20,
+					Progress:  bar.update,
+				}
+				plan, err := simjoin.NewPlan(r, s, opt)
+				if plan != nil && *explain {
+					if err := plan.Explain(env.Stderr); err != nil {
+						return err
+					}
+				}
+				if err != nil {
+					if errors.Is(err, simjoin.ErrCannotRun) {
+						return cannotRun{err}
+					}
+					return usageError{err.Error()}
+				}
+				start := time.Now()
+				var n int64
+				switch {
+				case *countOnly:
+					n, err = plan.Count(context.Background())
+					if err == nil {
+						_, err = io.WriteString(w, strconv.FormatInt(n, 10)+"\n")
+					}
+				case *sorted:
+					var ps []simjoin.Pair
+					ps, err = plan.Collect(context.Background())
+					n = int64(len(ps))
+					if err == nil {
+						err = writeSimPairsSorted(w, ps, m)
+					}
+				default:
+					sw := &simPairWriter{w: w, m: m}
+					err = plan.Join(context.Background(), sw.write)
+					n = sw.n
+				}
+				bar.done()
+				if err != nil {
+					return err
+				}
+				if err := w.commit(); err != nil {
+					return err
+				}
+				if *explain {
+					fmt.Fprintf(env.Stderr, "ran          %s on %s in %s (%d pairs), after %s of preparation\n",
+						plan.Technique(), plan.Device(), time.Since(start).Round(time.Millisecond), n, plan.Prepared().Round(time.Millisecond))
+					io.WriteString(env.Stderr, plan.Notes())
+				}
+				return nil
+			}
+		},
+	})
+}
+
+// simPairWriter formats batches of similar pairs on the workers that find
+// them and writes them one batch at a time.
+type simPairWriter struct {
+	w    io.Writer
+	m    simjoin.Measure
+	mu   sync.Mutex
+	n    int64
+	pool sync.Pool
+}
+
+func (sw *simPairWriter) write(ps []simjoin.Pair) error {
+	bp, _ := sw.pool.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	b := formatSimPairs((*bp)[:0], ps, sw.m)
+	sw.mu.Lock()
+	_, err := sw.w.Write(b)
+	sw.n += int64(len(ps))
+	sw.mu.Unlock()
+	*bp = b
+	sw.pool.Put(bp)
+	return err
+}
+
+// formatSimPairs appends the lines of ps: the similarity with at least 6
+// significant digits, or the overlap for the overlap measure.
+func formatSimPairs(b []byte, ps []simjoin.Pair, m simjoin.Measure) []byte {
+	for _, p := range ps {
+		b = strconv.AppendUint(b, uint64(p.I), 10)
+		b = append(b, '\t')
+		b = strconv.AppendUint(b, uint64(p.J), 10)
+		b = append(b, '\t')
+		switch {
+		case m == simjoin.Overlap:
+			b = strconv.AppendUint(b, uint64(p.Overlap), 10)
+		case p.Similarity == 1:
+			b = append(b, "1.00000"...) // equal sets: common in joins
+		default:
+			b = appendDegree(b, p.Similarity)
+		}
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// writeSimPairsSorted formats sorted pairs in pieces on all cores and
+// writes them in order.
+func writeSimPairsSorted(w io.Writer, ps []simjoin.Pair, m simjoin.Measure) error {
+	const piece = 1 << 16
+	workers := runtime.GOMAXPROCS(0)
+	for lo := 0; lo < len(ps); lo += piece * workers {
+		hi := min(len(ps), lo+piece*workers)
+		chunks := make([][]byte, (hi-lo+piece-1)/piece)
+		var wg sync.WaitGroup
+		for c := range chunks {
+			wg.Add(1)
+			go func(c int) {
+				defer wg.Done()
+				a := lo + c*piece
+				chunks[c] = formatSimPairs(make([]byte, 0, 32*piece), ps[a:min(hi, a+piece)], m)
+			}(c)
+		}
+		wg.Wait()
+		for _, c := range chunks {
+			if _, err := w.Write(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package simjoin
+
+import (
+	"fmt"
+	"slices"
+)
+
+// workStats is what a sample of a filter's probes predicts of its run.
+type workStats struct {
+	alg      algorithm
+	units    int     // probing units (records, or groups)
+	records  int     // probing records
+	indexed  int     // index entries
+	entries  float64 // list entries the probes walk
+	cands    float64 // candidate units: distinct, and kept by the positional filter
+	pairs    float64 // pairs of records past the bound
+	merged   float64 // those that their signatures do not reject
+	steps    float64 // the elements of their remainders
+	sampled  int     // probes sampled
+	elements int64   // elements of the probing side's records
+}
+
+// work samples the filter alg on p, once per problem and algorithm.
+func work(p *Problem, alg algorithm) *workStats {
+	return p.Memo(fmt.Sprintf("simjoin.work.%d", alg), func() any { return sample(p, alg) }).(*workStats)
+}
+
+// sampleStride is how many probes the sample skips: it runs about 2048 of
+// them, spread over the sizes.
+func sampleStride(n int) int { return max(1, n/2048) }
+
+// sample runs the filter's candidate generation on every sampleStride-th
+// probe, counting what the run would do, and scales the counts up.
+func sample(p *Problem, alg algorithm) *workStats {
+	out := &Output{p: p, countOnly: true}
+	j := newJoin(p, out, alg)
+	st := &workStats{alg: alg, units: j.prb.n, records: j.prb.side.Len(), indexed: len(j.x.ids), elements: int64(len(j.prb.side.Tok))}
+	if j.prb.n == 0 {
+		return st
+	}
+	pr := j.newProber()
+	stride := sampleStride(j.prb.n)
+	for u := stride / 2; u < j.prb.n; u += stride {
+		j.sampleProbe(pr, u, st)
+		st.sampled++
+	}
+	scale := float64(j.prb.n) / float64(st.sampled)
+	st.entries *= scale
+	st.cands *= scale
+	st.pairs *= scale
+	st.merged *= scale
+	st.steps *= scale
+	return st
+}
+
+// sampleProbe is probe counting its work instead of verifying: the list
+// entries it walks, its candidates, and the pairs of records to merge.
+func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
+	a := j.prb.size[u]
+	p := j.b.probe[a]
+	if p == 0 {
+		return
+	}
+	xr := j.prb.record(u)
+	j.setNeed(pr, a)
+	members := func(us *units, v int) float64 {
+		lo, hi := us.records(v)
+		return float64(hi - lo)
+	}
+	if j.p.Self && j.prb.first != nil {
+		m := members(j.prb, u)
+		st.pairs += m * (m - 1) / 2
+		st.merged += m * (m - 1) / 2
+		st.steps += m * (m - 1) / 2 * float64(a-p)
+	}
+	minSize := j.b.minSize[a]
+	if minSize > j.p.R.MaxSize {
+		return
+	}
+	lo := j.idx.sizeStart[minSize]
+	end := uint32(u)
+	if !j.p.Self {
+		end = j.idx.sizeStart[min(j.b.maxSize[a], j.p.R.MaxSize)+1]
+	}
+	if lo >= end {
+		return
+	}
+	x := j.x
+	touched := pr.touched[:0]
+	for q, e := range xr[:p] {
+		list := x.ids[x.start[e]:x.start[e+1]]
+		k, _ := slices.BinarySearch(list, lo)
+		for ; k < len(list) && list[k] < end; k++ {
+			st.entries++
+			y := list[k]
+			cd := &pr.cand[y]
+			c := cd.cnt
+			if c&pruned != 0 {
+				continue
+			}
+			jy := x.pos[int(x.start[e])+k]
+			if j.positional {
+				b := cd.size
+				if c+min(a-uint32(q), b-jy) < pr.need[b] {
+					if c != 0 {
+						cd.cnt = c | pruned
+					}
+					continue
+				}
+			}
+			if c == 0 {
+				touched = append(touched, y)
+			}
+			cd.cnt, cd.q, cd.j = c+1, uint32(q), jy
+		}
+	}
+	pr.touched = touched
+	for _, y := range touched {
+		cd := pr.cand[y]
+		pr.cand[y].cnt = 0
+		if cd.cnt&pruned != 0 {
+			continue
+		}
+		st.cands++
+		b := j.idx.size[y]
+		yr := j.idx.record(int(y))
+		ip := j.idxPrefix[b]
+		var xs, ys uint32
+		if xr[p-1] > yr[ip-1] {
+			xs, ys = cd.q+1, ip
+		} else {
+			xs, ys = p, cd.j+1
+			if !j.positional {
+				ys = cd.cnt
+			}
+		}
+		if cd.cnt+min(a-xs, b-ys) < pr.need[b] {
+			continue
+		}
+		// The pairs of records, and those that their signatures do not
+		// reject: these are merged.
+		xlo, xhi := j.prb.records(u)
+		ylo, yhi := j.idx.records(int(y))
+		st.pairs += float64((xhi - xlo) * (yhi - ylo))
+		for rx := xlo; rx < xhi; rx++ {
+			sx := signature(j.prb.side.Record(rx))
+			for ry := ylo; ry < yhi; ry++ {
+				if sy := signature(j.idx.side.Record(ry)); sx == noSig || sy == noSig || sigBound(sx, sy) >= pr.need[b] {
+					st.merged++
+					st.steps += float64(b - ys)
+				}
+			}
+		}
+	}
+}
+
+// Costs in nanoseconds on one core, set by TestCalibrate's runs on the
+// development machine (eight real data sets, three thresholds, every
+// algorithm): per list entry walked (by the record filters, and by
+// GroupJoin over groups), per pair of records that GroupJoin expands its
+// pairs of groups to, and the fixed costs of each worker, per unit and per
+// element of the universe. The constants were searched for the choices
+// that cost least in all: within 0.1% of the best algorithm's time summed
+// over the runs, with estimates off by 34% on average. The candidates and
+// the merges go with the entries in these runs; what the positional
+// filter saves in verification it spends on the walk.
+const (
+	costEntry      = 10
+	costGroupEntry = 16
+	costGroupPair  = 6
+	costUnit       = 51
+	costUniverse   = 26
+	costGroupElem  = 3 // grouping, per element, when GroupJoin is estimated from PPJoin's sample
+)
+
+// seconds predicts the run's time on p.Threads cores.
+func (w *workStats) seconds(p *Problem) float64 {
+	par := w.entries * costEntry
+	if w.alg == groupJoin {
+		par = w.entries*costGroupEntry + w.pairs*costGroupPair
+	}
+	perWorker := float64(w.units)*costUnit + float64(p.Universe)*costUniverse
+	return (par/float64(max(1, p.Threads)) + perWorker) * 1e-9
+}
+
+// memory predicts the bytes the run allocates: the index and each
+// worker's counters and cursors.
+func (w *workStats) memory(p *Problem) int64 {
+	idx := int64(w.indexed)*8 + 4*int64(p.Universe)
+	perWorker := 12*int64(p.R.Len()) + 4*int64(p.Universe)
+	units := 16 * int64(p.R.Len()+p.S.Len())
+	return idx + units + int64(p.Threads)*perWorker
+}
+
+// detail describes the sample for Explain.
+func (w *workStats) detail() string {
+	s := fmt.Sprintf("%.3g list entries, %.3g candidates, %.3g pairs to merge", w.entries, w.cands, w.merged)
+	if w.alg == groupJoin {
+		s += fmt.Sprintf(" (%d groups of %d records)", w.units, w.records)
+	}
+	return s
+}

@@ -1,0 +1,85 @@
+package simjoin
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/sysinfo"
+)
+
+// Engine is one technique on one device: Run reports every similar pair of
+// records of the problem, exactly once, through writers of out (in a
+// self-join each unordered pair once), and returns soon after ctx is done
+// or out.Err() is set. Estimate predicts the time and the peak memory of
+// Run.
+//
+// A GPU engine is another Engine of the same name on a GPU: it filters on
+// the CPU with Candidates and verifies the batches on its device.
+type Engine = engine.Engine[*Problem, *Output]
+
+// Candidate is one engine's answer to the planner.
+type Candidate = engine.Candidate[Engine]
+
+// ErrCannotRun is wrapped by the errors of techniques or devices that
+// cannot run a problem.
+var ErrCannotRun = engine.ErrCannotRun
+
+var registered = engine.NewRegistry[Engine]("simjoin")
+
+// Register adds an engine for the planner; a GPU engine's package calls it
+// from init. It panics if an engine with the same name and device kind is
+// already registered.
+func Register(e Engine) { registered.Register(e) }
+
+// Engines returns the registered engines.
+func Engines() []Engine { return registered.Engines() }
+
+// Techniques returns the names of the registered techniques, sorted.
+func Techniques() []string { return registered.Names() }
+
+// cpuFilter is a filter-verification algorithm run on the CPU, filtering
+// and verifying on every core.
+type cpuFilter struct {
+	name string
+	alg  algorithm
+}
+
+func init() {
+	Register(cpuFilter{"allpairs", allPairs})
+	Register(cpuFilter{"ppjoin", ppJoin})
+	Register(cpuFilter{"groupjoin", groupJoin})
+}
+
+func (e cpuFilter) Name() string { return e.name }
+
+func (cpuFilter) Kind() engine.Kind { return engine.CPU }
+
+func (cpuFilter) Device() (engine.Device, error) {
+	n := runtime.GOMAXPROCS(0)
+	return engine.Device{Kind: engine.CPU, Name: fmt.Sprintf("%s, %d threads", sysinfo.CPUName(), n), Memory: sysinfo.Memory(), Parallelism: n}, nil
+}
+
+func (e cpuFilter) Estimate(p *Problem) (engine.Estimate, error) {
+	if e.alg == groupJoin {
+		// Where records hardly group, GroupJoin is PPJoin with groups
+		// to build: say so without building its index.
+		groups, records := countGroups(p.R, problemBounds(p)), p.R.Len()
+		if !p.Self {
+			g, n := countGroups(p.S, problemBounds(p)), p.S.Len()
+			groups, records = groups+g, records+n
+		}
+		if groups*10 >= records*9 {
+			w := work(p, ppJoin)
+			return engine.Estimate{Seconds: w.seconds(p)*1.05 + float64(w.elements)*costGroupElem*1e-9, Memory: w.memory(p),
+				Detail: fmt.Sprintf("PPJoin's work: %d groups of %d records", groups, records)}, nil
+		}
+	}
+	w := work(p, e.alg)
+	return engine.Estimate{Seconds: w.seconds(p), Memory: w.memory(p), Detail: w.detail()}, nil
+}
+
+func (e cpuFilter) Run(ctx context.Context, p *Problem, out *Output) error {
+	return newJoin(p, out, e.alg).run(ctx)
+}

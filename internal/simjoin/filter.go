@@ -1,0 +1,778 @@
+package simjoin
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// The filters of Mann et al.'s framework, run on all cores. One side (R)
+// is indexed: for each of its units (records, or for GroupJoin groups of
+// records of equal size and equal probing prefixes), the elements of its
+// indexing prefix list the unit. Each unit of the probing side (R again
+// in a self-join) walks the lists of its probing prefix, restricted by the
+// length filter to the units whose size can reach the threshold with its
+// own (and in a self-join to the units before it), counts its candidates'
+// common prefix elements, and verifies them. PPJoin and GroupJoin apply the
+// positional filter to every list entry. The whole index is built first,
+// so that probes are independent of one another: workers take contiguous
+// runs of probes, in increasing order, and each keeps its own counters.
+
+// units are the records of a side, or groups of them. A group is a run of
+// consecutive records: the records of each size are in lexicographic
+// order, so equal prefixes are adjacent.
+type units struct {
+	side *Side
+	n    int
+	// Unit u holds records [first[u], first[u+1]); first is nil when
+	// units are records.
+	first []uint32
+	// size[u] is the size of unit u's records.
+	size []uint32
+	// sizeStart[n] is the first unit of size >= n, for n in
+	// [0, side.MaxSize+1].
+	sizeStart []uint32
+	// info holds what verification needs first of each unit, in one
+	// place: its first record's offset and size, and the last element of
+	// its indexing prefix.
+	info []unitInfo
+}
+
+type unitInfo struct {
+	off, size, last uint32
+	sig             uint64 // of the first record
+}
+
+// A signature counts a record's elements by their value modulo 16, in 16
+// fields of 4 bits. Common elements fall in the same fields, so the sum
+// over the fields of the smaller count bounds the overlap of two records:
+// GroupJoin rejects most of the pairs of records that its pairs of groups
+// expand to without reading their elements. Counts are kept below 8,
+// which leaves each field's top bit for the comparison; a record with
+// more in one field has none (noSig).
+const noSig = ^uint64(0)
+
+func signature(rec []uint32) uint64 {
+	var sig uint64
+	for _, e := range rec {
+		f := (e & 15) * 4
+		if sig>>f&7 == 7 {
+			return noSig
+		}
+		sig += 1 << f
+	}
+	return sig
+}
+
+// sigBound returns the sum over the fields of the smaller of a's and b's
+// counts.
+func sigBound(a, b uint64) uint32 {
+	const high = 0x8888888888888888
+	// Per field 8 + a - b, with no borrow across fields: its top bit says
+	// a >= b.
+	ge := ((a | high) - b) & high
+	mask := ge >> 3 * 15 // 15 in the fields where a >= b
+	m := b&mask | a&^mask
+	// Add the fields up: pairs into bytes, then all bytes.
+	m = m&0x0f0f0f0f0f0f0f0f + m>>4&0x0f0f0f0f0f0f0f0f
+	return uint32(m * 0x0101010101010101 >> 56)
+}
+
+// signatures returns the signature of each record of s.
+func signatures(threads int, s *Side) []uint64 {
+	sigs := make([]uint64, s.Len())
+	chunks(threads, s.Len(), int64(len(s.Tok)), func(lo, hi int) {
+		for x := lo; x < hi; x++ {
+			sigs[x] = signature(s.Record(x))
+		}
+	})
+	return sigs
+}
+
+func recordUnits(s *Side) *units {
+	n := s.Len()
+	us := &units{side: s, n: n, size: make([]uint32, n), sizeStart: s.SizeStart}
+	for x := range n {
+		us.size[x] = s.Off[x+1] - s.Off[x]
+	}
+	return us
+}
+
+// groupUnits groups the records of s that have equal sizes and equal
+// probing prefixes (GroupJoin).
+func groupUnits(s *Side, b *bounds) *units {
+	n := s.Len()
+	us := &units{side: s, sizeStart: make([]uint32, len(s.SizeStart))}
+	for x := 0; x < n; {
+		size := s.Size(x)
+		p := b.probe[size]
+		head := s.Record(x)[:p]
+		y := x + 1
+		for y < n && s.Size(y) == size && p > 0 && slices.Equal(s.Tok[s.Off[y]:s.Off[y]+p], head) {
+			y++
+		}
+		us.first = append(us.first, uint32(x))
+		us.size = append(us.size, size)
+		us.sizeStart[size+1]++
+		x = y
+	}
+	us.n = len(us.first)
+	us.first = append(us.first, uint32(n))
+	for i := 1; i < len(us.sizeStart); i++ {
+		us.sizeStart[i] += us.sizeStart[i-1]
+	}
+	return us
+}
+
+// countGroups returns the number of groups that groupUnits would form.
+func countGroups(s *Side, b *bounds) int {
+	n := s.Len()
+	if n == 0 {
+		return 0
+	}
+	groups := 1
+	for x := 1; x < n; x++ {
+		size := s.Size(x)
+		p := b.probe[size]
+		if size != s.Size(x-1) || p == 0 || !slices.Equal(s.Tok[s.Off[x]:s.Off[x]+p], s.Tok[s.Off[x-1]:s.Off[x-1]+p]) {
+			groups++
+		}
+	}
+	return groups
+}
+
+// setInfo fills us.info for indexing prefixes of prefix[size] elements.
+func (us *units) setInfo(prefix []uint32) {
+	us.info = make([]unitInfo, us.n)
+	s := us.side
+	for u := range us.info {
+		x := us.firstRecord(u)
+		off, size := s.Off[x], us.size[u]
+		last := uint32(0)
+		if ip := prefix[size]; ip > 0 {
+			last = s.Tok[off+ip-1]
+		}
+		us.info[u] = unitInfo{off, size, last, signature(s.Tok[off : off+size])}
+	}
+}
+
+// firstRecord returns the first record of unit u.
+func (us *units) firstRecord(u int) int {
+	if us.first == nil {
+		return u
+	}
+	return int(us.first[u])
+}
+
+// record returns the first record of unit u.
+func (us *units) record(u int) []uint32 { return us.side.Record(us.firstRecord(u)) }
+
+// records returns the range of records of unit u.
+func (us *units) records(u int) (lo, hi int) {
+	if us.first == nil {
+		return u, u + 1
+	}
+	return int(us.first[u]), int(us.first[u+1])
+}
+
+// bounds are the threshold's consequences for each set size, up to the
+// largest of either side.
+type bounds struct {
+	probe, index []uint32 // probing and indexing prefix lengths
+	minSize      []uint32
+	maxSize      []uint32
+}
+
+func newBounds(t Threshold, maxSize uint32) *bounds {
+	n := int(maxSize) + 1
+	b := &bounds{probe: make([]uint32, n), index: make([]uint32, n), minSize: make([]uint32, n), maxSize: make([]uint32, n)}
+	for a := uint32(1); a <= maxSize; a++ {
+		b.minSize[a] = t.MinSize(a)
+		b.maxSize[a] = t.MaxSize(a)
+		b.probe[a] = t.ProbePrefix(a)
+		b.index[a] = t.IndexPrefix(a)
+	}
+	return b
+}
+
+// index lists, for each element, the indexed units whose indexing prefix
+// holds it, in increasing order, and for the positional filter the
+// element's position in the unit.
+type index struct {
+	start []uint32 // list of e: [start[e], start[e+1])
+	ids   []uint32
+	pos   []uint32
+}
+
+func buildIndex(threads int, us *units, universe int, unique uint32, prefix []uint32, positional bool) *index {
+	var entries int64
+	for u := 0; u < us.n; u++ {
+		entries += int64(prefix[us.size[u]])
+	}
+	// Contiguous runs of units, counted and filled on a thread each: a
+	// list holds the entries of the first run, then the second's, and so
+	// stays in increasing order.
+	parts := 1
+	if entries >= 1<<12 && int64(universe) <= entries {
+		parts = max(1, min(threads, us.n))
+	}
+	counts := make([][]uint32, parts)
+	cut := func(w int) (int, int) { return us.n * w / parts, us.n * (w + 1) / parts }
+	chunks(parts, parts, entries, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			cnt := make([]uint32, universe)
+			a, b := cut(w)
+			for u := a; u < b; u++ {
+				for _, e := range us.record(u)[:prefix[us.size[u]]] {
+					if e >= unique {
+						cnt[e]++
+					}
+				}
+			}
+			counts[w] = cnt
+		}
+	})
+	x := &index{start: make([]uint32, universe+1)}
+	// Turn the counts into each run's first position in each list.
+	var sum uint32
+	for e := 0; e < universe; e++ {
+		x.start[e] = sum
+		for _, cnt := range counts {
+			c := cnt[e]
+			cnt[e] = sum
+			sum += c
+		}
+	}
+	x.start[universe] = sum
+	x.ids = make([]uint32, sum)
+	if positional {
+		x.pos = make([]uint32, sum)
+	}
+	chunks(parts, parts, entries, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			fill := counts[w]
+			a, b := cut(w)
+			for u := a; u < b; u++ {
+				for q, e := range us.record(u)[:prefix[us.size[u]]] {
+					if e < unique {
+						continue
+					}
+					k := fill[e]
+					x.ids[k] = uint32(u)
+					if positional {
+						x.pos[k] = uint32(q)
+					}
+					fill[e]++
+				}
+			}
+		}
+	})
+	return x
+}
+
+// join is one run of a filter.
+type join struct {
+	p          *Problem
+	out        *Output
+	b          *bounds
+	idx        *units // the indexed side's units
+	prb        *units // the probing side's units
+	x          *index
+	idxPrefix  []uint32 // indexing prefix length by size
+	positional bool
+	exact      bool     // the caller wants every pair's overlap
+	sigIdx     []uint64 // GroupJoin's record signatures
+	sigPrb     []uint64
+	// emit, when set, receives the pairs of records to verify instead of
+	// verifying them (Candidates).
+	emit func(*CandidateBatch) error
+}
+
+// algorithm names a filter.
+type algorithm int
+
+const (
+	allPairs algorithm = iota
+	ppJoin
+	groupJoin
+)
+
+func newJoin(p *Problem, out *Output, alg algorithm) *join {
+	j := &join{p: p, out: out, positional: alg != allPairs, exact: !out.CountOnly()}
+	j.b = problemBounds(p)
+	j.idxPrefix = indexPrefix(p, j.b)
+	f := filterIndex(p, alg == groupJoin)
+	j.idx, j.prb, j.x = f.idx, f.prb, f.x
+	j.sigIdx, j.sigPrb = f.sigIdx, f.sigPrb
+	return j
+}
+
+// problemBounds returns the bounds for p's sizes, computed once.
+func problemBounds(p *Problem) *bounds {
+	return p.Memo("simjoin.bounds", func() any {
+		return newBounds(p.Threshold, max(p.R.MaxSize, p.S.MaxSize))
+	}).(*bounds)
+}
+
+// indexPrefix returns the indexing prefix length by size: a self-join
+// probes in increasing size, so a probe's partners are never larger and
+// the shorter indexing prefix suffices.
+func indexPrefix(p *Problem, b *bounds) []uint32 {
+	if p.Self {
+		return b.index
+	}
+	return b.probe
+}
+
+// filterData is what a filter builds before probing: the units of both
+// sides and the index, with positions (AllPairs ignores them).
+type filterData struct {
+	idx, prb *units
+	x        *index
+	// sigIdx and sigPrb are the records' signatures, for groups.
+	sigIdx, sigPrb []uint64
+}
+
+// filterIndex returns the units and index of p, by records or by groups,
+// built once: the planner's estimates and the run share them.
+func filterIndex(p *Problem, groups bool) *filterData {
+	key := "simjoin.records"
+	if groups {
+		key = "simjoin.groups"
+	}
+	return p.Memo(key, func() any {
+		b := problemBounds(p)
+		f := &filterData{}
+		if groups {
+			f.idx = groupUnits(p.R, b)
+			f.prb = f.idx
+			f.sigIdx = signatures(p.Threads, p.R)
+			f.sigPrb = f.sigIdx
+			if !p.Self {
+				f.prb = groupUnits(p.S, b)
+				f.sigPrb = signatures(p.Threads, p.S)
+			}
+		} else {
+			f.idx = recordUnits(p.R)
+			f.prb = f.idx
+			if !p.Self {
+				f.prb = recordUnits(p.S)
+			}
+		}
+		f.x = buildIndex(p.Threads, f.idx, p.Universe, p.Unique, indexPrefix(p, b), true)
+		f.idx.setInfo(indexPrefix(p, b))
+		return f
+	}).(*filterData)
+}
+
+// cand is a probe's count of common prefix elements with an indexed unit
+// and the positions of the last one in both, next to the unit's
+// unitInfo: a candidate's verification then reads the cache line that
+// counting it brought in.
+type cand struct {
+	cnt, q, j uint32
+	unitInfo
+}
+
+// pruned marks a candidate that the positional filter removed.
+const pruned = 1 << 31
+
+// prober is one worker's state.
+type prober struct {
+	cand    []cand
+	touched []uint32
+	cursor  []uint32 // by element: the first list entry the length filter keeps
+	need    []uint32 // MinOverlap(a, b) by b, for probes of size needA
+	needA   uint32
+	// stamp[e] is seq<<32 | e's position in the record last marked, if it
+	// holds e: a short remainder is verified by looking its elements up.
+	stamp   []uint64
+	seq     uint64
+	marked  bool // the probe's record is marked
+	pending []pending
+	batch   *CandidateBatch // for emit
+}
+
+// pending is a pair of groups to verify record by record.
+type pending struct{ y, xs, ys, c, need uint32 }
+
+// byStamps reports whether a remainder of n elements is verified by
+// looking its elements up in the probe's stamps rather than by
+// intersecting the whole sets with package intersect's kernels. Lookups
+// win (BenchmarkVerify: 0.3 to 0.7 ns an element against 0.5 to 1 for the
+// kernels over both sets) while the stamps, 8 bytes per distinct element,
+// stay in the caches; over a large universe the kernels' sequential reads
+// win for long remainders.
+func (j *join) byStamps(n uint32) bool { return n <= 64 || j.p.Universe <= j.p.stampUniverse }
+
+// mark stamps the elements of record x.
+func (pr *prober) mark(x []uint32) {
+	pr.seq++
+	s := pr.seq << 32
+	st := pr.stamp
+	for i, e := range x {
+		st[e] = s | uint64(i)
+	}
+}
+
+// verifyMarked counts the elements of the remainder y that the marked
+// record holds at positions xs or later, and returns c plus their number
+// and whether that reaches need. It gives up, in blocks of 16 elements,
+// once need is out of reach, and unless exact stops once it is reached.
+func (pr *prober) verifyMarked(y []uint32, xs, c, need uint32, exact bool) (uint32, bool) {
+	lo := pr.seq<<32 | uint64(xs)
+	span := uint64(1)<<32 - uint64(xs)
+	st := pr.stamp
+	for len(y) > 0 {
+		if c+uint32(len(y)) < need {
+			return c, false
+		}
+		if c >= need && !exact {
+			return c, true
+		}
+		blk := y[:min(16, len(y))]
+		for _, e := range blk {
+			if st[e]-lo < span {
+				c++
+			}
+		}
+		y = y[len(blk):]
+	}
+	return c, c >= need
+}
+
+func (j *join) newProber() *prober {
+	pr := &prober{cand: make([]cand, j.idx.n), cursor: slices.Clone(j.x.start[:j.p.Universe]), stamp: make([]uint64, j.p.Universe)}
+	for y, in := range j.idx.info {
+		pr.cand[y].unitInfo = in
+	}
+	return pr
+}
+
+// setNeed fills pr.need for probes of size a.
+func (j *join) setNeed(pr *prober, a uint32) {
+	if pr.needA == a {
+		return
+	}
+	pr.needA = a
+	hi := a
+	if !j.p.Self {
+		hi = min(j.b.maxSize[a], j.p.R.MaxSize)
+	}
+	if int(hi)+1 > len(pr.need) {
+		pr.need = make([]uint32, int(hi)+1)
+	}
+	for b := j.b.minSize[a]; b <= hi; b++ {
+		pr.need[b] = j.p.Threshold.MinOverlap(a, b)
+	}
+}
+
+// run probes every unit of the probing side on p.Threads workers.
+func (j *join) run(ctx context.Context) error {
+	n := j.prb.n
+	if n == 0 {
+		return nil
+	}
+	// Runs of probes of about equal work: the entries of their prefix
+	// lists, an upper bound of what they walk.
+	weight := func(u int) int64 {
+		a := j.prb.size[u]
+		w := int64(1)
+		for _, e := range j.prb.record(u)[:j.b.probe[a]] {
+			w += int64(j.x.start[e+1] - j.x.start[e])
+		}
+		return w
+	}
+	var total int64
+	ws := make([]int64, n)
+	for u := range n {
+		ws[u] = weight(u)
+		total += ws[u]
+	}
+	parts := max(1, j.p.Threads*64)
+	target := total/int64(parts) + 1
+	cuts := []int{0}
+	var acc int64
+	for u := range n {
+		acc += ws[u]
+		if acc >= target {
+			cuts = append(cuts, u+1)
+			acc = 0
+		}
+	}
+	if cuts[len(cuts)-1] != n {
+		cuts = append(cuts, n)
+	}
+	tasks := len(cuts) - 1
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var errOnce sync.Once
+	var firstErr error
+	workers := max(1, min(j.p.Threads, tasks))
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pr := j.newProber()
+			if j.emit != nil {
+				pr.batch = &CandidateBatch{Starts: []uint32{0}}
+			}
+			w := j.out.Writer()
+			defer w.Close()
+			for {
+				t := int(next.Add(1) - 1)
+				if t >= tasks {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					return
+				}
+				if j.out.Err() != nil {
+					return
+				}
+				var records int64
+				for u := cuts[t]; u < cuts[t+1]; u++ {
+					j.probe(pr, u, w)
+					lo, hi := j.prb.records(u)
+					records += int64(hi - lo)
+					if j.emit != nil && (len(pr.batch.Cands) >= batchCands || u+1 == cuts[t+1]) {
+						if err := pr.batch.flush(j.emit); err != nil {
+							j.out.fail(err)
+							return
+						}
+					}
+				}
+				j.out.Progress(records)
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// probe finds and verifies the candidates of probing unit u.
+func (j *join) probe(pr *prober, u int, w *Writer) {
+	a := j.prb.size[u]
+	p := j.b.probe[a]
+	if p == 0 {
+		return
+	}
+	xr := j.prb.record(u)
+	j.setNeed(pr, a)
+	if j.p.Self && j.prb.first != nil {
+		j.withinGroup(pr, u, a, p, w)
+	}
+	minSize := j.b.minSize[a]
+	if minSize > j.p.R.MaxSize {
+		return
+	}
+	lo := j.idx.sizeStart[minSize]
+	end := uint32(u)
+	if !j.p.Self {
+		end = j.idx.sizeStart[min(j.b.maxSize[a], j.p.R.MaxSize)+1]
+	}
+	if lo >= end {
+		return
+	}
+	x := j.x
+	touched := pr.touched[:0]
+	cands := pr.cand
+	need := pr.need
+	unique := j.p.Unique
+	for q, e := range xr[:p] {
+		if e < unique {
+			continue // in this record only: nothing to walk
+		}
+		k, hi := pr.cursor[e], x.start[e+1]
+		for k < hi && x.ids[k] < lo {
+			k++
+		}
+		pr.cursor[e] = k
+		if j.positional {
+			ids, pos := x.ids[:hi], x.pos[:hi]
+			for ; k < hi; k++ {
+				y := ids[k]
+				if y >= end {
+					break
+				}
+				cd := &cands[y]
+				c := cd.cnt
+				jy, b := pos[k], cd.size
+				// The positional filter: what is left after this common
+				// element on the shorter side bounds the overlap.
+				if c+min(a-uint32(q), b-jy) < need[b] {
+					if c != 0 {
+						cd.cnt = c | pruned
+					}
+					continue
+				}
+				if c == 0 {
+					touched = append(touched, y)
+				}
+				cd.cnt, cd.q, cd.j = c+1, uint32(q), jy
+			}
+		} else {
+			ids := x.ids[:hi]
+			for ; k < hi; k++ {
+				y := ids[k]
+				if y >= end {
+					break
+				}
+				cd := &cands[y]
+				if cd.cnt == 0 {
+					touched = append(touched, y)
+				}
+				cd.cnt++
+				cd.q = uint32(q)
+			}
+		}
+	}
+	pr.touched = touched
+	pr.marked = false
+	pr.pending = pr.pending[:0]
+	last := xr[p-1]
+	xsig := noSig // groups compare their records' signatures one by one
+	if j.prb.first == nil {
+		xsig = signature(xr)
+	}
+	for _, y := range touched {
+		cd := &cands[y]
+		c := cd.cnt
+		cd.cnt = 0
+		if c&pruned != 0 {
+			continue
+		}
+		yi := cd.unitInfo
+		b := yi.size
+		nd := need[b]
+		// Where the unknown common elements can be (Mann et al.): past
+		// the prefix that ends first, and past the last common element
+		// on the other side.
+		var xs, ys uint32
+		if last > yi.last {
+			xs, ys = cd.q+1, j.idxPrefix[b]
+		} else {
+			xs = p
+			if j.positional {
+				ys = cd.j + 1
+			} else {
+				ys = c // the c-th common element is at c-1 or later
+			}
+		}
+		if c+min(a-xs, b-ys) < nd {
+			continue
+		}
+		if xsig != noSig && yi.sig != noSig && sigBound(xsig, yi.sig) < nd {
+			continue
+		}
+		if c >= nd && !j.exact {
+			// Similar, whatever the rest: count without merging.
+			if j.prb.first == nil {
+				w.Add(int(y), u, c) // R is indexed, S probes
+			} else {
+				w.addUnits(j.idx, int(y), j.prb, u)
+			}
+			continue
+		}
+		if j.prb.first != nil {
+			pr.pending = append(pr.pending, pending{y, xs, ys, c, nd})
+			continue
+		}
+		if j.emit != nil {
+			pr.batch.add(uint32(u), y, nd)
+			continue
+		}
+		var v uint32
+		var ok bool
+		if j.byStamps(b - ys) {
+			if !pr.marked {
+				pr.mark(xr)
+				pr.marked = true
+			}
+			v, ok = pr.verifyMarked(j.idx.side.Tok[yi.off+ys:yi.off+b], xs, c, nd, j.exact)
+		} else {
+			v, ok = verifySets(j.prb.side.Set(j.prb.firstRecord(u)), j.idx.side.Set(int(y)), nd, j.exact)
+		}
+		if ok {
+			w.Add(int(y), u, v) // R is indexed, S probes
+		}
+	}
+	if len(pr.pending) > 0 {
+		j.verifyGroups(pr, u, w)
+	}
+}
+
+// verifyGroups verifies the pairs of records of probing group u and the
+// groups pending, record by record of u.
+func (j *join) verifyGroups(pr *prober, u int, w *Writer) {
+	px, py := j.prb.side, j.idx.side
+	xlo, xhi := j.prb.records(u)
+	for rx := xlo; rx < xhi; rx++ {
+		if j.emit == nil {
+			pr.mark(px.Record(rx))
+		}
+		sx := j.sigPrb[rx]
+		for _, pd := range pr.pending {
+			ylo, yhi := j.idx.records(int(pd.y))
+			for ry := ylo; ry < yhi; ry++ {
+				if sy := j.sigIdx[ry]; sx != noSig && sy != noSig && sigBound(sx, sy) < pd.need {
+					continue
+				}
+				if j.emit != nil {
+					pr.batch.add(uint32(rx), uint32(ry), pd.need)
+					continue
+				}
+				yr := py.Tok[py.Off[ry]+pd.ys : py.Off[ry+1]]
+				var v uint32
+				var ok bool
+				if j.byStamps(uint32(len(yr))) {
+					v, ok = pr.verifyMarked(yr, pd.xs, pd.c, pd.need, j.exact)
+				} else {
+					v, ok = verifySets(px.Set(rx), py.Set(ry), pd.need, j.exact)
+				}
+				if ok {
+					w.Add(ry, rx, v)
+				}
+			}
+		}
+	}
+}
+
+// withinGroup verifies the pairs of records of a group of a self-join:
+// their probing prefixes, p elements, are equal.
+func (j *join) withinGroup(pr *prober, u int, a, p uint32, w *Writer) {
+	lo, hi := j.prb.records(u)
+	if hi-lo < 2 {
+		return
+	}
+	need := pr.need[a]
+	s := j.prb.side
+	for rx := lo; rx < hi; rx++ {
+		short := j.byStamps(a - p)
+		if short && j.emit == nil {
+			pr.mark(s.Record(rx))
+		}
+		sx := j.sigPrb[rx]
+		for ry := rx + 1; ry < hi; ry++ {
+			if sy := j.sigPrb[ry]; sx != noSig && sy != noSig && sigBound(sx, sy) < need {
+				continue
+			}
+			if j.emit != nil {
+				pr.batch.add(uint32(rx), uint32(ry), need)
+				continue
+			}
+			var v uint32
+			var ok bool
+			if short {
+				v, ok = pr.verifyMarked(s.Tok[s.Off[ry]+p:s.Off[ry+1]], p, p, need, j.exact)
+			} else {
+				v, ok = verifySets(s.Set(rx), s.Set(ry), need, j.exact)
+			}
+			if ok {
+				w.Add(rx, ry, v)
+			}
+		}
+	}
+}

@@ -1,0 +1,236 @@
+// Package simjoin is the set similarity join's engine room: exact joins
+// under Jaccard, Cosine, Dice or Overlap thresholds by the
+// filter-verification algorithms that Mann et al. found best (AllPairs,
+// PPJoin, GroupJoin), with Mann et al.'s preprocessing, filtering on every
+// core, verification by package intersect's kernels with an early exit,
+// every decision at the threshold in integer arithmetic, and the planner
+// that picks an algorithm and a device. Package simjoin at the root is its
+// API.
+package simjoin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/sysinfo"
+	"github.com/xsect/xsect/sets"
+)
+
+// Plan is a prepared problem with the engine chosen to run it.
+type Plan struct {
+	// Problem is the prepared problem.
+	Problem *Problem
+	// Candidates lists every engine the planner considered, fastest
+	// estimate first, those that cannot run last.
+	Candidates []Candidate
+	// Chosen is the candidate that runs.
+	Chosen Candidate
+	// Prepare is the time spent preparing the sets and estimating.
+	Prepare time.Duration
+
+	opt   Options
+	notes engine.Notes
+}
+
+// Notes returns what the engine said about its run, once it has run.
+func (pl *Plan) Notes() string { return pl.notes.String() }
+
+// NewPlan prepares r × s (s == nil: the self-join of r) and picks the
+// engine with the lowest estimated time among those that opt.Device and
+// opt.Technique allow. When none can run the problem, the error says why
+// for each, and the plan, if not nil, can still Explain.
+func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
+	choice, err := engine.Choice{Device: opt.Device, Technique: opt.Technique}.Normalize("simjoin", Techniques())
+	if err != nil {
+		return nil, err
+	}
+	if opt.Threads < 0 {
+		return nil, fmt.Errorf("simjoin: negative Threads %d", opt.Threads)
+	}
+	if opt.Memory < 0 {
+		return nil, fmt.Errorf("simjoin: negative Memory %d", opt.Memory)
+	}
+	threads := opt.Threads
+	if threads == 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	memory := opt.Memory
+	if memory == 0 {
+		memory = sysinfo.Memory() / 2
+	}
+	start := time.Now()
+	p, err := newProblem(r, s, opt, threads, memory)
+	if err != nil {
+		return nil, err
+	}
+	pl := &Plan{Problem: p, opt: opt}
+	engines := Engines()
+	// CPU engines first, so that a GPU engine sees their estimates.
+	slices.SortStableFunc(engines, func(a, b Engine) int { return int(a.Kind()) - int(b.Kind()) })
+	for _, e := range engines {
+		if !choice.Allows(e.Name(), e.Kind()) {
+			continue
+		}
+		d, derr := e.Device()
+		pl.Candidates = append(pl.Candidates, Candidate{Engine: e, Device: d, Err: derr})
+	}
+	// Estimates sample the filters: on several cores at once.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, threads)
+	for i := range pl.Candidates {
+		c := &pl.Candidates[i]
+		if c.Err != nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			c.Estimate, c.Err = c.Engine.Estimate(p)
+			<-sem
+		}()
+	}
+	wg.Wait()
+	for i := range pl.Candidates {
+		pl.Candidates[i].CheckMemory(p.Memory)
+	}
+	pl.Prepare = time.Since(start)
+	engine.Rank(pl.Candidates)
+	pl.Chosen, err = engine.Pick("simjoin", choice, pl.Candidates)
+	if err != nil && len(pl.Candidates) == 0 {
+		if choice.Device == "gpu" {
+			// Say what is missing rather than only that nothing is
+			// registered.
+			err = fmt.Errorf("%w: there is no GPU verification engine yet; device cpu or auto runs on the CPU", err)
+		}
+		return nil, err
+	}
+	return pl, err
+}
+
+// run executes the plan with out.
+func (pl *Plan) run(ctx context.Context, out *Output) error {
+	if pl.Chosen.Err != nil {
+		return pl.Chosen.Err
+	}
+	p := pl.Problem
+	out.p = p
+	out.notes = &pl.notes
+	out.progress = pl.opt.Progress
+	out.total = int64(p.S.Len())
+	if p.Self {
+		out.total = int64(p.R.Len())
+	}
+	out.addEqualSets()
+	err := out.Err()
+	if err == nil {
+		err = pl.Chosen.Engine.Run(ctx, p, out)
+	}
+	if oerr := out.Err(); oerr != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		err = oerr
+	}
+	return err
+}
+
+// Join runs the plan, calling fn with batches of pairs from several
+// goroutines at once (fn must be safe for that); a batch is only valid
+// during the call. An error from fn stops the join and is returned.
+func (pl *Plan) Join(ctx context.Context, fn func([]Pair) error) error {
+	return pl.run(ctx, &Output{sink: fn})
+}
+
+// Count runs the plan and returns the number of similar pairs.
+func (pl *Plan) Count(ctx context.Context) (int64, error) {
+	out := &Output{countOnly: true}
+	err := pl.run(ctx, out)
+	return out.count.Load(), err
+}
+
+// Collect runs the plan and returns its pairs sorted by I, then J.
+func (pl *Plan) Collect(ctx context.Context) ([]Pair, error) {
+	var mu sync.Mutex
+	var all []Pair
+	err := pl.Join(ctx, func(b []Pair) error {
+		mu.Lock()
+		all = append(all, b...)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	SortPairs(all)
+	return all, nil
+}
+
+// SortPairs sorts pairs by I, then J.
+func SortPairs(ps []Pair) {
+	slices.SortFunc(ps, func(a, b Pair) int {
+		if a.I != b.I {
+			return cmpU32(a.I, b.I)
+		}
+		return cmpU32(a.J, b.J)
+	})
+}
+
+func cmpU32(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Explain writes the problem's statistics, every engine's estimate (or why
+// it cannot run) and the choice.
+func (pl *Plan) Explain(w io.Writer) error {
+	p := pl.Problem
+	st := p.Stats
+	var b strings.Builder
+	kind := "self-join"
+	if !p.Self {
+		kind = "R x S join"
+	}
+	dup := "every set counts"
+	if p.Distinct {
+		dup = "equal sets count once (--distinct)"
+	}
+	t := p.Threshold
+	fmt.Fprintf(&b, "problem      %s, %s >= %s (%.6g), %s\n", kind, t.Measure, t, t.Float(), dup)
+	side := func(name string, s SideStats) {
+		fmt.Fprintf(&b, "%-12s %d sets (%d empty), %d distinct records, %d elements, size avg %.1f max %d\n",
+			name, s.Sets, s.Empty, s.Records, s.Elements, s.AvgSize, s.MaxSize)
+	}
+	side("sets", st.R)
+	if !p.Self {
+		side("with", st.S)
+	}
+	fmt.Fprintf(&b, "universe     %d distinct elements, max frequency %d\n", st.Universe, st.MaxDF)
+	fmt.Fprintf(&b, "prepared in  %s (%d threads, memory budget %s)\n\n", engine.Seconds(pl.Prepare.Seconds()), p.Threads, engine.Bytes(p.Memory))
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	chosen := 0
+	if pl.Chosen.Err != nil {
+		chosen = -1
+	}
+	if err := engine.WriteTable(w, pl.Candidates, chosen); err != nil {
+		return err
+	}
+	if pl.Chosen.Err != nil {
+		_, err := fmt.Fprintf(w, "\nchoice       none: %v\n", engine.Reason(pl.Chosen.Err))
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nchoice       %s on %s (%s)\n", pl.Chosen.Engine.Name(), pl.Chosen.Device.Kind, pl.Chosen.Device.Name)
+	return err
+}

@@ -1,0 +1,188 @@
+package simjoin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/xsect/xsect/setio"
+	"github.com/xsect/xsect/sets"
+)
+
+// dataDir holds the project's real data sets (see its README.md).
+const dataDir = "../../../shared/data/"
+
+// mannData are the data sets of ../shared/NOTES.md with the pairs that
+// Mann et al.'s code finds in them, equal sets counted once, at Jaccard
+// 0.5, 0.7, 0.9 and 0.95 (every count exact, the pairs at the threshold
+// that their floating point loses included).
+var mannData = []struct {
+	name, file string
+	pairs      [4]int64
+	large      bool // too slow for -short at the low thresholds
+}{
+	{"BMS2", "fimi/BMS2.dat", [4]int64{152883, 7773, 72, 3}, false},
+	{"retail", "fimi/retail.dat", [4]int64{432274, 3675, 0, 0}, false},
+	{"kosarak", "fimi/kosarak_head36682.dat", [4]int64{907966, 5288, 10, 4}, false},
+	{"tags-math-sx", "hypergraphs/tags-math-sx.dedup.sets", [4]int64{5158665, 132756, 0, 0}, true},
+	{"threads-math-sx", "hypergraphs/threads-math-sx.dedup.sets", [4]int64{774283, 501, 0, 0}, true},
+	{"congress-bills", "hypergraphs/congress-bills.dedup.sets", [4]int64{128637, 8869, 741, 108}, true},
+	{"soc-Epinions1", "graphs/soc-Epinions1.adj", [4]int64{11476, 254, 1, 0}, false},
+	{"gcide", "ir/gcide/gcide.docs.sets.gz", [4]int64{188703, 1757, 71, 20}, true},
+}
+
+var mannThresholds = [4]string{"0.5", "0.7", "0.9", "0.95"}
+
+var loaded sync.Map // file -> *sets.Collection
+
+// loadData returns a real data set, or skips the test or benchmark when
+// the shared data are not there.
+func loadData(tb testing.TB, file string) *sets.Collection {
+	tb.Helper()
+	if c, ok := loaded.Load(file); ok {
+		return c.(*sets.Collection)
+	}
+	path := dataDir + file
+	if _, err := os.Stat(path); err != nil {
+		tb.Skipf("real data missing: %v (the shared data sets are expected at ../shared/data)", err)
+	}
+	c, err := setio.Load(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	loaded.Store(file, c)
+	return c
+}
+
+// TestMannCounts: every algorithm finds Mann et al.'s counts on the real
+// data sets, and the same pairs.
+func TestMannCounts(t *testing.T) {
+	for _, d := range mannData {
+		c := loadData(t, d.file)
+		for i, ts := range mannThresholds {
+			if testing.Short() && (i < 2 || d.large && i < 3) {
+				continue
+			}
+			th := mustThreshold(t, Jaccard, ts)
+			algs := algorithms
+			if d.large && i < 2 {
+				algs = []string{"auto"}
+			}
+			var first []Pair
+			for _, alg := range algs {
+				pl, err := NewPlan(c, nil, Options{Threshold: th, Technique: alg, Distinct: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, err := pl.Count(context.Background())
+				if err != nil || n != d.pairs[i] {
+					t.Errorf("%s at %s, %s: %d pairs, %v; want %d", d.name, ts, alg, n, err, d.pairs[i])
+				}
+				if d.pairs[i] > 20000 {
+					continue
+				}
+				pl, _ = NewPlan(c, nil, Options{Threshold: th, Technique: alg, Distinct: true})
+				ps, err := pl.Collect(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range ps {
+					a, b := c.Set(int(p.I)), c.Set(int(p.J))
+					if !th.Reached(p.Overlap, uint32(len(a)), uint32(len(b))) || int(p.Overlap) != countMerge(a, b) {
+						t.Fatalf("%s at %s, %s: pair %+v is wrong", d.name, ts, alg, p)
+					}
+				}
+				if first == nil {
+					first = ps
+				} else {
+					comparePairs(t, fmt.Sprintf("%s at %s, %s against %s", d.name, ts, alg, algs[0]), ps, first)
+				}
+			}
+		}
+	}
+}
+
+// countMerge is a plain merge count, for checking real data pairs.
+func countMerge(a, b []uint32) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			n++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return n
+}
+
+// TestRealDataEverySet: without Distinct every pair of sets counts, equal
+// ones included: on the first 2000 sets of kosarak, which repeat some, the
+// pairs are the reference's.
+func TestRealDataEverySet(t *testing.T) {
+	all := loadData(t, "fimi/kosarak_head36682.dat")
+	c := sets.New()
+	for i := range 2000 {
+		c.Add(all.Set(i))
+	}
+	for _, ts := range []string{"0.6", "0.9"} {
+		th := mustThreshold(t, Jaccard, ts)
+		want := reference(c, nil, th, false)
+		if len(want) < 1000 {
+			t.Fatalf("only %d pairs at %s: the test needs equal sets", len(want), ts)
+		}
+		for _, alg := range algorithms {
+			pl, err := NewPlan(c, nil, Options{Threshold: th, Technique: alg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := pl.Collect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			comparePairs(t, "kosarak's first 2000 sets at "+ts+", "+alg, got, want)
+		}
+	}
+}
+
+// BenchmarkMann times a whole join as the targets count it: from
+// the loaded collection (preparation included) to the number of pairs,
+// with equal sets once, on the five data sets of Mann et al.'s anchor.
+// Run with -cpu 1,2 for one core and two.
+func BenchmarkMann(b *testing.B) {
+	for _, ts := range []string{"0.5", "0.7"} {
+		for _, d := range mannData {
+			switch d.name {
+			case "BMS2", "retail", "kosarak", "tags-math-sx", "gcide":
+			default:
+				continue
+			}
+			i := 0
+			if ts == "0.7" {
+				i = 1
+			}
+			for _, alg := range []string{"auto", "allpairs", "ppjoin", "groupjoin"} {
+				b.Run(fmt.Sprintf("t=%s/%s/%s", ts, d.name, alg), func(b *testing.B) {
+					c := loadData(b, d.file)
+					th := mustThreshold(b, Jaccard, ts)
+					for b.Loop() {
+						pl, err := NewPlan(c, nil, Options{Threshold: th, Technique: alg, Distinct: true})
+						if err != nil {
+							b.Fatal(err)
+						}
+						n, err := pl.Count(context.Background())
+						if err != nil || n != d.pairs[i] {
+							b.Fatalf("%d pairs, %v; want %d", n, err, d.pairs[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}
