@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,7 +53,7 @@ on a GPU yet.`,
 			algorithm := fs.String("algorithm", "auto", "algorithm `NAME`, or auto: "+strings.Join(simjoin.Techniques(), ", "))
 			device := fs.String("device", "auto", "device: cpu, gpu or auto")
 			threads := fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)")
-			memory := fs.Int64("memory", 0, "CPU memory budget of an algorithm's data structures, in `MiB` (0: half the machine's memory)")
+			memory := memoryFlag(fs)
 			countOnly := fs.Bool("count-only", false, "print only the number of pairs")
 			sorted := fs.Bool("sort", false, "print the pairs sorted by i, then j")
 			explain := fs.Bool("explain", false, "print the statistics, every algorithm's estimate and the choice on standard error")
@@ -77,21 +76,22 @@ on a GPU yet.`,
 				if err := checkThreads(*threads); err != nil {
 					return err
 				}
-				if *memory < 0 || *memory > 1<<40 {
-					return usagef("--memory %d: want MiB in [0, 2^40]", *memory)
+				b, err := newBudget(*memory)
+				if err != nil {
+					return err
 				}
 				w, err := openOutput(env, *out)
 				if err != nil {
 					return err
 				}
 				defer w.abort()
-				r, _, err := loadCollection(env, args[0])
+				r, _, err := loadCollection(env, args[0], b)
 				if err != nil {
 					return err
 				}
 				var s *sets.Collection
 				if *with != "" {
-					if s, _, err = loadCollection(env, *with); err != nil {
+					if s, _, err = loadCollection(env, *with, b.left(memoryOf(r))); err != nil {
 						return err
 					}
 				}
@@ -102,7 +102,7 @@ on a GPU yet.`,
 					Device:    *device,
 					Threads:   *threads,
 					Distinct:  *distinct,
-					Memory:    *memory << 20,
+					Memory:    b.left(memoryOf(r) + memoryOf(s)).bytes,
 					Progress:  bar.update,
 				}
 				plan, err := simjoin.NewPlan(r, s, opt)
@@ -112,10 +112,7 @@ on a GPU yet.`,
 					}
 				}
 				if err != nil {
-					if errors.Is(err, simjoin.ErrCannotRun) {
-						return cannotRun{err}
-					}
-					return usageError{err.Error()}
+					return planError(err, *algorithm, *device, b.left(memoryOf(r)+memoryOf(s)))
 				}
 				start := time.Now()
 				var n int64
