@@ -57,3 +57,34 @@ func CollectPairs(join func(fn func([]sets.Pair) error) error) ([]sets.Pair, err
 	sets.SortPairs(all)
 	return all, nil
 }
+
+// Memos computes a value once per key: the engines of a workload share
+// their analysis of one problem this way (an engine's Estimate and its Run,
+// or two engines that need the same index). The zero value is ready; it is
+// safe for concurrent use.
+type Memos struct {
+	mu sync.Mutex
+	m  map[string]*memo
+}
+
+type memo struct {
+	once sync.Once
+	v    any
+}
+
+// Get returns the value that build returns for key, calling build once.
+// Engines of other packages prefix their keys with their package's name.
+func (ms *Memos) Get(key string, build func() any) any {
+	ms.mu.Lock()
+	if ms.m == nil {
+		ms.m = map[string]*memo{}
+	}
+	m := ms.m[key]
+	if m == nil {
+		m = &memo{}
+		ms.m[key] = m
+	}
+	ms.mu.Unlock()
+	m.once.Do(func() { m.v = build() })
+	return m.v
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/xsect/xsect/sets"
@@ -43,5 +44,25 @@ func TestCollectPairs(t *testing.T) {
 	boom := errors.New("boom")
 	if got, err := CollectPairs(func(func([]sets.Pair) error) error { return boom }); got != nil || err != boom {
 		t.Fatalf("a failing join gave %v, %v", got, err)
+	}
+}
+
+func TestMemos(t *testing.T) {
+	var ms Memos
+	var calls atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			if v := ms.Get("k", func() any { calls.Add(1); return 42 }); v != 42 {
+				t.Errorf("Get = %v", v)
+			}
+		})
+	}
+	wg.Wait()
+	if calls.Load() != 1 {
+		t.Fatalf("build ran %d times, want once", calls.Load())
+	}
+	if v := ms.Get("other", func() any { return "x" }); v != "x" {
+		t.Fatalf("another key: %v", v)
 	}
 }

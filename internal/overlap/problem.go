@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"sync"
 	"unsafe"
 
+	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/sysinfo"
 	"github.com/xsect/xsect/sets"
 )
@@ -51,31 +51,14 @@ type Problem struct {
 	need               uint32 // the threshold when needR is nil
 	zero               bool   // some pair qualifies with overlap 0
 
-	memoMu sync.Mutex
-	memos  map[string]*memo
-}
-
-type memo struct {
-	once sync.Once
-	v    any
+	memos engine.Memos
 }
 
 // Memo returns the value that build returns for key, calling build once per
 // problem: an engine's Estimate and Run share their analysis this way
 // (engines of other packages should prefix their keys with their package).
 func (p *Problem) Memo(key string, build func() any) any {
-	p.memoMu.Lock()
-	if p.memos == nil {
-		p.memos = map[string]*memo{}
-	}
-	m := p.memos[key]
-	if m == nil {
-		m = &memo{}
-		p.memos[key] = m
-	}
-	p.memoMu.Unlock()
-	m.once.Do(func() { m.v = build() })
-	return m.v
+	return p.memos.Get(key, build)
 }
 
 // par is how the problem's passes over elements may spread over threads.

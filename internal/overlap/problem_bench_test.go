@@ -3,6 +3,8 @@ package overlap
 import (
 	"context"
 	"testing"
+
+	"github.com/xsect/xsect/internal/engine"
 )
 
 // prepareShapes are the inputs of the preparation benchmarks: the
@@ -140,13 +142,13 @@ func BenchmarkSharedColumns(b *testing.B) {
 		}
 		b.Run(name+"/loop", func(b *testing.B) {
 			for b.Loop() {
-				p.memos = nil
+				p.memos = engine.Memos{}
 				standinGPU{}.Estimate(p)
 			}
 		})
 		b.Run(name+"/parallel", func(b *testing.B) {
 			for b.Loop() {
-				p.memos = nil
+				p.memos = engine.Memos{}
 				p.SharedColumns()
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/radix"
 	"github.com/xsect/xsect/sets"
 )
@@ -45,31 +46,14 @@ type Problem struct {
 
 	stampUniverse int // see Options.stampUniverse
 
-	memoMu sync.Mutex
-	memos  map[string]*memo
-}
-
-type memo struct {
-	once sync.Once
-	v    any
+	memos engine.Memos
 }
 
 // Memo returns the value that build returns for key, calling build once per
 // problem: an engine's Estimate and Run share their analysis this way
 // (engines of other packages prefix their keys with their package).
 func (p *Problem) Memo(key string, build func() any) any {
-	p.memoMu.Lock()
-	if p.memos == nil {
-		p.memos = map[string]*memo{}
-	}
-	m := p.memos[key]
-	if m == nil {
-		m = &memo{}
-		p.memos[key] = m
-	}
-	p.memoMu.Unlock()
-	m.once.Do(func() { m.v = build() })
-	return m.v
+	return p.memos.Get(key, build)
 }
 
 // Side is one prepared collection. Its records are its distinct nonempty
