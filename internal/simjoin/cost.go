@@ -25,9 +25,9 @@ func work(p *Problem, alg algorithm) *workStats {
 	return p.Memo(fmt.Sprintf("simjoin.work.%d", alg), func() any { return sample(p, alg) }).(*workStats)
 }
 
-// sampleStride is how many probes the sample skips: it runs about 2048 of
+// sampleStride is how many probes the sample skips: it runs about 512 of
 // them, spread over the sizes.
-func sampleStride(n int) int { return max(1, n/2048) }
+func sampleStride(n int) int { return max(1, n/512) }
 
 // sample runs the filter's candidate generation on every sampleStride-th
 // probe, counting what the run would do, and scales the counts up.
@@ -38,7 +38,8 @@ func sample(p *Problem, alg algorithm) *workStats {
 	if j.prb.n == 0 {
 		return st
 	}
-	pr := j.newProber()
+	pr := j.getProber()
+	defer j.putProber(pr)
 	stride := sampleStride(j.prb.n)
 	for u := stride / 2; u < j.prb.n; u += stride {
 		j.sampleProbe(pr, u, st)
