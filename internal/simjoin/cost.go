@@ -25,9 +25,9 @@ func work(p *Problem, alg algorithm) *workStats {
 	return p.Memo(fmt.Sprintf("simjoin.work.%d", alg), func() any { return sample(p, alg) }).(*workStats)
 }
 
-// sampleStride is how many probes the sample skips: it runs about 2048 of
+// sampleStride is how many probes the sample skips: it runs about 512 of
 // them, spread over the sizes.
-func sampleStride(n int) int { return max(1, n/2048) }
+func sampleStride(n int) int { return max(1, n/512) }
 
 // sample runs the filter's candidate generation on every sampleStride-th
 // probe, counting what the run would do, and scales the counts up.
@@ -38,7 +38,8 @@ func sample(p *Problem, alg algorithm) *workStats {
 	if j.prb.n == 0 {
 		return st
 	}
-	pr := j.newProber()
+	pr := j.getProber()
+	defer j.putProber(pr)
 	stride := sampleStride(j.prb.n)
 	for u := stride / 2; u < j.prb.n; u += stride {
 		j.sampleProbe(pr, u, st)
@@ -157,17 +158,18 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 // Costs in nanoseconds on one core, set by TestCalibrate's runs on the
 // development machine (eight real data sets, three thresholds, every
 // algorithm): per list entry walked (by the record filters, and by
-// GroupJoin over groups), per pair of records that GroupJoin expands its
-// pairs of groups to, and the fixed costs of each worker, per unit and per
-// element of the universe. The constants were searched for the choices
-// that cost least in all: within 0.1% of the best algorithm's time summed
-// over the runs, with estimates off by 34% on average. The candidates and
-// the merges go with the entries in these runs; what the positional
-// filter saves in verification it spends on the walk.
+// GroupJoin over groups), per candidate, per pair of records that
+// GroupJoin expands its pairs of groups to, and the fixed costs of each
+// worker, per unit and per element of the universe. The constants were
+// searched for the choices that cost least in all, ties going to the
+// engine registered first as the planner breaks them: within 2% of the
+// best algorithm's time summed over the runs, with estimates off by 32% on
+// average. The merges go with the entries in these runs.
 const (
 	costEntry      = 10
-	costGroupEntry = 16
-	costGroupPair  = 6
+	costGroupEntry = 18
+	costCand       = 2
+	costGroupPair  = 4
 	costUnit       = 51
 	costUniverse   = 26
 	costGroupElem  = 3 // grouping, per element, when GroupJoin is estimated from PPJoin's sample
@@ -175,9 +177,9 @@ const (
 
 // seconds predicts the run's time on p.Threads cores.
 func (w *workStats) seconds(p *Problem) float64 {
-	par := w.entries * costEntry
+	par := w.entries*costEntry + w.cands*costCand
 	if w.alg == groupJoin {
-		par = w.entries*costGroupEntry + w.pairs*costGroupPair
+		par = w.entries*costGroupEntry + w.cands*costCand + w.pairs*costGroupPair
 	}
 	perWorker := float64(w.units)*costUnit + float64(p.Universe)*costUniverse
 	return (par/float64(max(1, p.Threads)) + perWorker) * 1e-9

@@ -273,6 +273,7 @@ func buildIndex(threads int, us *units, universe int, unique uint32, prefix []ui
 
 // join is one run of a filter.
 type join struct {
+	f          *filterData
 	p          *Problem
 	out        *Output
 	b          *bounds
@@ -303,7 +304,7 @@ func newJoin(p *Problem, out *Output, alg algorithm) *join {
 	j.b = problemBounds(p)
 	j.idxPrefix = indexPrefix(p, j.b)
 	f := filterIndex(p, alg == groupJoin)
-	j.idx, j.prb, j.x = f.idx, f.prb, f.x
+	j.f, j.idx, j.prb, j.x = f, f.idx, f.prb, f.x
 	j.sigIdx, j.sigPrb = f.sigIdx, f.sigPrb
 	return j
 }
@@ -330,6 +331,8 @@ func indexPrefix(p *Problem, b *bounds) []uint32 {
 type filterData struct {
 	idx, prb *units
 	x        *index
+	mu       sync.Mutex
+	free     []*prober // for the next run (getProber)
 	// sigIdx and sigPrb are the records' signatures, for groups.
 	sigIdx, sigPrb []uint64
 }
@@ -442,12 +445,36 @@ func (pr *prober) verifyMarked(y []uint32, xs, c, need uint32, exact bool) (uint
 	return c, c >= need
 }
 
-func (j *join) newProber() *prober {
-	pr := &prober{cand: make([]cand, j.idx.n), cursor: slices.Clone(j.x.start[:j.p.Universe]), stamp: make([]uint64, j.p.Universe)}
+// getProber returns a prober for j's index: one that an earlier run over
+// the same index (the planner's sample) put back, with its cursors
+// rewound, or a new one. Its counters are all zero: every probe clears
+// those it raised.
+func (j *join) getProber() *prober {
+	f := j.f
+	f.mu.Lock()
+	var pr *prober
+	if n := len(f.free); n > 0 {
+		pr = f.free[n-1]
+		f.free = f.free[:n-1]
+	}
+	f.mu.Unlock()
+	if pr != nil {
+		copy(pr.cursor, j.x.start[:j.p.Universe])
+		return pr
+	}
+	pr = &prober{cand: make([]cand, j.idx.n), cursor: slices.Clone(j.x.start[:j.p.Universe]), stamp: make([]uint64, j.p.Universe)}
 	for y, in := range j.idx.info {
 		pr.cand[y].unitInfo = in
 	}
 	return pr
+}
+
+// putProber gives pr back for a later run over the same index.
+func (j *join) putProber(pr *prober) {
+	pr.batch = nil
+	j.f.mu.Lock()
+	j.f.free = append(j.f.free, pr)
+	j.f.mu.Unlock()
 }
 
 // setNeed fills pr.need for probes of size a.
@@ -514,7 +541,8 @@ func (j *join) run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pr := j.newProber()
+			pr := j.getProber()
+			defer j.putProber(pr)
 			if j.emit != nil {
 				pr.batch = &CandidateBatch{Starts: []uint32{0}}
 			}
