@@ -116,6 +116,7 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 		}
 	}
 	pr.touched = touched
+	xsig := signature(xr)
 	for _, y := range touched {
 		cd := pr.cand[y]
 		pr.cand[y].cnt = 0
@@ -144,9 +145,16 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 		ylo, yhi := j.idx.records(int(y))
 		st.pairs += float64((xhi - xlo) * (yhi - ylo))
 		for rx := xlo; rx < xhi; rx++ {
-			sx := signature(j.prb.side.Record(rx))
+			sx := xsig
+			if j.sigPrb != nil {
+				sx = j.sigPrb[rx]
+			}
 			for ry := ylo; ry < yhi; ry++ {
-				if sy := signature(j.idx.side.Record(ry)); sx == noSig || sy == noSig || sigBound(sx, sy) >= pr.need[b] {
+				sy := j.idx.info[y].sig
+				if j.sigIdx != nil {
+					sy = j.sigIdx[ry]
+				}
+				if sx == noSig || sy == noSig || sigBound(sx, sy) >= pr.need[b] {
 					st.merged++
 					st.steps += float64(b - ys)
 				}

@@ -47,8 +47,9 @@ type unitInfo struct {
 // A signature counts a record's elements by their value modulo 16, in 16
 // fields of 4 bits. Common elements fall in the same fields, so the sum
 // over the fields of the smaller count bounds the overlap of two records:
-// GroupJoin rejects most of the pairs of records that its pairs of groups
-// expand to without reading their elements. Counts are kept below 8,
+// most pairs that pass Mann et al.'s bound, and most of the pairs of
+// records that GroupJoin's pairs of groups expand to, are rejected without
+// reading their elements. Counts are kept below 8,
 // which leaves each field's top bit for the comparison; a record with
 // more in one field has none (noSig).
 const noSig = ^uint64(0)
