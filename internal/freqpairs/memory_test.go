@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
 )
@@ -33,9 +34,9 @@ func memoryShapes(t *testing.T) []dataset {
 	for i := range 20000 {
 		short.Add([]uint32{uint32(2 * i), uint32(2*i + 1), uint32(2*i + 2)})
 	}
-	retail, err := setio.Load("../../../shared/data/fimi/retail.dat")
+	retail, err := setio.Load(settest.SharedData(t, "fimi", "retail.dat"))
 	if err != nil {
-		t.Fatalf("the real data sets are expected in ../shared/data (see its README): %v", err)
+		t.Fatal(err)
 	}
 	dense, err := GenerateBernoulli(2000, 0.05, 2_000_000, 1)
 	if err != nil {

@@ -3,16 +3,13 @@ package simjoin
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 
+	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
 )
-
-// dataDir holds the project's real data sets (see its README.md).
-const dataDir = "../../../shared/data/"
 
 // mannData are the data sets of ../shared/NOTES.md with the pairs that
 // Mann et al.'s code finds in them, equal sets counted once, at Jaccard
@@ -44,11 +41,7 @@ func loadData(tb testing.TB, file string) *sets.Collection {
 	if c, ok := loaded.Load(file); ok {
 		return c.(*sets.Collection)
 	}
-	path := dataDir + file
-	if _, err := os.Stat(path); err != nil {
-		tb.Skipf("real data missing: %v (the shared data sets are expected at ../shared/data)", err)
-	}
-	c, err := setio.Load(path)
+	c, err := setio.Load(settest.SharedData(tb, file))
 	if err != nil {
 		tb.Fatal(err)
 	}

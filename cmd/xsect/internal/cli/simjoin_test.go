@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/xsect/xsect/internal/settest"
 )
 
 func TestSimJoinCommand(t *testing.T) {
@@ -121,10 +123,7 @@ func TestSimJoinExplain(t *testing.T) {
 // pairs that Mann et al.'s code finds (../shared/NOTES.md), whichever the
 // algorithm.
 func TestSimJoinRealData(t *testing.T) {
-	path := "../../../../../shared/data/fimi/BMS2.dat"
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("real data missing: %v (the shared data sets are expected at ../shared/data)", err)
-	}
+	path := settest.SharedData(t, "fimi", "BMS2.dat")
 	for _, alg := range []string{"auto", "allpairs", "ppjoin", "groupjoin"} {
 		code, stdout, stderr := run(t, "simjoin", path, "--threshold", "0.7", "--distinct", "--count-only", "--algorithm", alg)
 		if code != ExitOK || stdout != "7773\n" {
