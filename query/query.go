@@ -80,9 +80,12 @@ func Build(docs *sets.Collection, opt BuildOptions) (*Index, error) {
 		return nil, fmt.Errorf("query: %w", err)
 	}
 	bo := invindex.BuildOptions{DenseRatio: opt.DenseRatio}
+	terms := invindex.MaxTerm(docs) + 1
+	if terms > invindex.NoTerm {
+		return nil, fmt.Errorf("term id %d: an index holds term ids up to %d", terms-1, uint32(NoTerm-1))
+	}
 	if opt.Memory > 0 {
-		terms := invindex.MaxTerm(docs) + 1
-		if need := invindex.BuildMemory(docs.Len(), int(min(terms, invindex.NoTerm)), int64(len(docs.Elements)), bo); need > opt.Memory {
+		if need := invindex.BuildMemory(docs.Len(), int(terms), int64(len(docs.Elements)), bo); need > opt.Memory {
 			return nil, &MemoryError{fmt.Sprintf("the index (%d documents, %d terms, %d postings)", docs.Len(), terms, len(docs.Elements)), need, opt.Memory}
 		}
 	}
