@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
-	"hash/crc32"
 	"errors"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -365,7 +365,9 @@ func TestValidate(t *testing.T) {
 // tokens is the reference tokenizer: lowercase, then [a-z0-9]+ runs.
 var wordRE = regexp.MustCompile(`[a-z0-9]+`)
 
-func refTokens(s string) []string { return wordRE.FindAllString(strings.ToLower(asciiOnlyLower(s)), -1) }
+func refTokens(s string) []string {
+	return wordRE.FindAllString(strings.ToLower(asciiOnlyLower(s)), -1)
+}
 
 // asciiOnlyLower lowercases ASCII letters only: strings.ToLower would
 // also fold non-ASCII letters, which are separators here.
