@@ -21,9 +21,13 @@ import (
 	"github.com/xsect/xsect/sets"
 )
 
-// openRunner returns a GPU runner on ix, or skips saying why there is no
-// GPU.
-func openRunner(t testing.TB, ix *invindex.Index, threads int) *runner {
+// kinds are the GPU runners: the jobs prepared on the host, or the
+// queries prepared on the device.
+var kinds = []string{"host", "device"}
+
+// openRunner returns a GPU runner of the kind on ix, or skips saying why
+// there is no GPU.
+func openRunner(t testing.TB, kind string, ix *invindex.Index, threads int) conj.Runner {
 	t.Helper()
 	if err := gpurt.Available(); err != nil {
 		t.Skipf("no GPU: %v; skipping", err)
@@ -32,7 +36,12 @@ func openRunner(t testing.TB, ix *invindex.Index, threads int) *runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := newRunner(dev, ix, threads)
+	var r conj.Runner
+	if kind == "host" {
+		r, err = newRunner(dev, ix, threads)
+	} else {
+		r, err = newDevRunner(dev, ix, threads)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +55,7 @@ func openRunner(t testing.TB, ix *invindex.Index, threads int) *runner {
 
 // compare runs qs on the GPU and the CPU in every mode and checks both
 // against each other, and against the reference when docs is not nil.
-func compare(t *testing.T, r *runner, ix *invindex.Index, docs *sets.Collection, qs []conj.Query, limits []int) {
+func compare(t *testing.T, r conj.Runner, ix *invindex.Index, docs *sets.Collection, qs []conj.Query, limits []int) {
 	t.Helper()
 	cpu := conj.NewCPU(ix, 0)
 	for _, limit := range limits {
@@ -92,9 +101,16 @@ func TestGPUReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := openRunner(t, ix, 3)
 		qs := conjtest.AdversarialQueries(rng, ix.Terms(), 3000)
-		compare(t, r, ix, docs, qs, []int{-1, 0, 1, 3})
+		// More terms than the device takes.
+		var long conj.Query
+		for i := range devMaxTerms + 3 {
+			long.Terms = append(long.Terms, uint32(i%3))
+		}
+		qs = append(qs, long)
+		for _, kind := range kinds {
+			compare(t, openRunner(t, kind, ix, 3), ix, docs, qs, []int{-1, 0, 1, 3})
+		}
 	}
 }
 
@@ -136,8 +152,9 @@ func TestGPULongLists(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := openRunner(t, ix, 2)
-		compare(t, r, ix, nil, qs, []int{-1, 0, 7, 10000})
+		for _, kind := range kinds {
+			compare(t, openRunner(t, kind, ix, 2), ix, nil, qs, []int{-1, 0, 7, 10000})
+		}
 	}
 }
 
@@ -154,18 +171,21 @@ func TestGPUBatchSplit(t *testing.T) {
 	for len(qs) < maxQueries+1000 {
 		qs = append(qs, base...)
 	}
-	r := openRunner(t, ix, 4)
-	compare(t, r, ix, nil, qs, []int{-1})
+	for _, kind := range kinds {
+		compare(t, openRunner(t, kind, ix, 4), ix, nil, qs, []int{-1})
+	}
 }
 
 func TestGPUClosed(t *testing.T) {
 	ix, _ := invindex.FromDocs(sets.FromSets([]uint32{1, 2}), invindex.BuildOptions{})
-	r := openRunner(t, ix, 1)
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Search(context.Background(), make([]conj.Query, 1), -1, false, make([]conj.Result, 1)); err == nil {
-		t.Error("Search after Close succeeded")
+	for _, kind := range kinds {
+		r := openRunner(t, kind, ix, 1)
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Search(context.Background(), make([]conj.Query, 1), -1, false, make([]conj.Result, 1)); err == nil {
+			t.Error(kind, "Search after Close succeeded")
+		}
 	}
 }
 
@@ -214,21 +234,23 @@ func TestGPURealData(t *testing.T) {
 		t.Fatal(err)
 	}
 	qs := readQueries(t, settest.SharedData(t, "ir", "gcide", "gcide.q.topics.terabyte05.efficiency.txt.sets"))
-	r := openRunner(t, ix, 0)
-	res := make([]conj.Result, len(qs))
-	if err := r.Search(context.Background(), qs, -1, true, res); err != nil {
-		t.Fatal(err)
-	}
-	sum := 0
-	for i, q := range qs {
-		if len(q.Terms) >= 2 {
-			sum += res[i].Count
+	for _, kind := range kinds {
+		r := openRunner(t, kind, ix, 0)
+		res := make([]conj.Result, len(qs))
+		if err := r.Search(context.Background(), qs, -1, true, res); err != nil {
+			t.Fatal(err)
 		}
+		sum := 0
+		for i, q := range qs {
+			if len(q.Terms) >= 2 {
+				sum += res[i].Count
+			}
+		}
+		if sum != 2451938 {
+			t.Errorf("%s: counts of the queries of 2+ terms sum to %d, want 2451938", kind, sum)
+		}
+		compare(t, r, ix, nil, qs, []int{-1, 10})
 	}
-	if sum != 2451938 {
-		t.Errorf("counts of the queries of 2+ terms sum to %d, want 2451938", sum)
-	}
-	compare(t, r, ix, nil, qs, []int{-1, 10})
 }
 
 func readQueries(t testing.TB, path string) []conj.Query {
@@ -282,7 +304,9 @@ func BenchmarkGcide(b *testing.B) {
 	}
 	b.Run("cpu/count", func(b *testing.B) { run(b, conj.NewCPU(ix, 0), -1, true) })
 	b.Run("cpu/ids", func(b *testing.B) { run(b, conj.NewCPU(ix, 0), -1, false) })
-	b.Run("gpu/count", func(b *testing.B) { run(b, openRunner(b, ix, 0), -1, true) })
-	b.Run("gpu/ids", func(b *testing.B) { run(b, openRunner(b, ix, 0), -1, false) })
-	b.Run("gpu/limit10", func(b *testing.B) { run(b, openRunner(b, ix, 0), 10, false) })
+	for _, kind := range kinds {
+		b.Run(kind+"/count", func(b *testing.B) { run(b, openRunner(b, kind, ix, 0), -1, true) })
+		b.Run(kind+"/ids", func(b *testing.B) { run(b, openRunner(b, kind, ix, 0), -1, false) })
+		b.Run(kind+"/limit10", func(b *testing.B) { run(b, openRunner(b, kind, ix, 0), 10, false) })
+	}
 }

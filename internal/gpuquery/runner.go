@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -74,6 +76,8 @@ type runner struct {
 	kernels    [numBuckets]*gpurt.Kernel
 	stream     *gpurt.Stream
 	evStart    *gpurt.Event
+	evUp       *gpurt.Event
+	evKern     *gpurt.Event
 	evEnd      *gpurt.Event
 	dUp, dRes  gpurt.Buffer
 	dOut       gpurt.Buffer
@@ -90,7 +94,29 @@ type stats struct {
 	batches, queries, jobs, host int
 	prep, device, finish         time.Duration
 	upBytes, downBytes           int64
+	phases                       [][numPhases]time.Duration // each batch's, for the medians
+	kernels                      [][numBuckets + 2]time.Duration
 }
+
+// The phases of a batch that Notes times: on the host, preparing the jobs,
+// waiting for the device's goroutine, placing the jobs in pinned memory
+// and reading the answers; on the device (events), the upload, the
+// kernels and the download.
+const (
+	phPrepare = iota
+	phHandoff
+	phPlace
+	phUpload
+	phKernels
+	phDownload
+	phFinish
+	numPhases
+)
+
+// maxPhases bounds the batches whose phases are kept: the latest ones.
+const maxPhases = 1024
+
+var phaseNames = [numPhases]string{"prepare", "handoff", "place", "upload", "kernels", "download", "finish"}
 
 func newRunner(dev *gpurt.Device, ix *invindex.Index, threads int) (*runner, error) {
 	if ix.NumDocs > 0 && len(ix.Postings) > 0 && uint64(len(ix.Postings)) >= 1<<40 {
@@ -114,11 +140,12 @@ func newRunner(dev *gpurt.Device, ix *invindex.Index, threads int) (*runner, err
 		if r.stream, err = c.NewStream(); err != nil {
 			return err
 		}
-		if r.evStart, err = c.NewEvent(); err != nil {
-			return err
+		for _, e := range []**gpurt.Event{&r.evStart, &r.evUp, &r.evKern, &r.evEnd} {
+			if *e, err = c.NewEvent(); err != nil {
+				return err
+			}
 		}
-		r.evEnd, err = c.NewEvent()
-		return err
+		return nil
 	})
 	if err != nil {
 		r.Close()
@@ -136,7 +163,7 @@ func (r *runner) Close() error {
 		r.closed = true
 		err := r.dev.Do(func(c *gpurt.Ctx) error {
 			return errors.Join(c.Sync(r.stream), c.Free(r.dUp), c.Free(r.dRes), c.Free(r.dOut),
-				r.up.Free(c), r.down.Free(c), c.DestroyEvent(r.evStart), c.DestroyEvent(r.evEnd), c.DestroyStream(r.stream))
+				r.up.Free(c), r.down.Free(c), c.DestroyEvent(r.evStart), c.DestroyEvent(r.evUp), c.DestroyEvent(r.evKern), c.DestroyEvent(r.evEnd), c.DestroyStream(r.stream))
 		})
 		r.closeError = errors.Join(err, release(r.dev, r.ix))
 	})
@@ -151,8 +178,20 @@ func (r *runner) Notes() string {
 	if s.batches == 0 {
 		return ""
 	}
-	return fmt.Sprintf("gpu: %d batches, %d queries (%d jobs on the device, %d answered on the host); host preparation %.1f ms, device %.1f ms (upload %s, kernels, download %s), reading back %.1f ms\n",
+	var b strings.Builder
+	fmt.Fprintf(&b, "gpu: %d batches, %d queries (%d jobs on the device, %d answered on the host); host preparation %.1f ms, device %.1f ms (upload %s, kernels, download %s), reading back %.1f ms\n",
 		s.batches, s.queries, s.jobs, s.host, millis(s.prep), millis(s.device), bytesString(s.upBytes), bytesString(s.downBytes), millis(s.finish))
+	b.WriteString("gpu: median batch:")
+	for p := range numPhases {
+		ts := make([]time.Duration, len(s.phases))
+		for i, ph := range s.phases {
+			ts[i] = ph[p]
+		}
+		slices.Sort(ts)
+		fmt.Fprintf(&b, " %s %.0f us", phaseNames[p], float64(ts[len(ts)/2].Nanoseconds())/1e3)
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 func millis(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
@@ -222,6 +261,7 @@ func (r *runner) parallel(n int, fn func(c *chunk)) {
 // the batch's buffers, it answers the two halves apart.
 func (r *runner) batch(ctx context.Context, qs []conj.Query, limit int, countOnly bool, res []conj.Result) error {
 	t0 := time.Now()
+	var ph [numPhases]time.Duration
 	// Chunks of at least 1024 queries: below that, a goroutine costs more
 	// than it saves.
 	n := max(1, min(r.threads, len(qs)/1024))
@@ -232,6 +272,7 @@ func (r *runner) batch(ctx context.Context, qs []conj.Query, limit int, countOnl
 		c.lo, c.hi = i*len(qs)/n, (i+1)*len(qs)/n
 	}
 	r.parallel(n, func(c *chunk) { r.prepare(c, qs, limit, countOnly, res) })
+	ph[phPrepare] = time.Since(t0)
 	// The batch's layout: jobs sorted by bucket, chunk by chunk.
 	jobs, terms, host := 0, 0, 0
 	var caps uint64
@@ -279,18 +320,27 @@ func (r *runner) batch(ctx context.Context, qs []conj.Query, limit int, countOnl
 	downWords := 1 + 2*jobs + int(caps)
 	var prep, dev time.Duration
 	if jobs > 0 {
+		tDo := time.Now()
 		err := r.dev.Do(func(c *gpurt.Ctx) error {
+			ph[phHandoff] = time.Since(tDo)
 			if err := r.grow(c, upBytes, downWords, int(caps)); err != nil {
 				return err
 			}
 			up := r.up.Bytes()
+			tPlace := time.Now()
 			r.parallel(n, func(ch *chunk) { r.place(ch, up, jobs) })
+			ph[phPlace] = time.Since(tPlace)
 			prep = time.Since(t0)
 			t1 := time.Now()
 			down, err := r.run(c, bucketStart, jobs, upBytes, downWords, mode)
 			dev = time.Since(t1)
 			if err != nil {
 				return err
+			}
+			for i, ev := range [][2]*gpurt.Event{{r.evStart, r.evUp}, {r.evUp, r.evKern}, {r.evKern, r.evEnd}} {
+				if ph[phUpload+i], err = c.Elapsed(ev[0], ev[1]); err != nil {
+					return err
+				}
 			}
 			r.statsMu.Lock()
 			r.stats.downBytes += int64(down)
@@ -316,7 +366,13 @@ func (r *runner) batch(ctx context.Context, qs []conj.Query, limit int, countOnl
 			}
 		}
 	}
+	ph[phFinish] = time.Since(t2)
 	r.statsMu.Lock()
+	if len(r.stats.phases) < maxPhases {
+		r.stats.phases = append(r.stats.phases, ph)
+	} else {
+		r.stats.phases[r.stats.batches%maxPhases] = ph
+	}
 	r.stats.batches++
 	r.stats.queries += len(qs)
 	r.stats.jobs += jobs
@@ -490,6 +546,9 @@ func (r *runner) run(c *gpurt.Ctx, bucketStart [numBuckets + 1]int, jobs, upByte
 			return 0, err
 		}
 	}
+	if err := c.Record(r.evUp, s); err != nil {
+		return 0, err
+	}
 	jobsBuf := r.dUp.Slice(0, 32*jobs)
 	termsBuf := r.dUp.Slice(32*jobs, upBytes-32*jobs)
 	if upBytes == 32*jobs {
@@ -511,6 +570,9 @@ func (r *runner) run(c *gpurt.Ctx, bucketStart [numBuckets + 1]int, jobs, upByte
 		if err != nil {
 			return 0, err
 		}
+	}
+	if err := c.Record(r.evKern, s); err != nil {
+		return 0, err
 	}
 	down := r.down.Bytes()
 	head := 1 + 2*jobs
