@@ -19,7 +19,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -30,11 +29,6 @@ import (
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/invindex"
 )
-
-//go:embed kernels/query.cu
-var kernelSource string
-
-var source = gpurt.Source{Name: "query.cu", Code: kernelSource}
 
 func init() { conj.Register(gpuEngine{}) }
 
@@ -83,13 +77,13 @@ func deviceInfo() gpurt.Info {
 
 // residentBytes is the device memory an index takes.
 func residentBytes(ix *invindex.Index) int64 {
-	return 4*int64(len(ix.Postings)) + 8*int64(len(ix.Bitmaps)) + termBytes*int64(ix.Terms()) +
+	return 4*int64(len(ix.Postings)) + termBytes*int64(ix.Terms()) +
 		8*int64(ix.BitmapWords())*int64(len(gpuDense(ix)))
 }
 
 func (gpuEngine) Estimate(w *conj.Workload) (engine.Estimate, error) {
 	threads := conj.Threads(w.Threads)
-	mem := residentBytes(w.Index) + batchBytes
+	mem := residentBytes(w.Index) + int64(batchBytes)
 	sec := gpurt.OpenWait(time.Duration(openSeconds * float64(time.Second))).Seconds()
 	if !gpurt.DefaultStarted() {
 		sec += closeSeconds
@@ -111,23 +105,18 @@ func (gpuEngine) Open(ix *invindex.Index, threads int) (conj.Runner, error) {
 	if err != nil {
 		return nil, engine.Unavailable(err)
 	}
-	if os.Getenv("XSECT_QUERY_GPU") == "host" {
-		return newRunner(dev, ix, threads)
-	}
 	return newDevRunner(dev, ix, threads)
 }
 
 // resident is an index's lists on a device, shared by the runners on it:
-// the postings, the index's bitmaps (for the runner that prepares jobs on
-// the host), and for the runner that prepares them on the device a term
-// table (each term's list and bitmap, deviceTerm) and bitmaps of its own,
-// for many more lists than the index has: on the device a probe of a
-// bitmap costs one load where a binary search costs a dozen dependent
-// ones.
+// the postings, a term table (each term's list and bitmap, deviceTerm),
+// and bitmaps of the device's own, for many more lists than the index
+// file has: on the device a probe of a bitmap costs one load where a
+// binary search costs a dozen dependent ones.
 type resident struct {
-	postings, bitmaps, table, gbitmaps gpurt.Buffer
-	gdense                             int // lists with a bitmap on the device
-	refs                               int
+	postings, table, gbitmaps gpurt.Buffer
+	gdense                    int // lists with a bitmap on the device
+	refs                      int
 }
 
 // The device's own bitmaps: every list of at least 1/gpuDenseRatio of the
@@ -184,7 +173,6 @@ func acquire(dev *gpurt.Device, ix *invindex.Index) (*resident, error) {
 		var err error
 		free := func() {
 			c.Free(r.postings)
-			c.Free(r.bitmaps)
 			c.Free(r.table)
 			c.Free(r.gbitmaps)
 		}
@@ -192,7 +180,7 @@ func acquire(dev *gpurt.Device, ix *invindex.Index) (*resident, error) {
 		for _, b := range []struct {
 			buf *gpurt.Buffer
 			n   int
-		}{{&r.postings, 4 * len(ix.Postings)}, {&r.bitmaps, 8 * len(ix.Bitmaps)}, {&r.table, termBytes * ix.Terms()}, {&r.gbitmaps, 8 * words * len(dense)}} {
+		}{{&r.postings, 4 * len(ix.Postings)}, {&r.table, termBytes * ix.Terms()}, {&r.gbitmaps, 8 * words * len(dense)}} {
 			if *b.buf, err = c.Alloc(max(b.n, 16)); err != nil {
 				free()
 				return err
@@ -210,17 +198,14 @@ func acquire(dev *gpurt.Device, ix *invindex.Index) (*resident, error) {
 		st := gpurt.NewStager(4, 8<<20)
 		defer st.Free(c)
 		up := st.Uploads(nil)
-		var err1, err2, err3 error
+		var err1, err2 error
 		if len(ix.Postings) > 0 {
 			err1 = up.Add(r.postings.Slice(0, 4*len(ix.Postings)), gpurt.Bytes(ix.Postings))
 		}
-		if len(ix.Bitmaps) > 0 {
-			err2 = up.Add(r.bitmaps.Slice(0, 8*len(ix.Bitmaps)), gpurt.Bytes(ix.Bitmaps))
-		}
 		if len(table) > 0 {
-			err3 = up.Add(r.table.Slice(0, termBytes*len(table)), unsafe.Slice((*byte)(unsafe.Pointer(&table[0])), termBytes*len(table)))
+			err2 = up.Add(r.table.Slice(0, termBytes*len(table)), unsafe.Slice((*byte)(unsafe.Pointer(&table[0])), termBytes*len(table)))
 		}
-		if err := errors.Join(err1, err2, err3); err != nil {
+		if err := errors.Join(err1, err2); err != nil {
 			free()
 			return err
 		}
@@ -273,6 +258,6 @@ func release(dev *gpurt.Device, ix *invindex.Index) error {
 		if err := c.Synchronize(); err != nil {
 			return err
 		}
-		return errors.Join(c.Free(r.postings), c.Free(r.bitmaps), c.Free(r.table), c.Free(r.gbitmaps))
+		return errors.Join(c.Free(r.postings), c.Free(r.table), c.Free(r.gbitmaps))
 	})
 }

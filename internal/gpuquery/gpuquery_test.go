@@ -21,13 +21,9 @@ import (
 	"github.com/xsect/xsect/sets"
 )
 
-// kinds are the GPU runners: the jobs prepared on the host, or the
-// queries prepared on the device.
-var kinds = []string{"host", "device"}
-
-// openRunner returns a GPU runner of the kind on ix, or skips saying why
-// there is no GPU.
-func openRunner(t testing.TB, kind string, ix *invindex.Index, threads int) conj.Runner {
+// openRunner returns a GPU runner on ix, or skips saying why there is no
+// GPU.
+func openRunner(t testing.TB, ix *invindex.Index, threads int) conj.Runner {
 	t.Helper()
 	if err := gpurt.Available(); err != nil {
 		t.Skipf("no GPU: %v; skipping", err)
@@ -36,12 +32,7 @@ func openRunner(t testing.TB, kind string, ix *invindex.Index, threads int) conj
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r conj.Runner
-	if kind == "host" {
-		r, err = newRunner(dev, ix, threads)
-	} else {
-		r, err = newDevRunner(dev, ix, threads)
-	}
+	r, err := newDevRunner(dev, ix, threads)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,9 +99,7 @@ func TestGPUReference(t *testing.T) {
 			long.Terms = append(long.Terms, uint32(i%3))
 		}
 		qs = append(qs, long)
-		for _, kind := range kinds {
-			compare(t, openRunner(t, kind, ix, 3), ix, docs, qs, []int{-1, 0, 1, 3})
-		}
+		compare(t, openRunner(t, ix, 3), ix, docs, qs, []int{-1, 0, 1, 3})
 	}
 }
 
@@ -152,9 +141,7 @@ func TestGPULongLists(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, kind := range kinds {
-			compare(t, openRunner(t, kind, ix, 2), ix, nil, qs, []int{-1, 0, 7, 10000})
-		}
+		compare(t, openRunner(t, ix, 2), ix, nil, qs, []int{-1, 0, 7, 10000})
 	}
 }
 
@@ -171,21 +158,17 @@ func TestGPUBatchSplit(t *testing.T) {
 	for len(qs) < maxQueries+1000 {
 		qs = append(qs, base...)
 	}
-	for _, kind := range kinds {
-		compare(t, openRunner(t, kind, ix, 4), ix, nil, qs, []int{-1})
-	}
+	compare(t, openRunner(t, ix, 4), ix, nil, qs, []int{-1, 10})
 }
 
 func TestGPUClosed(t *testing.T) {
 	ix, _ := invindex.FromDocs(sets.FromSets([]uint32{1, 2}), invindex.BuildOptions{})
-	for _, kind := range kinds {
-		r := openRunner(t, kind, ix, 1)
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Search(context.Background(), make([]conj.Query, 1), -1, false, make([]conj.Result, 1)); err == nil {
-			t.Error(kind, "Search after Close succeeded")
-		}
+	r := openRunner(t, ix, 1)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Search(context.Background(), make([]conj.Query, 1), -1, false, make([]conj.Result, 1)); err == nil {
+		t.Error("Search after Close succeeded")
 	}
 }
 
@@ -234,8 +217,8 @@ func TestGPURealData(t *testing.T) {
 		t.Fatal(err)
 	}
 	qs := readQueries(t, settest.SharedData(t, "ir", "gcide", "gcide.q.topics.terabyte05.efficiency.txt.sets"))
-	for _, kind := range kinds {
-		r := openRunner(t, kind, ix, 0)
+	{
+		r := openRunner(t, ix, 0)
 		res := make([]conj.Result, len(qs))
 		if err := r.Search(context.Background(), qs, -1, true, res); err != nil {
 			t.Fatal(err)
@@ -247,7 +230,7 @@ func TestGPURealData(t *testing.T) {
 			}
 		}
 		if sum != 2451938 {
-			t.Errorf("%s: counts of the queries of 2+ terms sum to %d, want 2451938", kind, sum)
+			t.Errorf("counts of the queries of 2+ terms sum to %d, want 2451938", sum)
 		}
 		compare(t, r, ix, nil, qs, []int{-1, 10})
 	}
@@ -304,9 +287,7 @@ func BenchmarkGcide(b *testing.B) {
 	}
 	b.Run("cpu/count", func(b *testing.B) { run(b, conj.NewCPU(ix, 0), -1, true) })
 	b.Run("cpu/ids", func(b *testing.B) { run(b, conj.NewCPU(ix, 0), -1, false) })
-	for _, kind := range kinds {
-		b.Run(kind+"/count", func(b *testing.B) { run(b, openRunner(b, kind, ix, 0), -1, true) })
-		b.Run(kind+"/ids", func(b *testing.B) { run(b, openRunner(b, kind, ix, 0), -1, false) })
-		b.Run(kind+"/limit10", func(b *testing.B) { run(b, openRunner(b, kind, ix, 0), 10, false) })
-	}
+	b.Run("gpu/count", func(b *testing.B) { run(b, openRunner(b, ix, 0), -1, true) })
+	b.Run("gpu/ids", func(b *testing.B) { run(b, openRunner(b, ix, 0), -1, false) })
+	b.Run("gpu/limit10", func(b *testing.B) { run(b, openRunner(b, ix, 0), 10, false) })
 }
