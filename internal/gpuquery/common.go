@@ -26,9 +26,9 @@ const (
 	splitLen = 8192
 	// maxQueries bounds the queries of one device batch.
 	maxQueries = 1 << 16
-	// batchBytes is the device memory of the two slots' buffers at most:
-	// jobs, header, slices, terms, and the ids kept.
-	batchBytes = 2 * (jobBytes*numBuckets*(2*maxQueries+1024) + 4*qArrays*maxQueries + 12*(2*maxQueries+1024) + 8*maxScratch)
+	// batchBytes is the device memory of a batch's buffers at most: jobs,
+	// header, slices, terms, and the ids kept.
+	batchBytes = jobBytes*numBuckets*(2*maxQueries+1024) + 4*qArrays*maxQueries + 12*(2*maxQueries+1024) + 8*maxScratch
 )
 
 // stats accumulate how the batches ran, for Notes.
