@@ -1,16 +1,17 @@
 // Package gpuquery answers batches of conjunctive queries on an NVIDIA GPU,
 // after Wu et al., "A Batched GPU Algorithm for Set Intersection": the
-// posting lists (and the bitmaps of the densest ones) resident on the
-// device, uploaded once per index; a batch's queries prepared on the host
-// (terms deduplicated and sorted by list length, shortest first),
-// semi-sorted into buckets by the length of their shortest list and sent
-// through pinned memory; one launch per bucket, a group of threads per
-// query (a warp for short lists, a block of up to 512 threads for long
-// ones) searching each element of the shortest list in the other lists,
-// then a scan and a compaction; the counts and the ids of the whole batch
-// copied back in one buffer. Queries with one term, or none that the
-// index holds, are answered on the host, and so is a query whose answer
-// alone would not fit a batch's buffers.
+// posting lists, a term table and bitmaps of the longer lists resident on
+// the device, uploaded once per index; a batch's queries sent as they are
+// (their terms' ids, through pinned memory) and prepared there, a thread
+// per query looking its terms up, sorting them by list length and
+// dropping duplicates, the shortest list cut into slices, each a job
+// semi-sorted into a bucket by its length; one launch per bucket, a group
+// of threads per job (a warp for short slices, a block of up to 512
+// threads for long ones) looking each element of the slice up in the
+// query's other lists, then a scan and a compaction; the counts and the
+// ids kept copied back. A query of more than 32 terms, or one whose ids
+// find no room in a batch's buffers, is answered on the host by the CPU
+// engine. docs/QUERY.md has the design and the measurements.
 //
 // It registers itself with package conj as the "svs" engine on the GPU.
 package gpuquery
@@ -32,18 +33,19 @@ import (
 
 func init() { conj.Register(gpuEngine{}) }
 
-// The cost model (docs/QUERY.md): seconds to open the GPU and to tear its
-// context down at exit, the upload rate of the posting lists (from
-// pageable memory through the stager), the fixed cost of a batch, the
-// host's cost per query (preparing and reading back, per thread), and how
-// many CPU threads' worth of list work the device does.
+// The cost model, fitted to the H100 host (docs/QUERY.md): seconds to open
+// the GPU and to tear its context down at exit, the upload rate of the
+// lists (from pageable memory through the stager), the fixed cost of a
+// batch (31,432 TREC queries on gcide took 0.72 ms a pass, 62,864 took
+// 0.99 ms), the host's cost per query and thread (packing, reading back),
+// and how many CPU threads' worth of list work the device does.
 const (
 	openSeconds  = 0.25
 	closeSeconds = 0.12
 	uploadRate   = 10e9
-	batchSeconds = 60e-6
-	hostQueryNS  = 120
-	deviceSpeed  = 150
+	batchSeconds = 450e-6
+	hostQueryNS  = 85
+	deviceSpeed  = 400
 	// nominalQueries is the workload assumed when the queries are not
 	// known in advance: a service that answers many.
 	nominalQueries = 1e6
