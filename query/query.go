@@ -272,13 +272,22 @@ func NewSearcher(ix *Index, opt Options) (*Searcher, error) {
 	if err != nil {
 		return s, err
 	}
-	e := cs[0].Engine
-	s.runner, err = e.Open(ix.ix, w.Threads)
-	if err != nil {
-		return s, err
+	// The first engine that opens: with auto, a GPU that fails to open
+	// (a broken driver) leaves the CPU.
+	var errs []error
+	for _, c := range cs {
+		if c.Err != nil {
+			continue
+		}
+		r, err := c.Engine.Open(ix.ix, w.Threads)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s on %s: %w", c.Engine.Name(), c.Engine.Kind(), err))
+			continue
+		}
+		s.runner, s.device = r, c.Engine.Kind().String()
+		return s, nil
 	}
-	s.device = e.Kind().String()
-	return s, nil
+	return s, errors.Join(errs...)
 }
 
 // Device returns "cpu" or "gpu": where batches run.
