@@ -1,0 +1,214 @@
+// Package serve is xsect's search service: conjunctive queries over an
+// inverted index answered over HTTP, with the queries of concurrent requests
+// gathered into batches for the engine (dynamic batching).
+//
+// The API:
+//
+//	POST /v1/search        {"terms":[3,17],"limit":10} or {"q":"text","limit":10}
+//	                       -> {"count":C,"ids":[...]}
+//	POST /v1/search:batch  {"queries":[{...},...]} -> {"results":[{"count":C,"ids":[...]},...]}
+//	GET  /healthz          200 {"status":"ok"} once the index is loaded, 503 before
+//	GET  /metrics          Prometheus text format, series prefixed xsect_
+//
+// Errors are {"error":"..."} with 400 (bad request), 404, 405, 413 (body over
+// the limit), 429 (queue full), 503 (not loaded, or the deadline passed
+// before the queries ran), 504 (the deadline passed while they ran) or 500.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// Query is one conjunctive query: a document matches when it holds every
+// term. Duplicate terms are ignored; a term the index lacks matches nothing;
+// an empty query matches nothing.
+type Query struct{ Terms []uint32 }
+
+// Result is the answer to one query: Count matching documents, IDs the first
+// of them in increasing order.
+type Result struct {
+	Count int
+	IDs   []uint32
+}
+
+// Backend answers batches of queries; query.Searcher is one. It must be safe
+// for concurrent use: up to Config.Concurrency batches run at once.
+type Backend interface {
+	// Search answers qs[i] into res[i] (len(res) == len(qs)): the count,
+	// and unless countOnly, the first limit ids (limit >= 0 here).
+	Search(ctx context.Context, qs []Query, limit int, countOnly bool, res []Result) error
+	// Device is where batches run: "cpu" or "gpu".
+	Device() string
+}
+
+// ShortestLister is implemented by a backend that runs a batch faster when
+// its queries come in order of the length of their shortest posting list
+// (a GPU engine whose threads then do alike work). The dispatcher then
+// semi-sorts every batch into buckets of equal bit length of that size.
+type ShortestLister interface {
+	ShortestList(q Query) int
+}
+
+// Config holds the service's limits. The zero value of a field means its
+// default.
+type Config struct {
+	BatchSize   int           // most queries in one backend batch (default 1024)
+	BatchWait   time.Duration // longest a batch waits to fill, from its oldest query (0: none, run when a slot is free)
+	Deadline    time.Duration // per request (default 2s)
+	MaxBody     int64         // request body bytes (default 1 MiB)
+	Concurrency int           // batches running at once (default GOMAXPROCS)
+	Queue       int           // queries admitted and not yet running (default 8192)
+	MaxQueries  int           // queries in one batch request (default 1024, at most Queue)
+	MaxLimit    int           // largest limit a query may ask (default 1000)
+	Logger      *slog.Logger  // default: discard
+}
+
+// Defaults of Config.
+const (
+	DefaultBatchSize  = 1024
+	DefaultDeadline   = 2 * time.Second
+	DefaultMaxBody    = 1 << 20
+	DefaultQueue      = 8192
+	DefaultMaxQueries = 1024
+	DefaultMaxLimit   = 1000
+	DefaultLimit      = 10 // the limit of a query that gives none
+)
+
+// withDefaults fills the zero fields and checks the others.
+func (c Config) withDefaults() (Config, error) {
+	if c.BatchSize == 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.Deadline == 0 {
+		c.Deadline = DefaultDeadline
+	}
+	if c.MaxBody == 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = runtime.GOMAXPROCS(0)
+	}
+	if c.Queue == 0 {
+		c.Queue = DefaultQueue
+	}
+	if c.MaxQueries == 0 {
+		c.MaxQueries = min(DefaultMaxQueries, c.Queue)
+	}
+	if c.MaxLimit == 0 {
+		c.MaxLimit = DefaultMaxLimit
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	switch {
+	case c.BatchSize < 1:
+		return c, fmt.Errorf("batch size %d: want at least 1", c.BatchSize)
+	case c.BatchWait < 0:
+		return c, fmt.Errorf("batch wait %v: want 0 or more", c.BatchWait)
+	case c.Deadline < 0:
+		return c, fmt.Errorf("deadline %v: want more than 0", c.Deadline)
+	case c.MaxBody < 64:
+		return c, fmt.Errorf("body limit %d: want at least 64 bytes", c.MaxBody)
+	case c.Concurrency < 1:
+		return c, fmt.Errorf("concurrency %d: want at least 1", c.Concurrency)
+	case c.Queue < 1:
+		return c, fmt.Errorf("queue %d: want at least 1", c.Queue)
+	case c.MaxQueries < 1 || c.MaxQueries > c.Queue:
+		return c, fmt.Errorf("queries per batch request %d: want 1 to the queue length %d", c.MaxQueries, c.Queue)
+	case c.MaxLimit < 0:
+		return c, fmt.Errorf("limit bound %d: want 0 or more", c.MaxLimit)
+	}
+	return c, nil
+}
+
+// Server is the HTTP service. It answers 503 until SetBackend is called.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	m       *metrics
+	d       *dispatcher
+	ready   atomic.Pointer[ready]
+	started time.Time
+}
+
+// ready is what SetBackend installs.
+type ready struct {
+	b     Backend
+	parse func(string) Query // nil: no vocabulary
+	key   func(Query) int    // nil: batches are not sorted
+}
+
+// New returns a server with the configuration cfg and starts its dispatcher.
+func New(cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.BatchSize), started: time.Now()}
+	s.d = newDispatcher(s)
+	return s, nil
+}
+
+// SetBackend makes the server answer queries with b; parseText maps the
+// text of a "q" to a query, and is nil when the index has no vocabulary.
+// From then on /healthz answers 200.
+func (s *Server) SetBackend(b Backend, parseText func(string) Query) {
+	r := &ready{b: b, parse: parseText}
+	if sl, ok := b.(ShortestLister); ok {
+		r.key = sl.ShortestList
+	}
+	s.ready.Store(r)
+}
+
+// Config returns the configuration in force, defaults filled in.
+func (s *Server) Config() Config { return s.cfg }
+
+// Close stops the dispatcher once the batches running have finished. Call it
+// after the HTTP server has stopped handing requests to s.
+func (s *Server) Close() { s.d.close() }
+
+// Serve answers HTTP requests on ln until ctx is done, then shuts down
+// gracefully: it stops accepting, lets the requests in flight finish (their
+// deadline bounds how long that takes), stops the dispatcher and returns
+// nil. It returns an error if ln fails or the requests did not finish
+// within grace.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: finishing the requests in flight", "grace", grace)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if err != nil {
+		hs.Close()
+		err = fmt.Errorf("requests still running after %v: %w", grace, err)
+	}
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	s.Close()
+	return err
+}
