@@ -1,0 +1,205 @@
+// Package gpuquery answers batches of conjunctive queries on an NVIDIA GPU,
+// after Wu et al., "A Batched GPU Algorithm for Set Intersection": the
+// posting lists (and the bitmaps of the densest ones) resident on the
+// device, uploaded once per index; a batch's queries prepared on the host
+// (terms deduplicated and sorted by list length, shortest first),
+// semi-sorted into buckets by the length of their shortest list and sent
+// through pinned memory; one launch per bucket, a group of threads per
+// query (a warp for short lists, a block of up to 512 threads for long
+// ones) searching each element of the shortest list in the other lists,
+// then a scan and a compaction; the counts and the ids of the whole batch
+// copied back in one buffer. Queries with one term, or none that the
+// index holds, are answered on the host, and so is a query whose answer
+// alone would not fit a batch's buffers.
+//
+// It registers itself with package conj as the "svs" engine on the GPU.
+package gpuquery
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/xsect/xsect/internal/conj"
+	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/invindex"
+)
+
+//go:embed kernels/query.cu
+var kernelSource string
+
+var source = gpurt.Source{Name: "query.cu", Code: kernelSource}
+
+func init() { conj.Register(gpuEngine{}) }
+
+// The cost model (docs/QUERY.md): seconds to open the GPU and to tear its
+// context down at exit, the upload rate of the posting lists (from
+// pageable memory through the stager), the fixed cost of a batch, the
+// host's cost per query (preparing and reading back, per thread), and how
+// many CPU threads' worth of list work the device does.
+const (
+	openSeconds  = 0.25
+	closeSeconds = 0.12
+	uploadRate   = 10e9
+	batchSeconds = 60e-6
+	hostQueryNS  = 120
+	deviceSpeed  = 150
+	// nominalQueries is the workload assumed when the queries are not
+	// known in advance: a service that answers many.
+	nominalQueries = 1e6
+	nominalQueryNS = 1000
+)
+
+type gpuEngine struct{}
+
+func (gpuEngine) Name() string      { return "svs" }
+func (gpuEngine) Kind() engine.Kind { return engine.GPU }
+
+// Device checks that a GPU may be present, without opening it.
+func (gpuEngine) Device() (engine.Device, error) {
+	if err := gpurt.Present(); err != nil {
+		return engine.Device{Kind: engine.GPU, Name: "no GPU"}, engine.Unavailable(engine.Cannot("%v", err))
+	}
+	info := deviceInfo()
+	return engine.Device{Kind: engine.GPU, Name: info.Name, Memory: int64(info.Memory), Parallelism: info.SMs}, nil
+}
+
+// deviceInfo describes the first GPU once the driver has been probed, and
+// a nominal device before.
+func deviceInfo() gpurt.Info {
+	if gpurt.Probed() {
+		if infos, err := gpurt.Devices(); err == nil && len(infos) > 0 {
+			return infos[0]
+		}
+	}
+	return gpurt.Info{Name: "the first GPU (not opened yet)"}
+}
+
+// residentBytes is the device memory an index takes.
+func residentBytes(ix *invindex.Index) int64 {
+	return 4*int64(len(ix.Postings)) + 8*int64(len(ix.Bitmaps))
+}
+
+func (gpuEngine) Estimate(w *conj.Workload) (engine.Estimate, error) {
+	threads := conj.Threads(w.Threads)
+	mem := residentBytes(w.Index) + batchBytes
+	sec := gpurt.OpenWait(time.Duration(openSeconds * float64(time.Second))).Seconds()
+	if !gpurt.DefaultStarted() {
+		sec += closeSeconds
+	}
+	sec += float64(residentBytes(w.Index)) / uploadRate
+	queries := float64(w.Queries)
+	work := conj.SampleCost(w)
+	if len(w.Sample) == 0 {
+		queries, work = nominalQueries, nominalQueries*nominalQueryNS
+	}
+	batches := max(1, queries/maxQueries)
+	sec += batches*batchSeconds + queries*hostQueryNS*1e-9/float64(threads) + work*1e-9/deviceSpeed
+	return engine.Estimate{Seconds: sec, Memory: mem,
+		Detail: fmt.Sprintf("%s of posting lists resident; a group of threads per query, semi-sorted by shortest list", engine.Bytes(residentBytes(w.Index)))}, nil
+}
+
+func (gpuEngine) Open(ix *invindex.Index, threads int) (conj.Runner, error) {
+	dev, err := gpurt.Default()
+	if err != nil {
+		return nil, engine.Unavailable(err)
+	}
+	return newRunner(dev, ix, threads)
+}
+
+// resident is an index's lists on a device, shared by the runners on it.
+type resident struct {
+	postings, bitmaps gpurt.Buffer
+	refs              int
+}
+
+var (
+	residentMu sync.Mutex
+	residents  = map[residentKey]*resident{}
+)
+
+type residentKey struct {
+	dev *gpurt.Device
+	ix  *invindex.Index
+}
+
+// acquire returns ix's lists on dev, uploading them the first time.
+func acquire(dev *gpurt.Device, ix *invindex.Index) (*resident, error) {
+	residentMu.Lock()
+	defer residentMu.Unlock()
+	k := residentKey{dev, ix}
+	if r := residents[k]; r != nil {
+		r.refs++
+		return r, nil
+	}
+	r := &resident{refs: 1}
+	err := dev.Do(func(c *gpurt.Ctx) error {
+		var err error
+		// Never a zero-sized buffer: kernels take the pointers.
+		if r.postings, err = c.Alloc(max(4*len(ix.Postings), 4)); err != nil {
+			return err
+		}
+		if r.bitmaps, err = c.Alloc(max(8*len(ix.Bitmaps), 8)); err != nil {
+			c.Free(r.postings)
+			return err
+		}
+		// The lists may be a file mapping: pageable memory, staged
+		// through pinned slots.
+		st := gpurt.NewStager(4, 8<<20)
+		defer st.Free(c)
+		up := st.Uploads(nil)
+		var err1, err2 error
+		if len(ix.Postings) > 0 {
+			err1 = up.Add(r.postings.Slice(0, 4*len(ix.Postings)), gpurt.Bytes(ix.Postings))
+		}
+		if len(ix.Bitmaps) > 0 {
+			err2 = up.Add(r.bitmaps.Slice(0, 8*len(ix.Bitmaps)), gpurt.Bytes(ix.Bitmaps))
+		}
+		if err := errors.Join(err1, err2); err != nil {
+			c.Free(r.postings)
+			c.Free(r.bitmaps)
+			return err
+		}
+		if err := up.Flush(c); err != nil {
+			c.Free(r.postings)
+			c.Free(r.bitmaps)
+			return err
+		}
+		return c.Synchronize()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query: uploading the index to the GPU: %w", err)
+	}
+	residents[k] = r
+	return r, nil
+}
+
+// release drops one reference to ix's lists on dev, freeing them after
+// the last.
+func release(dev *gpurt.Device, ix *invindex.Index) error {
+	residentMu.Lock()
+	defer residentMu.Unlock()
+	k := residentKey{dev, ix}
+	r := residents[k]
+	if r == nil {
+		return nil
+	}
+	if r.refs--; r.refs > 0 {
+		return nil
+	}
+	delete(residents, k)
+	return dev.Do(func(c *gpurt.Ctx) error {
+		if err := c.Synchronize(); err != nil {
+			return err
+		}
+		err1 := c.Free(r.postings)
+		err2 := c.Free(r.bitmaps)
+		if err1 != nil {
+			return err1
+		}
+		return err2
+	})
+}
