@@ -63,36 +63,52 @@ type dispatcher struct {
 	s      *Server
 	in     chan piece
 	queued atomic.Int64
+	pooled atomic.Int64 // queries gathered into the batch waiting to run
 	slots  chan struct{}
 	wg     sync.WaitGroup // batches running
 
+	mu       sync.Mutex // orders start and close
+	started  bool
 	stop     chan struct{}
 	stopped  atomic.Bool
 	loopDone chan struct{}
-	once     sync.Once
 }
 
 func newDispatcher(s *Server) *dispatcher {
-	d := &dispatcher{
+	return &dispatcher{
 		s:        s,
 		in:       make(chan piece, s.cfg.Queue),
-		slots:    make(chan struct{}, s.cfg.Concurrency),
 		stop:     make(chan struct{}),
 		loopDone: make(chan struct{}),
 	}
+}
+
+// start runs the loop with concurrency slots; it does nothing after close.
+func (d *dispatcher) start(concurrency int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.started || d.stopped.Load() {
+		return
+	}
+	d.started = true
+	d.slots = make(chan struct{}, concurrency)
 	go d.loop()
-	return d
 }
 
 // close stops the loop once the queue is empty and waits for the batches
 // running.
 func (d *dispatcher) close() {
-	d.once.Do(func() {
-		d.stopped.Store(true)
-		close(d.stop)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped.Load() {
+		return
+	}
+	d.stopped.Store(true)
+	close(d.stop)
+	if d.started {
 		<-d.loopDone
 		d.wg.Wait()
-	})
+	}
 }
 
 // do runs the queries of j and waits for their results or ctx's end.
@@ -162,6 +178,7 @@ func (d *dispatcher) loop() {
 			}
 			batch = append(batch, p)
 			n += p.hi - p.lo
+			d.pooled.Store(int64(n))
 		}
 		if carry != nil {
 			p := *carry
@@ -213,6 +230,7 @@ func (d *dispatcher) loop() {
 				}
 				clear(batch[len(live):])
 				batch = live
+				d.pooled.Store(int64(n))
 			case <-d.stop:
 				timer.Stop()
 				break fill
@@ -236,6 +254,7 @@ func (d *dispatcher) loop() {
 				add(p)
 			}
 		}
+		d.pooled.Store(0)
 		d.queued.Add(-int64(n))
 		d.wg.Add(1)
 		go d.run(batch)

@@ -66,7 +66,24 @@ func TestConcurrentClients(t *testing.T) {
 	docs := testDocs(r, 300, 25)
 	b := newRefBackend(docs)
 	_, ts := newTestServer(t, Config{BatchSize: 16, Concurrency: 2, MaxQueries: 40}, b, nil)
-	const clients, rounds = 32, 25
+	sent := hammer(t, ts.URL, docs, 25, 32, 25)
+	total := 0
+	for _, n := range b.batchSizes() {
+		if n < 1 || n > 16 {
+			t.Errorf("a batch of %d queries: want 1 to 16", n)
+		}
+		total += n
+	}
+	if total != sent {
+		t.Errorf("the backend ran %d queries, the clients sent %d", total, sent)
+	}
+}
+
+// hammer runs clients goroutines sending rounds requests each, of one
+// query or a batch of up to 40, random queries over a vocabulary of v
+// terms, and checks every answer against brute. It returns the number of
+// queries sent.
+func hammer(t *testing.T, url string, docs [][]uint32, v, clients, rounds int) int {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	sent := 0
@@ -82,7 +99,7 @@ func TestConcurrentClients(t *testing.T) {
 				}
 				var req, want strings.Builder
 				for i := range n {
-					q := randomQuery(r, 25)
+					q := randomQuery(r, v)
 					limit := r.IntN(12)
 					terms, _ := json.Marshal(q.Terms)
 					if q.Terms == nil {
@@ -100,7 +117,7 @@ func TestConcurrentClients(t *testing.T) {
 				if n > 1 || r.IntN(2) == 0 {
 					path, body, exp = "/v1/search:batch", `{"queries":[`+body+`]}`, `{"results":[`+want.String()+"]}\n"
 				}
-				a := postT(t, ts.URL, path, body)
+				a := postT(t, url, path, body)
 				if a.code != 200 || a.body != exp {
 					t.Errorf("client %d: %s %s: %d\ngot  %s\nwant %s", c, path, body, a.code, a.body, exp)
 					return
@@ -112,16 +129,7 @@ func TestConcurrentClients(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	total := 0
-	for _, n := range b.batchSizes() {
-		if n < 1 || n > 16 {
-			t.Errorf("a batch of %d queries: want 1 to 16", n)
-		}
-		total += n
-	}
-	if total != sent {
-		t.Errorf("the backend ran %d queries, the clients sent %d", total, sent)
-	}
+	return sent
 }
 
 // TestBatchesMerge holds the backend's one slot busy while 20 requests of
@@ -137,7 +145,7 @@ func TestBatchesMerge(t *testing.T) {
 	for i := range n {
 		answers = append(answers, goPost(t, ts.URL, "/v1/search", fmt.Sprintf(`{"terms":[%d]}`, i%4)))
 	}
-	waitFor(t, "20 queries gathered", func() bool { return s.d.queued.Load() == n && len(s.d.in) == 0 })
+	waitFor(t, "20 queries gathered", func() bool { return s.d.pooled.Load() == n })
 	close(b.gate)
 	if a := <-first; a.code != 200 || a.body != `{"count":2,"ids":[0,1]}`+"\n" {
 		t.Errorf("first: %+v", a)
@@ -188,7 +196,7 @@ func TestQueueFull(t *testing.T) {
 		t.Errorf("2 queries into a queue with room for 1: %+v", a)
 	}
 	waiting = append(waiting, goPost(t, ts.URL, "/v1/search", `{"terms":[0]}`))
-	waitFor(t, "4 queries gathered", func() bool { return s.d.queued.Load() == 4 && len(s.d.in) == 0 })
+	waitFor(t, "4 queries gathered", func() bool { return s.d.pooled.Load() == 4 })
 	resp, err := http.Post(ts.URL+"/v1/search", "application/json", strings.NewReader(`{"terms":[0]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -338,7 +346,7 @@ func TestSortedBatches(t *testing.T) {
 		ids := brute(docs, q)
 		all = append(all, sent{goPost(t, ts.URL, "/v1/search", `{"terms":`+string(terms)+`}`), wantResult(len(ids), ids[:min(10, len(ids))]) + "\n"})
 	}
-	waitFor(t, "40 queries gathered", func() bool { return s.d.queued.Load() == 40 && len(s.d.in) == 0 })
+	waitFor(t, "40 queries gathered", func() bool { return s.d.pooled.Load() == 40 })
 	close(ref.gate)
 	<-first
 	for i, x := range all {

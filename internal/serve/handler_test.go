@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -413,4 +414,46 @@ func FuzzTermList(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) { checkTermList(t, b) })
+}
+
+func TestConfig(t *testing.T) {
+	for _, bad := range []Config{
+		{BatchSize: -1}, {BatchWait: -1}, {Deadline: -1}, {MaxBody: 10}, {Concurrency: -1}, {Queue: -1},
+		{Queue: 10, MaxQueries: 11}, {MaxQueries: -1}, {MaxLimit: -1},
+	} {
+		if _, err := New(bad); err == nil {
+			t.Errorf("New(%+v): no error", bad)
+		}
+	}
+	s, err := New(Config{Queue: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if c := s.Config(); c.MaxQueries != 10 || c.BatchSize != DefaultBatchSize || c.MaxLimit != DefaultMaxLimit {
+		t.Errorf("defaults: %+v", c)
+	}
+	if s.Concurrency() != 0 {
+		t.Errorf("concurrency before the backend: %d", s.Concurrency())
+	}
+	gpu := newRefBackend(nil)
+	gpu.device = "gpu"
+	s.SetBackend(gpu, nil)
+	if s.Concurrency() != 1 {
+		t.Errorf("default concurrency on a GPU: %d, want 1", s.Concurrency())
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Errorf("a second SetBackend did not panic")
+			}
+		}()
+		s.SetBackend(gpu, nil)
+	}()
+	s2, _ := New(Config{})
+	defer s2.Close()
+	s2.SetBackend(newRefBackend(nil), nil)
+	if s2.Concurrency() != runtime.GOMAXPROCS(0) {
+		t.Errorf("default concurrency on the CPU: %d, want GOMAXPROCS", s2.Concurrency())
+	}
 }

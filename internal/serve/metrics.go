@@ -12,14 +12,14 @@ import (
 // locks; a scrape may see a count and a sum a few observations apart.
 type histogram struct {
 	bounds []int64 // upper bounds, inclusive, increasing
-	scale  float64 // printed value = value * scale (1e-9 for seconds)
+	div    float64 // printed value = value / div (1e9 for nanoseconds as seconds)
 	counts []atomic.Uint64
 	sum    atomic.Int64
 	total  atomic.Uint64
 }
 
-func newHistogram(scale float64, bounds ...int64) *histogram {
-	return &histogram{bounds: bounds, scale: scale, counts: make([]atomic.Uint64, len(bounds))}
+func newHistogram(div float64, bounds ...int64) *histogram {
+	return &histogram{bounds: bounds, div: div, counts: make([]atomic.Uint64, len(bounds))}
 }
 
 func (h *histogram) observe(v int64) {
@@ -45,7 +45,7 @@ func (h *histogram) write(buf []byte, name, labels string) []byte {
 	for i, b := range h.bounds {
 		cum += h.counts[i].Load()
 		buf = append(buf, name+"_bucket{"+labels+sep+`le="`...)
-		buf = appendFloat(buf, float64(b)*h.scale)
+		buf = appendFloat(buf, float64(b)/h.div)
 		buf = append(buf, `"} `...)
 		buf = strconv.AppendUint(buf, cum, 10)
 		buf = append(buf, '\n')
@@ -55,7 +55,7 @@ func (h *histogram) write(buf []byte, name, labels string) []byte {
 	buf = append(buf, name+"_bucket{"+labels+sep+`le="+Inf"} `...)
 	buf = strconv.AppendUint(buf, total, 10)
 	buf = append(buf, '\n')
-	buf = appendSample(buf, name+"_sum", labels, float64(h.sum.Load())*h.scale)
+	buf = appendSample(buf, name+"_sum", labels, float64(h.sum.Load())/h.div)
 	buf = append(buf, name+"_count"...)
 	if labels != "" {
 		buf = append(buf, "{"+labels+"}"...)
@@ -114,7 +114,7 @@ type metrics struct {
 func newMetrics(batchSize int) *metrics {
 	m := &metrics{}
 	for i := range m.latency {
-		m.latency[i] = newHistogram(1e-9, latencyBounds...)
+		m.latency[i] = newHistogram(1e9, latencyBounds...)
 	}
 	var sizes []int64
 	for b := int64(1); b < int64(batchSize); b *= 2 {
@@ -122,8 +122,8 @@ func newMetrics(batchSize int) *metrics {
 	}
 	sizes = append(sizes, int64(batchSize))
 	m.batchSize = newHistogram(1, sizes...)
-	m.batchTime = newHistogram(1e-9, latencyBounds...)
-	m.queueWait = newHistogram(1e-9, latencyBounds...)
+	m.batchTime = newHistogram(1e9, latencyBounds...)
+	m.queueWait = newHistogram(1e9, latencyBounds...)
 	return m
 }
 
@@ -151,7 +151,8 @@ func (m *metrics) batch(n int, device string, d time.Duration, err error) {
 }
 
 // write appends the metrics in the Prometheus text format (version 0.0.4).
-func (m *metrics) write(buf []byte, d *dispatcher, device string, ready bool, up time.Duration) []byte {
+// device is "" until the backend is set.
+func (m *metrics) write(buf []byte, d *dispatcher, device string, inFlight int, up time.Duration) []byte {
 	buf = appendHeader(buf, "xsect_request_duration_seconds", "histogram", "Time from a request's arrival to its answer, by endpoint.")
 	for ep, h := range m.latency {
 		buf = h.write(buf, "xsect_request_duration_seconds", `endpoint="`+endpointNames[ep]+`"`)
@@ -187,14 +188,16 @@ func (m *metrics) write(buf []byte, d *dispatcher, device string, ready bool, up
 	buf = m.queueWait.write(buf, "xsect_queue_wait_seconds", "")
 	buf = appendHeader(buf, "xsect_queue_depth", "gauge", "Queries admitted and not yet running.")
 	buf = appendSample(buf, "xsect_queue_depth", "", float64(d.queued.Load()))
+	buf = appendHeader(buf, "xsect_batch_gathered", "gauge", "Queries gathered into the next batch, part of the queue depth.")
+	buf = appendSample(buf, "xsect_batch_gathered", "", float64(d.pooled.Load()))
 	buf = appendHeader(buf, "xsect_queue_capacity", "gauge", "Queries the queue admits (beyond: 429).")
 	buf = appendSample(buf, "xsect_queue_capacity", "", float64(cap(d.in)))
 	buf = appendHeader(buf, "xsect_batches_in_flight", "gauge", "Batches running on the backend.")
-	buf = appendSample(buf, "xsect_batches_in_flight", "", float64(len(d.slots)))
+	buf = appendSample(buf, "xsect_batches_in_flight", "", float64(inFlight))
 	buf = appendHeader(buf, "xsect_ready", "gauge", "1 once the index is loaded, by device.")
 	for _, dev := range devices {
 		v := 0.0
-		if ready && dev == device {
+		if dev == device {
 			v = 1
 		}
 		buf = appendSample(buf, "xsect_ready", `device="`+dev+`"`, v)

@@ -26,19 +26,18 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/xsect/xsect/query"
 )
 
 // Query is one conjunctive query: a document matches when it holds every
 // term. Duplicate terms are ignored; a term the index lacks matches nothing;
 // an empty query matches nothing.
-type Query struct{ Terms []uint32 }
+type Query = query.Query
 
 // Result is the answer to one query: Count matching documents, IDs the first
 // of them in increasing order.
-type Result struct {
-	Count int
-	IDs   []uint32
-}
+type Result = query.Result
 
 // Backend answers batches of queries; query.Searcher is one. It must be safe
 // for concurrent use: up to Config.Concurrency batches run at once.
@@ -65,7 +64,7 @@ type Config struct {
 	BatchWait   time.Duration // longest a batch waits to fill, from its oldest query (0: none, run when a slot is free)
 	Deadline    time.Duration // per request (default 2s)
 	MaxBody     int64         // request body bytes (default 1 MiB)
-	Concurrency int           // batches running at once (default GOMAXPROCS)
+	Concurrency int           // batches running at once (default: GOMAXPROCS on the CPU, 1 on a GPU)
 	Queue       int           // queries admitted and not yet running (default 8192)
 	MaxQueries  int           // queries in one batch request (default 1024, at most Queue)
 	MaxLimit    int           // largest limit a query may ask (default 1000)
@@ -94,9 +93,6 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxBody == 0 {
 		c.MaxBody = DefaultMaxBody
 	}
-	if c.Concurrency == 0 {
-		c.Concurrency = runtime.GOMAXPROCS(0)
-	}
 	if c.Queue == 0 {
 		c.Queue = DefaultQueue
 	}
@@ -118,8 +114,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("deadline %v: want more than 0", c.Deadline)
 	case c.MaxBody < 64:
 		return c, fmt.Errorf("body limit %d: want at least 64 bytes", c.MaxBody)
-	case c.Concurrency < 1:
-		return c, fmt.Errorf("concurrency %d: want at least 1", c.Concurrency)
+	case c.Concurrency < 0:
+		return c, fmt.Errorf("concurrency %d: want at least 1, or 0 for the default", c.Concurrency)
 	case c.Queue < 1:
 		return c, fmt.Errorf("queue %d: want at least 1", c.Queue)
 	case c.MaxQueries < 1 || c.MaxQueries > c.Queue:
@@ -160,13 +156,37 @@ func New(cfg Config) (*Server, error) {
 
 // SetBackend makes the server answer queries with b; parseText maps the
 // text of a "q" to a query, and is nil when the index has no vocabulary.
-// From then on /healthz answers 200.
+// From then on /healthz answers 200. It may be called once.
+//
+// A Config.Concurrency of 0 becomes GOMAXPROCS for a backend on the CPU
+// (a small batch runs on one goroutine: several keep the cores busy) and 1
+// on a GPU (its batches run one at a time: while one runs, the next
+// gathers queries).
 func (s *Server) SetBackend(b Backend, parseText func(string) Query) {
 	r := &ready{b: b, parse: parseText}
 	if sl, ok := b.(ShortestLister); ok {
 		r.key = sl.ShortestList
 	}
-	s.ready.Store(r)
+	c := s.cfg.Concurrency
+	if c == 0 {
+		c = runtime.GOMAXPROCS(0)
+		if b.Device() == "gpu" {
+			c = 1
+		}
+	}
+	s.d.start(c)
+	if !s.ready.CompareAndSwap(nil, r) {
+		panic("serve: SetBackend called twice")
+	}
+}
+
+// Concurrency returns the number of batches that may run at once: 0 until
+// SetBackend.
+func (s *Server) Concurrency() int {
+	if s.ready.Load() == nil {
+		return 0
+	}
+	return cap(s.d.slots)
 }
 
 // Config returns the configuration in force, defaults filled in.
