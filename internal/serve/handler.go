@@ -239,9 +239,13 @@ func (s *Server) parse(rd *ready, body []byte, batch bool) (*job, error) {
 		j.qs = []Query{q}
 		j.limits = []int{limit}
 	} else {
-		var req batchRequest
+		// One pass over the body; only a bad one is read again, query by
+		// query, for a message naming the query at fault.
+		var req struct {
+			Queries []searchRequest `json:"queries"`
+		}
 		if err := decodeStrict(body, &req); err != nil {
-			return nil, &httpError{http.StatusBadRequest, err.Error()}
+			return nil, &httpError{http.StatusBadRequest, batchError(body, err).Error()}
 		}
 		if req.Queries == nil {
 			return nil, errorf(http.StatusBadRequest, `want {"queries":[...]}`)
@@ -251,13 +255,9 @@ func (s *Server) parse(rd *ready, body []byte, batch bool) (*job, error) {
 		}
 		j.qs = make([]Query, len(req.Queries))
 		j.limits = make([]int, len(req.Queries))
-		for i, raw := range req.Queries {
-			var qr searchRequest
-			err := decodeStrict(raw, &qr)
-			if err == nil {
-				j.qs[i], j.limits[i], err = s.query(rd, &qr)
-			}
-			if err != nil {
+		for i := range req.Queries {
+			var err error
+			if j.qs[i], j.limits[i], err = s.query(rd, &req.Queries[i]); err != nil {
 				return nil, errorf(http.StatusBadRequest, "queries[%d]: %v", i, err)
 			}
 		}
@@ -270,6 +270,22 @@ func (s *Server) parse(rd *ready, body []byte, batch bool) (*job, error) {
 		}
 	}
 	return j, nil
+}
+
+// batchError returns the error of the batch request body, which failed to
+// decode with err, naming the query at fault.
+func batchError(body []byte, err error) error {
+	var req batchRequest
+	if rerr := decodeStrict(body, &req); rerr != nil {
+		return rerr
+	}
+	for i, raw := range req.Queries {
+		var qr searchRequest
+		if qerr := decodeStrict(raw, &qr); qerr != nil {
+			return fmt.Errorf("queries[%d]: %v", i, qerr)
+		}
+	}
+	return err
 }
 
 // query checks one decoded query and returns it with its limit.
