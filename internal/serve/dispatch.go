@@ -24,6 +24,20 @@ type job struct {
 
 	mu  sync.Mutex
 	err error // the first error of a piece
+
+	admitted bool         // counted in the dispatcher's admitted queries
+	refs     atomic.Int32 // the handler and the pieces: the last to end releases the queries
+	d        *dispatcher
+}
+
+// unref ends one of the two holders of an admitted job (the handler, once
+// its answer is written; the pieces, once all are answered or dropped);
+// the last releases its queries from the admission count: results stay
+// counted until written.
+func (j *job) unref() {
+	if j.refs.Add(-1) == 0 {
+		j.d.admitted.Add(-int64(len(j.qs)))
+	}
 }
 
 func (j *job) fail(err error) {
@@ -38,6 +52,7 @@ func (j *job) fail(err error) {
 func (j *job) finish() {
 	if j.pending.Add(-1) == 0 {
 		close(j.done)
+		j.unref()
 	}
 }
 
@@ -52,20 +67,23 @@ type piece struct {
 
 // dispatcher gathers pieces into batches and runs them on the backend.
 //
-// Admission counts queries, not requests: queued is the number of queries
-// admitted and not yet running, at most Config.Queue, and the channel in
-// holds at most that many pieces, so a send never blocks. A batch closes
+// Admission counts queries, not requests: admitted is the number of
+// queries admitted and not yet answered (waiting, running, or their
+// answers not yet written), at most Config.Queue, so that their results'
+// memory is bounded too; queued counts those waiting. The channel in holds
+// at most Config.Queue pieces, so a send never blocks. A batch closes
 // when it holds BatchSize queries, or BatchWait after its oldest query
 // arrived; it then waits for one of Concurrency slots, still taking
 // queries while it has room, so that batches grow when the backend is busy
 // and stay small (fast) when it is idle.
 type dispatcher struct {
-	s      *Server
-	in     chan piece
-	queued atomic.Int64
-	pooled atomic.Int64 // queries gathered into the batch waiting to run
-	slots  chan struct{}
-	wg     sync.WaitGroup // batches running
+	s        *Server
+	in       chan piece
+	admitted atomic.Int64 // queries admitted and not yet released
+	queued   atomic.Int64 // queries admitted and not yet running
+	pooled   atomic.Int64 // queries gathered into the batch waiting to run
+	slots    chan struct{}
+	wg       sync.WaitGroup // batches running
 
 	mu       sync.Mutex // orders start and close
 	started  bool
@@ -111,21 +129,26 @@ func (d *dispatcher) close() {
 	}
 }
 
-// do runs the queries of j and waits for their results or ctx's end.
+// do runs the queries of j and waits for their results or ctx's end. When
+// j.admitted is set on return, the caller must call j.unref once it has
+// written the answer.
 func (d *dispatcher) do(ctx context.Context, j *job) error {
 	n := int64(len(j.qs))
 	if d.stopped.Load() {
 		return errorf(http.StatusServiceUnavailable, "the server is shutting down")
 	}
 	for {
-		q := d.queued.Load()
-		if q+n > int64(d.s.cfg.Queue) {
-			return errorf(http.StatusTooManyRequests, "queue full: %d queries waiting, room for %d; retry later", q, d.s.cfg.Queue)
+		a := d.admitted.Load()
+		if a+n > int64(d.s.cfg.Queue) {
+			return errorf(http.StatusTooManyRequests, "queue full: %d queries in flight, room for %d; retry later", a, d.s.cfg.Queue)
 		}
-		if d.queued.CompareAndSwap(q, q+n) {
+		if d.admitted.CompareAndSwap(a, a+n) {
 			break
 		}
 	}
+	j.admitted, j.d = true, d
+	j.refs.Store(2)
+	d.queued.Add(n)
 	size := d.s.cfg.BatchSize
 	j.ctx = ctx
 	j.done = make(chan struct{})

@@ -182,14 +182,15 @@ func TestBatchFull(t *testing.T) {
 
 func TestQueueFull(t *testing.T) {
 	b := gated([][]uint32{{0}})
-	s, ts := newTestServer(t, Config{BatchSize: 64, Concurrency: 1, Queue: 4, Deadline: time.Hour}, b, nil)
+	// Room for 5 queries: 1 running, 4 waiting.
+	s, ts := newTestServer(t, Config{BatchSize: 64, Concurrency: 1, Queue: 5, Deadline: time.Hour}, b, nil)
 	first := goPost(t, ts.URL, "/v1/search", `{"terms":[0]}`)
 	<-b.entered
 	waiting := []chan answer{
 		goPost(t, ts.URL, "/v1/search:batch", `{"queries":[{"terms":[0]},{"terms":[0]}]}`),
 		goPost(t, ts.URL, "/v1/search", `{"terms":[0]}`),
 	}
-	waitFor(t, "3 queries queued", func() bool { return s.d.queued.Load() == 3 })
+	waitFor(t, "3 queries queued", func() bool { return s.d.queued.Load() == 3 && s.d.admitted.Load() == 4 })
 	// One more query fits; two do not.
 	a := postT(t, ts.URL, "/v1/search:batch", `{"queries":[{"terms":[0]},{"terms":[0]}]}`)
 	if a.code != 429 {
@@ -219,8 +220,52 @@ func TestQueueFull(t *testing.T) {
 	if n := s.d.queued.Load(); n != 0 {
 		t.Errorf("%d queries still counted as queued", n)
 	}
-	if a := postT(t, ts.URL, "/v1/search", `{"terms":[0]}`); a.code != 200 {
+	waitFor(t, "every query released", func() bool { return s.d.admitted.Load() == 0 })
+	if a := postT(t, ts.URL, "/v1/search:batch", `{"queries":[`+strings.Repeat(`{"terms":[0]},`, 4)+`{"terms":[0]}]}`); a.code != 200 {
 		t.Errorf("after the queue emptied: %+v", a)
+	}
+	waitFor(t, "every query released", func() bool { return s.d.admitted.Load() == 0 })
+}
+
+// TestQueueHoldsAnswers: queries whose request timed out stay counted while
+// their batch runs (their results take memory), and are released after.
+func TestQueueHoldsAnswers(t *testing.T) {
+	b := gated([][]uint32{{0}})
+	s, ts := newTestServer(t, Config{Concurrency: 1, Queue: 3, Deadline: 200 * time.Millisecond}, b, nil)
+	if a := postT(t, ts.URL, "/v1/search:batch", `{"queries":[{"terms":[0]},{"terms":[0]}]}`); a.code != 504 {
+		t.Fatalf("%+v, want 504", a)
+	}
+	if got := s.d.admitted.Load(); got != 2 {
+		t.Errorf("admitted %d while the batch runs, want 2", got)
+	}
+	if a := postT(t, ts.URL, "/v1/search:batch", `{"queries":[{"terms":[0]},{"terms":[0]}]}`); a.code != 429 {
+		t.Errorf("%+v, want 429", a)
+	}
+	close(b.gate)
+	waitFor(t, "the queries released", func() bool { return s.d.admitted.Load() == 0 })
+}
+
+// TestBodyBudget: the bodies held at once are bounded; a request beyond is
+// turned away with 429 before its body is read.
+func TestBodyBudget(t *testing.T) {
+	b := gated([][]uint32{{0}})
+	_, ts := newTestServer(t, Config{MaxBody: 100, MaxBodies: 250, Concurrency: 4, Deadline: time.Hour}, b, nil)
+	body := `{"terms":[0]}` + strings.Repeat(" ", 87) // 100 bytes
+	held := []chan answer{goPost(t, ts.URL, "/v1/search", body)}
+	<-b.entered
+	held = append(held, goPost(t, ts.URL, "/v1/search", body))
+	<-b.entered
+	if a := postT(t, ts.URL, "/v1/search", body); a.code != 429 || !strings.Contains(a.body, "bodies in flight") {
+		t.Errorf("a third body of 100 bytes in a budget of 250: %+v", a)
+	}
+	// 13 bytes fit: it runs.
+	held = append(held, goPost(t, ts.URL, "/v1/search", `{"terms":[0]}`))
+	<-b.entered
+	close(b.gate)
+	for _, ch := range held {
+		if a := <-ch; a.code != 200 {
+			t.Errorf("%+v", a)
+		}
 	}
 }
 

@@ -159,6 +159,20 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, batch bool) (cod
 	if rd == nil {
 		return s.writeError(w, errorf(http.StatusServiceUnavailable, "the index is still loading")), 0
 	}
+	// The bodies held at once are bounded: a request reserves its length
+	// (the limit when it does not say) or is turned away.
+	if r.ContentLength > s.cfg.MaxBody {
+		return s.writeError(w, errorf(http.StatusRequestEntityTooLarge, "body of %d bytes: the limit is %d", r.ContentLength, s.cfg.MaxBody)), 0
+	}
+	reserve := s.cfg.MaxBody
+	if r.ContentLength >= 0 {
+		reserve = r.ContentLength
+	}
+	if s.bodies.Add(reserve) > s.cfg.MaxBodies {
+		s.bodies.Add(-reserve)
+		return s.writeError(w, errorf(http.StatusTooManyRequests, "too many request bodies in flight (%d bytes at most); retry later", s.cfg.MaxBodies)), 0
+	}
+	defer s.bodies.Add(-reserve)
 	bp := bufPool.Get().(*[]byte)
 	buf := (*bp)[:0]
 	defer func() { putBuf(bp, buf) }()
@@ -173,7 +187,11 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, batch bool) (cod
 	if len(j.qs) > 0 {
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
 		defer cancel()
-		if err := s.d.do(ctx, j); err != nil {
+		err := s.d.do(ctx, j)
+		if j.admitted {
+			defer j.unref() // once the answer is written
+		}
+		if err != nil {
 			return s.writeError(w, err), len(j.qs)
 		}
 	}
@@ -201,9 +219,6 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, batch bool) (cod
 
 // readBody reads r's body into buf, at most MaxBody bytes (413 beyond).
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, error) {
-	if r.ContentLength > s.cfg.MaxBody {
-		return buf, errorf(http.StatusRequestEntityTooLarge, "body of %d bytes: the limit is %d", r.ContentLength, s.cfg.MaxBody)
-	}
 	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 	for {
 		if len(buf) == cap(buf) {

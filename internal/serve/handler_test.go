@@ -419,7 +419,7 @@ func FuzzTermList(f *testing.F) {
 func TestConfig(t *testing.T) {
 	for _, bad := range []Config{
 		{BatchSize: -1}, {BatchWait: -1}, {Deadline: -1}, {MaxBody: 10}, {Concurrency: -1}, {Queue: -1},
-		{Queue: 10, MaxQueries: 11}, {MaxQueries: -1}, {MaxLimit: -1},
+		{Queue: 10, MaxQueries: 11}, {MaxQueries: -1}, {MaxLimit: -1}, {MaxBody: 1000, MaxBodies: 999},
 	} {
 		if _, err := New(bad); err == nil {
 			t.Errorf("New(%+v): no error", bad)

@@ -69,6 +69,9 @@ func appendFloat(buf []byte, f float64) []byte {
 	if math.IsInf(f, 1) {
 		return append(buf, "+Inf"...)
 	}
+	if math.Abs(f) < 1e15 {
+		return strconv.AppendFloat(buf, f, 'f', -1, 64) // counters as integers, not 1.4e+06
+	}
 	return strconv.AppendFloat(buf, f, 'g', -1, 64)
 }
 
@@ -188,9 +191,11 @@ func (m *metrics) write(buf []byte, d *dispatcher, device string, inFlight int, 
 	buf = m.queueWait.write(buf, "xsect_queue_wait_seconds", "")
 	buf = appendHeader(buf, "xsect_queue_depth", "gauge", "Queries admitted and not yet running.")
 	buf = appendSample(buf, "xsect_queue_depth", "", float64(d.queued.Load()))
+	buf = appendHeader(buf, "xsect_queries_in_flight", "gauge", "Queries admitted and not yet answered: waiting, running, or their answers being written (at most the queue capacity).")
+	buf = appendSample(buf, "xsect_queries_in_flight", "", float64(d.admitted.Load()))
 	buf = appendHeader(buf, "xsect_batch_gathered", "gauge", "Queries gathered into the next batch, part of the queue depth.")
 	buf = appendSample(buf, "xsect_batch_gathered", "", float64(d.pooled.Load()))
-	buf = appendHeader(buf, "xsect_queue_capacity", "gauge", "Queries the queue admits (beyond: 429).")
+	buf = appendHeader(buf, "xsect_queue_capacity", "gauge", "Queries admitted at once (beyond: 429).")
 	buf = appendSample(buf, "xsect_queue_capacity", "", float64(cap(d.in)))
 	buf = appendHeader(buf, "xsect_batches_in_flight", "gauge", "Batches running on the backend.")
 	buf = appendSample(buf, "xsect_batches_in_flight", "", float64(inFlight))

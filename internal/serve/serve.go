@@ -64,8 +64,9 @@ type Config struct {
 	BatchWait   time.Duration // longest a batch waits to fill, from its oldest query (0: none, run when a slot is free)
 	Deadline    time.Duration // per request (default 2s)
 	MaxBody     int64         // request body bytes (default 1 MiB)
+	MaxBodies   int64         // request body bytes held at once, all requests together (default max(64 MiB, 16 MaxBody))
 	Concurrency int           // batches running at once (default: GOMAXPROCS on the CPU, 1 on a GPU)
-	Queue       int           // queries admitted and not yet running (default 8192)
+	Queue       int           // queries admitted and not yet answered (default 8192)
 	MaxQueries  int           // queries in one batch request (default 1024, at most Queue)
 	MaxLimit    int           // largest limit a query may ask (default 1000)
 	Logger      *slog.Logger  // default: discard
@@ -96,6 +97,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Queue == 0 {
 		c.Queue = DefaultQueue
 	}
+	if c.MaxBodies == 0 {
+		c.MaxBodies = max(64<<20, 16*c.MaxBody)
+	}
 	if c.MaxQueries == 0 {
 		c.MaxQueries = min(DefaultMaxQueries, c.Queue)
 	}
@@ -114,6 +118,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("deadline %v: want more than 0", c.Deadline)
 	case c.MaxBody < 64:
 		return c, fmt.Errorf("body limit %d: want at least 64 bytes", c.MaxBody)
+	case c.MaxBodies < c.MaxBody:
+		return c, fmt.Errorf("body budget %d: want at least the body limit %d", c.MaxBodies, c.MaxBody)
 	case c.Concurrency < 0:
 		return c, fmt.Errorf("concurrency %d: want at least 1, or 0 for the default", c.Concurrency)
 	case c.Queue < 1:
@@ -133,6 +139,7 @@ type Server struct {
 	m       *metrics
 	d       *dispatcher
 	ready   atomic.Pointer[ready]
+	bodies  atomic.Int64 // body bytes reserved by requests in flight
 	started time.Time
 }
 

@@ -37,8 +37,8 @@ Answers conjunctive (AND) queries over INDEX over HTTP (docs/SERVE.md):
 
 Errors are {"error":"..."}: 400 for a malformed request (bad JSON, a term that
 is not an integer in [0, 2^32-1], an unknown field, "q" on an index without
-vocabulary), 413 for a body over --max-body, 429 when --queue queries already
-wait, 503 when a request's --deadline passes before its queries ran, 504 when
+vocabulary), 413 for a body over --max-body, 429 when --queue queries are
+already in flight (or --max-bodies bytes of bodies), 503 when a request's --deadline passes before its queries ran, 504 when
 it passes while they run.
 
 The queries of concurrent requests are gathered into batches of up to
@@ -58,8 +58,9 @@ second signal ends the process at once.`,
 			batchWait := fs.Duration("batch-wait", 0, "longest a batch waits to fill, from its oldest query (0: run when a slot is free)")
 			deadline := fs.Duration("deadline", serve.DefaultDeadline, "time a request may take, queueing included")
 			maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "largest request body in `bytes`")
+			maxBodies := fs.Int64("max-bodies", 0, "request body `bytes` held at once, all requests together; beyond, 429 (0: the larger of 64 MiB and 16 --max-body)")
 			concurrency := fs.Int("concurrency", 0, "batches running at once (0: one per core on the CPU, 1 on a GPU)")
-			queue := fs.Int("queue", serve.DefaultQueue, "most queries admitted and not yet running; beyond, 429")
+			queue := fs.Int("queue", serve.DefaultQueue, "most queries admitted and not yet answered (waiting, running, being written); beyond, 429")
 			maxQueries := fs.Int("max-queries", serve.DefaultMaxQueries, "most queries in one batch request (at most --queue, to which it is lowered when not given)")
 			maxLimit := fs.Int("max-limit", serve.DefaultMaxLimit, "largest limit a query may ask (a limit of 0 counts only)")
 			logFormat := fs.String("log-format", "text", "log format: text or json")
@@ -86,6 +87,9 @@ second signal ends the process at once.`,
 						return usagef("--%s %d: want at least 1", f.name, f.v)
 					}
 				}
+				if *maxBodies < 0 {
+					return usagef("--max-bodies %d: want at least --max-body, or 0 for the default", *maxBodies)
+				}
 				if *deadline <= 0 {
 					return usagef("--deadline %v: want more than 0", *deadline)
 				}
@@ -100,7 +104,7 @@ second signal ends the process at once.`,
 					return err
 				}
 				cfg := serve.Config{
-					BatchSize: *batchSize, BatchWait: *batchWait, Deadline: *deadline, MaxBody: *maxBody,
+					BatchSize: *batchSize, BatchWait: *batchWait, Deadline: *deadline, MaxBody: *maxBody, MaxBodies: *maxBodies,
 					Concurrency: *concurrency, Queue: *queue, MaxQueries: *maxQueries, MaxLimit: *maxLimit, Logger: log,
 				}
 				return runServe(env, args[0], *addr, query.Options{Device: *device, Threads: *threads}, cfg, log)

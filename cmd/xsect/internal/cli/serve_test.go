@@ -191,6 +191,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", idx, "--max-limit", "0"}, ExitUsage, "--max-limit 0"},
 		{[]string{"serve", idx, "--max-body", "0"}, ExitUsage, "--max-body 0"},
 		{[]string{"serve", idx, "--deadline", "0s"}, ExitUsage, "--deadline"},
+		{[]string{"serve", idx, "--max-bodies", "-1"}, ExitUsage, "--max-bodies"},
+		{[]string{"serve", idx, "--max-body", "2000", "--max-bodies", "1000"}, ExitUsage, "body budget"},
 		{[]string{"serve", idx, "--batch-wait", "-1s"}, ExitUsage, "batch wait"},
 		{[]string{"serve", idx, "--concurrency", "-1"}, ExitUsage, "concurrency"},
 		{[]string{"serve", idx, "--queue", "10", "--max-queries", "11"}, ExitUsage, "--max-queries 11"},
