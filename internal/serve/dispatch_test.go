@@ -231,7 +231,7 @@ func TestQueueFull(t *testing.T) {
 // their batch runs (their results take memory), and are released after.
 func TestQueueHoldsAnswers(t *testing.T) {
 	b := gated([][]uint32{{0}})
-	s, ts := newTestServer(t, Config{Concurrency: 1, Queue: 3, Deadline: 200 * time.Millisecond}, b, nil)
+	s, ts := newTestServer(t, Config{Concurrency: 1, Queue: 3, Deadline: time.Second}, b, nil)
 	if a := postT(t, ts.URL, "/v1/search:batch", `{"queries":[{"terms":[0]},{"terms":[0]}]}`); a.code != 504 {
 		t.Fatalf("%+v, want 504", a)
 	}
@@ -271,9 +271,13 @@ func TestBodyBudget(t *testing.T) {
 
 func TestDeadline(t *testing.T) {
 	b := gated([][]uint32{{0}})
-	s, ts := newTestServer(t, Config{Concurrency: 1, Deadline: 300 * time.Millisecond}, b, nil)
+	s, ts := newTestServer(t, Config{Concurrency: 1, Deadline: time.Second}, b, nil)
 	running := goPost(t, ts.URL, "/v1/search", `{"terms":[0]}`)
-	<-b.entered
+	select {
+	case <-b.entered:
+	case a := <-running:
+		t.Fatalf("answered %+v before reaching the backend: is the machine that slow?", a)
+	}
 	queued := goPost(t, ts.URL, "/v1/search", `{"terms":[0]}`)
 	a := <-running
 	if a.code != 504 {

@@ -11,8 +11,9 @@
 //	GET  /metrics          Prometheus text format, series prefixed xsect_
 //
 // Errors are {"error":"..."} with 400 (bad request), 404, 405, 413 (body over
-// the limit), 429 (queue full), 503 (not loaded, or the deadline passed
-// before the queries ran), 504 (the deadline passed while they ran) or 500.
+// the limit), 429 (queue full, or too many bodies held), 503 (not loaded,
+// or the deadline passed before the queries ran), 504 (the deadline passed
+// while they ran) or 500. docs/SERVE.md describes the service.
 package serve
 
 import (
