@@ -19,19 +19,16 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/xsect/xsect/internal/conj"
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/invindex"
 )
-
-//go:embed kernels/query.cu
-var kernelSource string
-
-var source = gpurt.Source{Name: "query.cu", Code: kernelSource}
 
 func init() { conj.Register(gpuEngine{}) }
 
@@ -80,12 +77,13 @@ func deviceInfo() gpurt.Info {
 
 // residentBytes is the device memory an index takes.
 func residentBytes(ix *invindex.Index) int64 {
-	return 4*int64(len(ix.Postings)) + 8*int64(len(ix.Bitmaps))
+	return 4*int64(len(ix.Postings)) + termBytes*int64(ix.Terms()) +
+		8*int64(ix.BitmapWords())*int64(len(gpuDense(ix)))
 }
 
 func (gpuEngine) Estimate(w *conj.Workload) (engine.Estimate, error) {
 	threads := conj.Threads(w.Threads)
-	mem := residentBytes(w.Index) + batchBytes
+	mem := residentBytes(w.Index) + int64(batchBytes)
 	sec := gpurt.OpenWait(time.Duration(openSeconds * float64(time.Second))).Seconds()
 	if !gpurt.DefaultStarted() {
 		sec += closeSeconds
@@ -107,13 +105,45 @@ func (gpuEngine) Open(ix *invindex.Index, threads int) (conj.Runner, error) {
 	if err != nil {
 		return nil, engine.Unavailable(err)
 	}
-	return newRunner(dev, ix, threads)
+	return newDevRunner(dev, ix, threads)
 }
 
-// resident is an index's lists on a device, shared by the runners on it.
+// resident is an index's lists on a device, shared by the runners on it:
+// the postings, a term table (each term's list and bitmap, deviceTerm),
+// and bitmaps of the device's own, for many more lists than the index
+// file has: on the device a probe of a bitmap costs one load where a
+// binary search costs a dozen dependent ones.
 type resident struct {
-	postings, bitmaps gpurt.Buffer
-	refs              int
+	postings, table, gbitmaps gpurt.Buffer
+	gdense                    int // lists with a bitmap on the device
+	refs                      int
+}
+
+// The device's own bitmaps: every list of at least 1/gpuDenseRatio of the
+// documents (and at least gpuDenseMin long) gets one, the longest first,
+// within gpuBitmapBytes.
+const (
+	gpuDenseRatio  = 1024
+	gpuDenseMin    = 32
+	gpuBitmapBytes = 1 << 30
+)
+
+// gpuDense returns the terms that get a bitmap on the device.
+func gpuDense(ix *invindex.Index) []uint32 {
+	minLen := max(gpuDenseMin, (ix.NumDocs+gpuDenseRatio-1)/gpuDenseRatio)
+	var terms []uint32
+	for t := range ix.Terms() {
+		if ix.Len(uint32(t)) >= minLen {
+			terms = append(terms, uint32(t))
+		}
+	}
+	each := 8 * ix.BitmapWords()
+	if each > 0 && len(terms)*each > gpuBitmapBytes {
+		slices.SortStableFunc(terms, func(a, b uint32) int { return ix.Len(b) - ix.Len(a) })
+		terms = terms[:gpuBitmapBytes/each]
+		slices.Sort(terms)
+	}
+	return terms
 }
 
 var (
@@ -136,15 +166,32 @@ func acquire(dev *gpurt.Device, ix *invindex.Index) (*resident, error) {
 		return r, nil
 	}
 	r := &resident{refs: 1}
+	dense := gpuDense(ix)
+	r.gdense = len(dense)
+	words := ix.BitmapWords()
 	err := dev.Do(func(c *gpurt.Ctx) error {
 		var err error
-		// Never a zero-sized buffer: kernels take the pointers.
-		if r.postings, err = c.Alloc(max(4*len(ix.Postings), 4)); err != nil {
-			return err
-		}
-		if r.bitmaps, err = c.Alloc(max(8*len(ix.Bitmaps), 8)); err != nil {
+		free := func() {
 			c.Free(r.postings)
-			return err
+			c.Free(r.table)
+			c.Free(r.gbitmaps)
+		}
+		// Never a zero-sized buffer: kernels take the pointers.
+		for _, b := range []struct {
+			buf *gpurt.Buffer
+			n   int
+		}{{&r.postings, 4 * len(ix.Postings)}, {&r.table, termBytes * ix.Terms()}, {&r.gbitmaps, 8 * words * len(dense)}} {
+			if *b.buf, err = c.Alloc(max(b.n, 16)); err != nil {
+				free()
+				return err
+			}
+		}
+		table := make([]deviceTerm, ix.Terms())
+		for t := range table {
+			table[t] = deviceTerm{off: ix.Offsets[t], len: uint32(ix.Len(uint32(t))), slot: -1}
+		}
+		for s, t := range dense {
+			table[t].slot = int32(s)
 		}
 		// The lists may be a file mapping: pageable memory, staged
 		// through pinned slots.
@@ -155,18 +202,34 @@ func acquire(dev *gpurt.Device, ix *invindex.Index) (*resident, error) {
 		if len(ix.Postings) > 0 {
 			err1 = up.Add(r.postings.Slice(0, 4*len(ix.Postings)), gpurt.Bytes(ix.Postings))
 		}
-		if len(ix.Bitmaps) > 0 {
-			err2 = up.Add(r.bitmaps.Slice(0, 8*len(ix.Bitmaps)), gpurt.Bytes(ix.Bitmaps))
+		if len(table) > 0 {
+			err2 = up.Add(r.table.Slice(0, termBytes*len(table)), unsafe.Slice((*byte)(unsafe.Pointer(&table[0])), termBytes*len(table)))
 		}
 		if err := errors.Join(err1, err2); err != nil {
-			c.Free(r.postings)
-			c.Free(r.bitmaps)
+			free()
 			return err
 		}
 		if err := up.Flush(c); err != nil {
-			c.Free(r.postings)
-			c.Free(r.bitmaps)
+			free()
 			return err
+		}
+		// The device's bitmaps, built here a few at a time.
+		const group = 64
+		buf := make([]uint64, group*words)
+		for lo := 0; lo < len(dense); lo += group {
+			hi := min(lo+group, len(dense))
+			clear(buf)
+			for s, t := range dense[lo:hi] {
+				bm := buf[s*words : (s+1)*words]
+				for _, d := range ix.List(t) {
+					bm[d>>6] |= 1 << (d & 63)
+				}
+			}
+			n := 8 * words * (hi - lo)
+			if err := st.Upload(c, nil, r.gbitmaps.Slice(8*words*lo, n), gpurt.Bytes(buf[:words*(hi-lo)])); err != nil {
+				free()
+				return err
+			}
 		}
 		return c.Synchronize()
 	})
@@ -195,11 +258,6 @@ func release(dev *gpurt.Device, ix *invindex.Index) error {
 		if err := c.Synchronize(); err != nil {
 			return err
 		}
-		err1 := c.Free(r.postings)
-		err2 := c.Free(r.bitmaps)
-		if err1 != nil {
-			return err1
-		}
-		return err2
+		return errors.Join(c.Free(r.postings), c.Free(r.table), c.Free(r.gbitmaps))
 	})
 }

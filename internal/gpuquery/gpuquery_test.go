@@ -23,7 +23,7 @@ import (
 
 // openRunner returns a GPU runner on ix, or skips saying why there is no
 // GPU.
-func openRunner(t testing.TB, ix *invindex.Index, threads int) *runner {
+func openRunner(t testing.TB, ix *invindex.Index, threads int) conj.Runner {
 	t.Helper()
 	if err := gpurt.Available(); err != nil {
 		t.Skipf("no GPU: %v; skipping", err)
@@ -32,7 +32,7 @@ func openRunner(t testing.TB, ix *invindex.Index, threads int) *runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := newRunner(dev, ix, threads)
+	r, err := newDevRunner(dev, ix, threads)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func openRunner(t testing.TB, ix *invindex.Index, threads int) *runner {
 
 // compare runs qs on the GPU and the CPU in every mode and checks both
 // against each other, and against the reference when docs is not nil.
-func compare(t *testing.T, r *runner, ix *invindex.Index, docs *sets.Collection, qs []conj.Query, limits []int) {
+func compare(t *testing.T, r conj.Runner, ix *invindex.Index, docs *sets.Collection, qs []conj.Query, limits []int) {
 	t.Helper()
 	cpu := conj.NewCPU(ix, 0)
 	for _, limit := range limits {
@@ -92,9 +92,14 @@ func TestGPUReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := openRunner(t, ix, 3)
 		qs := conjtest.AdversarialQueries(rng, ix.Terms(), 3000)
-		compare(t, r, ix, docs, qs, []int{-1, 0, 1, 3})
+		// More terms than the device takes.
+		var long conj.Query
+		for i := range devMaxTerms + 3 {
+			long.Terms = append(long.Terms, uint32(i%3))
+		}
+		qs = append(qs, long)
+		compare(t, openRunner(t, ix, 3), ix, docs, qs, []int{-1, 0, 1, 3})
 	}
 }
 
@@ -136,8 +141,7 @@ func TestGPULongLists(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := openRunner(t, ix, 2)
-		compare(t, r, ix, nil, qs, []int{-1, 0, 7, 10000})
+		compare(t, openRunner(t, ix, 2), ix, nil, qs, []int{-1, 0, 7, 10000})
 	}
 }
 
@@ -154,8 +158,7 @@ func TestGPUBatchSplit(t *testing.T) {
 	for len(qs) < maxQueries+1000 {
 		qs = append(qs, base...)
 	}
-	r := openRunner(t, ix, 4)
-	compare(t, r, ix, nil, qs, []int{-1})
+	compare(t, openRunner(t, ix, 4), ix, nil, qs, []int{-1, 10})
 }
 
 func TestGPUClosed(t *testing.T) {
@@ -214,21 +217,23 @@ func TestGPURealData(t *testing.T) {
 		t.Fatal(err)
 	}
 	qs := readQueries(t, settest.SharedData(t, "ir", "gcide", "gcide.q.topics.terabyte05.efficiency.txt.sets"))
-	r := openRunner(t, ix, 0)
-	res := make([]conj.Result, len(qs))
-	if err := r.Search(context.Background(), qs, -1, true, res); err != nil {
-		t.Fatal(err)
-	}
-	sum := 0
-	for i, q := range qs {
-		if len(q.Terms) >= 2 {
-			sum += res[i].Count
+	{
+		r := openRunner(t, ix, 0)
+		res := make([]conj.Result, len(qs))
+		if err := r.Search(context.Background(), qs, -1, true, res); err != nil {
+			t.Fatal(err)
 		}
+		sum := 0
+		for i, q := range qs {
+			if len(q.Terms) >= 2 {
+				sum += res[i].Count
+			}
+		}
+		if sum != 2451938 {
+			t.Errorf("counts of the queries of 2+ terms sum to %d, want 2451938", sum)
+		}
+		compare(t, r, ix, nil, qs, []int{-1, 10})
 	}
-	if sum != 2451938 {
-		t.Errorf("counts of the queries of 2+ terms sum to %d, want 2451938", sum)
-	}
-	compare(t, r, ix, nil, qs, []int{-1, 10})
 }
 
 func readQueries(t testing.TB, path string) []conj.Query {

@@ -6,6 +6,7 @@ package conjtest
 import (
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/xsect/xsect/internal/conj"
@@ -20,11 +21,7 @@ func Reference(docs *sets.Collection, q conj.Query) []uint32 {
 	if len(q.Terms) == 0 {
 		return out
 	}
-	for d := range docs.Len() {
-		has := map[uint32]bool{}
-		for _, t := range docs.Set(d) {
-			has[t] = true
-		}
+	for d, has := range docMaps(docs) {
 		all := true
 		for _, t := range q.Terms {
 			all = all && has[t]
@@ -35,6 +32,30 @@ func Reference(docs *sets.Collection, q conj.Query) []uint32 {
 	}
 	return out
 }
+
+// docMaps returns each document of docs as a map, built once per
+// collection.
+func docMaps(docs *sets.Collection) []map[uint32]bool {
+	mapsMu.Lock()
+	defer mapsMu.Unlock()
+	if m, ok := mapsOf[docs]; ok {
+		return m
+	}
+	m := make([]map[uint32]bool, docs.Len())
+	for d := range m {
+		m[d] = map[uint32]bool{}
+		for _, t := range docs.Set(d) {
+			m[d][t] = true
+		}
+	}
+	mapsOf[docs] = m
+	return m
+}
+
+var (
+	mapsMu sync.Mutex
+	mapsOf = map[*sets.Collection][]map[uint32]bool{}
+)
 
 // RandomDocs returns n documents over terms term ids: a few terms in most
 // documents (for bitmaps and long lists), the rest rare.
