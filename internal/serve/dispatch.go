@@ -78,6 +78,7 @@ type piece struct {
 // and stay small (fast) when it is idle.
 type dispatcher struct {
 	s        *Server
+	cfg      Config // the server's, with the device's defaults: set by start
 	in       chan piece
 	admitted atomic.Int64 // queries admitted and not yet released
 	queued   atomic.Int64 // queries admitted and not yet running
@@ -95,21 +96,23 @@ type dispatcher struct {
 func newDispatcher(s *Server) *dispatcher {
 	return &dispatcher{
 		s:        s,
-		in:       make(chan piece, s.cfg.Queue),
 		stop:     make(chan struct{}),
 		loopDone: make(chan struct{}),
 	}
 }
 
-// start runs the loop with concurrency slots; it does nothing after close.
-func (d *dispatcher) start(concurrency int) {
+// start runs the loop with cfg's batch size, queue and concurrency; it does
+// nothing after close, or the second time.
+func (d *dispatcher) start(cfg Config) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.started || d.stopped.Load() {
 		return
 	}
 	d.started = true
-	d.slots = make(chan struct{}, concurrency)
+	d.cfg = cfg
+	d.in = make(chan piece, cfg.Queue)
+	d.slots = make(chan struct{}, cfg.Concurrency)
 	go d.loop()
 }
 
@@ -139,8 +142,8 @@ func (d *dispatcher) do(ctx context.Context, j *job) error {
 	}
 	for {
 		a := d.admitted.Load()
-		if a+n > int64(d.s.cfg.Queue) {
-			return errorf(http.StatusTooManyRequests, "queue full: %d queries in flight, room for %d; retry later", a, d.s.cfg.Queue)
+		if a+n > int64(d.cfg.Queue) {
+			return errorf(http.StatusTooManyRequests, "queue full: %d queries in flight, room for %d; retry later", a, d.cfg.Queue)
 		}
 		if d.admitted.CompareAndSwap(a, a+n) {
 			break
@@ -149,7 +152,7 @@ func (d *dispatcher) do(ctx context.Context, j *job) error {
 	j.admitted, j.d = true, d
 	j.refs.Store(2)
 	d.queued.Add(n)
-	size := d.s.cfg.BatchSize
+	size := d.cfg.BatchSize
 	j.ctx = ctx
 	j.done = make(chan struct{})
 	j.pending.Store(int32((len(j.qs) + size - 1) / size))
@@ -161,7 +164,7 @@ func (d *dispatcher) do(ctx context.Context, j *job) error {
 	case <-j.done:
 		if j.err != nil {
 			if errors.Is(j.err, context.DeadlineExceeded) {
-				return errorf(http.StatusGatewayTimeout, "deadline of %v passed while the queries ran", d.s.cfg.Deadline)
+				return errorf(http.StatusGatewayTimeout, "deadline of %v passed while the queries ran", d.cfg.Deadline)
 			}
 			return errorf(http.StatusInternalServerError, "search failed: %v", j.err)
 		}
@@ -172,9 +175,9 @@ func (d *dispatcher) do(ctx context.Context, j *job) error {
 		return errorf(statusClientClosed, "the client closed the request")
 	}
 	if j.started.Load() {
-		return errorf(http.StatusGatewayTimeout, "deadline of %v passed while the queries ran", d.s.cfg.Deadline)
+		return errorf(http.StatusGatewayTimeout, "deadline of %v passed while the queries ran", d.cfg.Deadline)
 	}
-	return errorf(http.StatusServiceUnavailable, "deadline of %v passed before the queries could run (the server is overloaded)", d.s.cfg.Deadline)
+	return errorf(http.StatusServiceUnavailable, "deadline of %v passed before the queries could run (the server is overloaded)", d.cfg.Deadline)
 }
 
 // statusClientClosed is the status logged for a request whose client went
@@ -183,7 +186,7 @@ const statusClientClosed = 499
 
 func (d *dispatcher) loop() {
 	defer close(d.loopDone)
-	size := d.s.cfg.BatchSize
+	size := d.cfg.BatchSize
 	var timer *time.Timer
 	var carry *piece // a piece that did not fit the last batch
 	for {
@@ -227,7 +230,7 @@ func (d *dispatcher) loop() {
 		// left. Stopping ends the wait: shutdown should not linger.
 	fill:
 		for n > 0 && n < size && carry == nil {
-			wait := d.s.cfg.BatchWait - time.Since(batch[0].enq)
+			wait := d.cfg.BatchWait - time.Since(batch[0].enq)
 			if wait <= 0 {
 				break
 			}

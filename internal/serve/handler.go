@@ -110,12 +110,12 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) int {
 	if code, ok := s.allow(w, r, http.MethodGet, http.MethodHead); !ok {
 		return code
 	}
-	device, inFlight := "", 0
+	device, inFlight, queueCap := "", 0, 0
 	if rd := s.ready.Load(); rd != nil {
-		device, inFlight = rd.b.Device(), len(s.d.slots)
+		device, inFlight, queueCap = rd.b.Device(), len(s.d.slots), rd.cfg.Queue
 	}
 	bp := bufPool.Get().(*[]byte)
-	buf := s.m.write((*bp)[:0], s.d, device, inFlight, time.Since(s.started))
+	buf := s.m.write((*bp)[:0], s.d, device, inFlight, queueCap, time.Since(s.started))
 	defer putBuf(bp, buf)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(len(buf)))

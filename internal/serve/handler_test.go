@@ -430,17 +430,14 @@ func TestConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if c := s.Config(); c.MaxQueries != 10 || c.BatchSize != DefaultBatchSize || c.MaxLimit != DefaultMaxLimit {
-		t.Errorf("defaults: %+v", c)
-	}
-	if s.Concurrency() != 0 {
-		t.Errorf("concurrency before the backend: %d", s.Concurrency())
+	if c := s.Config(); c.MaxQueries != 10 || c.BatchSize != 0 || c.Concurrency != 0 || c.MaxLimit != DefaultMaxLimit {
+		t.Errorf("defaults before the backend: %+v", c)
 	}
 	gpu := newRefBackend(nil)
 	gpu.device = "gpu"
 	s.SetBackend(gpu, nil)
-	if s.Concurrency() != 1 {
-		t.Errorf("default concurrency on a GPU: %d, want 1", s.Concurrency())
+	if c := s.Config(); c.Concurrency != 1 || c.BatchSize != 1<<16 || c.Queue != 10 {
+		t.Errorf("defaults on a GPU with a queue of 10: %+v", c)
 	}
 	func() {
 		defer func() {
@@ -450,10 +447,10 @@ func TestConfig(t *testing.T) {
 		}()
 		s.SetBackend(gpu, nil)
 	}()
-	s2, _ := New(Config{})
+	s2, _ := New(Config{MaxQueries: 9000})
 	defer s2.Close()
 	s2.SetBackend(newRefBackend(nil), nil)
-	if s2.Concurrency() != runtime.GOMAXPROCS(0) {
-		t.Errorf("default concurrency on the CPU: %d, want GOMAXPROCS", s2.Concurrency())
+	if c := s2.Config(); c.Concurrency != runtime.GOMAXPROCS(0) || c.BatchSize != 1024 || c.Queue != 9000 {
+		t.Errorf("defaults on the CPU with 9000 queries a request: %+v", c)
 	}
 }

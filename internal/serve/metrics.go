@@ -114,16 +114,15 @@ type metrics struct {
 	failed    atomic.Uint64 // batches whose Search failed
 }
 
-func newMetrics(batchSize int) *metrics {
+func newMetrics() *metrics {
 	m := &metrics{}
 	for i := range m.latency {
 		m.latency[i] = newHistogram(1e9, latencyBounds...)
 	}
-	var sizes []int64
-	for b := int64(1); b < int64(batchSize); b *= 2 {
+	var sizes []int64 // 1, 2, 4, ... 2^20: every batch size's series, whatever the device
+	for b := int64(1); b <= 1<<20; b *= 2 {
 		sizes = append(sizes, b)
 	}
-	sizes = append(sizes, int64(batchSize))
 	m.batchSize = newHistogram(1, sizes...)
 	m.batchTime = newHistogram(1e9, latencyBounds...)
 	m.queueWait = newHistogram(1e9, latencyBounds...)
@@ -155,7 +154,7 @@ func (m *metrics) batch(n int, device string, d time.Duration, err error) {
 
 // write appends the metrics in the Prometheus text format (version 0.0.4).
 // device is "" until the backend is set.
-func (m *metrics) write(buf []byte, d *dispatcher, device string, inFlight int, up time.Duration) []byte {
+func (m *metrics) write(buf []byte, d *dispatcher, device string, inFlight, queueCap int, up time.Duration) []byte {
 	buf = appendHeader(buf, "xsect_request_duration_seconds", "histogram", "Time from a request's arrival to its answer, by endpoint.")
 	for ep, h := range m.latency {
 		buf = h.write(buf, "xsect_request_duration_seconds", `endpoint="`+endpointNames[ep]+`"`)
@@ -196,7 +195,7 @@ func (m *metrics) write(buf []byte, d *dispatcher, device string, inFlight int, 
 	buf = appendHeader(buf, "xsect_batch_gathered", "gauge", "Queries gathered into the next batch, part of the queue depth.")
 	buf = appendSample(buf, "xsect_batch_gathered", "", float64(d.pooled.Load()))
 	buf = appendHeader(buf, "xsect_queue_capacity", "gauge", "Queries admitted at once (beyond: 429).")
-	buf = appendSample(buf, "xsect_queue_capacity", "", float64(cap(d.in)))
+	buf = appendSample(buf, "xsect_queue_capacity", "", float64(queueCap))
 	buf = appendHeader(buf, "xsect_batches_in_flight", "gauge", "Batches running on the backend.")
 	buf = appendSample(buf, "xsect_batches_in_flight", "", float64(inFlight))
 	buf = appendHeader(buf, "xsect_ready", "gauge", "1 once the index is loaded, by device.")

@@ -262,7 +262,7 @@ func TestMetrics(t *testing.T) {
 		{"xsect_batch_size_bucket", []string{"le", "4"}, 4},
 		{"xsect_batches_total", nil, 4},
 		{"xsect_queue_depth", nil, 0},
-		{"xsect_queue_capacity", nil, DefaultQueue},
+		{"xsect_queue_capacity", nil, 8192},
 	} {
 		if got := value(t, samples, c.name, c.kv...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.kv, got, c.want)

@@ -59,15 +59,16 @@ type ShortestLister interface {
 }
 
 // Config holds the service's limits. The zero value of a field means its
-// default.
+// default; BatchSize, Concurrency and Queue default by the backend's device
+// (DefaultsFor), resolved when SetBackend is called.
 type Config struct {
-	BatchSize   int           // most queries in one backend batch (default 1024)
+	BatchSize   int           // most queries in one backend batch
 	BatchWait   time.Duration // longest a batch waits to fill, from its oldest query (0: none, run when a slot is free)
 	Deadline    time.Duration // per request (default 2s)
 	MaxBody     int64         // request body bytes (default 1 MiB)
 	MaxBodies   int64         // request body bytes held at once, all requests together (default max(64 MiB, 16 MaxBody))
-	Concurrency int           // batches running at once (default: GOMAXPROCS on the CPU, 1 on a GPU)
-	Queue       int           // queries admitted and not yet answered (default 8192)
+	Concurrency int           // batches running at once
+	Queue       int           // queries admitted and not yet answered
 	MaxQueries  int           // queries in one batch request (default 1024, at most Queue)
 	MaxLimit    int           // largest limit a query may ask (default 1000)
 	Logger      *slog.Logger  // default: discard
@@ -75,34 +76,46 @@ type Config struct {
 
 // Defaults of Config.
 const (
-	DefaultBatchSize  = 1024
 	DefaultDeadline   = 2 * time.Second
 	DefaultMaxBody    = 1 << 20
-	DefaultQueue      = 8192
 	DefaultMaxQueries = 1024
 	DefaultMaxLimit   = 1000
 	DefaultLimit      = 10 // the limit of a query that gives none
 )
 
-// withDefaults fills the zero fields and checks the others.
-func (c Config) withDefaults() (Config, error) {
-	if c.BatchSize == 0 {
-		c.BatchSize = DefaultBatchSize
+// DefaultsFor returns the defaults of BatchSize, Concurrency and Queue for a
+// backend on device ("cpu" or "gpu"). On the CPU: batches of up to 1024
+// queries, one slot per core (a small batch runs on one goroutine: several
+// keep the cores busy; a large one spreads over the engine's threads), a
+// queue of 8192. On a GPU: batches of up to 65,536 queries (the query
+// package's GPU engine takes that many at once and pipelines the parts of a
+// large batch), one slot (its batches run one at a time: while one runs,
+// the next gathers queries), a queue of 131,072 (two full batches and
+// room). Greedy dispatch keeps small batches small when the load is light.
+func DefaultsFor(device string) (batchSize, concurrency, queue int) {
+	if device == "gpu" {
+		return 1 << 16, 1, 1 << 17
 	}
+	return 1024, runtime.GOMAXPROCS(0), 8192
+}
+
+// withDefaults fills the zero fields that do not depend on the device and
+// checks the others.
+func (c Config) withDefaults() (Config, error) {
 	if c.Deadline == 0 {
 		c.Deadline = DefaultDeadline
 	}
 	if c.MaxBody == 0 {
 		c.MaxBody = DefaultMaxBody
 	}
-	if c.Queue == 0 {
-		c.Queue = DefaultQueue
-	}
 	if c.MaxBodies == 0 {
 		c.MaxBodies = max(64<<20, 16*c.MaxBody)
 	}
 	if c.MaxQueries == 0 {
-		c.MaxQueries = min(DefaultMaxQueries, c.Queue)
+		c.MaxQueries = DefaultMaxQueries
+		if c.Queue > 0 {
+			c.MaxQueries = min(c.MaxQueries, c.Queue)
+		}
 	}
 	if c.MaxLimit == 0 {
 		c.MaxLimit = DefaultMaxLimit
@@ -111,8 +124,8 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	switch {
-	case c.BatchSize < 1:
-		return c, fmt.Errorf("batch size %d: want at least 1", c.BatchSize)
+	case c.BatchSize < 0:
+		return c, fmt.Errorf("batch size %d: want at least 1, or 0 for the default", c.BatchSize)
 	case c.BatchWait < 0:
 		return c, fmt.Errorf("batch wait %v: want 0 or more", c.BatchWait)
 	case c.Deadline < 0:
@@ -123,14 +136,30 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("body budget %d: want at least the body limit %d", c.MaxBodies, c.MaxBody)
 	case c.Concurrency < 0:
 		return c, fmt.Errorf("concurrency %d: want at least 1, or 0 for the default", c.Concurrency)
-	case c.Queue < 1:
-		return c, fmt.Errorf("queue %d: want at least 1", c.Queue)
-	case c.MaxQueries < 1 || c.MaxQueries > c.Queue:
+	case c.Queue < 0:
+		return c, fmt.Errorf("queue %d: want at least 1, or 0 for the default", c.Queue)
+	case c.MaxQueries < 1 || (c.Queue > 0 && c.MaxQueries > c.Queue):
 		return c, fmt.Errorf("queries per batch request %d: want 1 to the queue length %d", c.MaxQueries, c.Queue)
 	case c.MaxLimit < 0:
 		return c, fmt.Errorf("limit bound %d: want 0 or more", c.MaxLimit)
 	}
 	return c, nil
+}
+
+// forDevice fills BatchSize, Concurrency and Queue by the device; a queue
+// left to its default holds at least a full batch request.
+func (c Config) forDevice(device string) Config {
+	batch, conc, queue := DefaultsFor(device)
+	if c.BatchSize == 0 {
+		c.BatchSize = batch
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = conc
+	}
+	if c.Queue == 0 {
+		c.Queue = max(queue, c.MaxQueries)
+	}
+	return c
 }
 
 // Server is the HTTP service. It answers 503 until SetBackend is called.
@@ -149,6 +178,7 @@ type ready struct {
 	b     Backend
 	parse func(string) Query // nil: no vocabulary
 	key   func(Query) int    // nil: batches are not sorted
+	cfg   Config             // with the device's defaults
 }
 
 // New returns a server with the configuration cfg and starts its dispatcher.
@@ -157,48 +187,35 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.BatchSize), started: time.Now()}
+	s := &Server{cfg: cfg, log: cfg.Logger, m: newMetrics(), started: time.Now()}
 	s.d = newDispatcher(s)
 	return s, nil
 }
 
 // SetBackend makes the server answer queries with b; parseText maps the
 // text of a "q" to a query, and is nil when the index has no vocabulary.
-// From then on /healthz answers 200. It may be called once.
-//
-// A Config.Concurrency of 0 becomes GOMAXPROCS for a backend on the CPU
-// (a small batch runs on one goroutine: several keep the cores busy) and 1
-// on a GPU (its batches run one at a time: while one runs, the next
-// gathers queries).
+// The limits that default by device take the defaults of b's
+// (DefaultsFor). From then on /healthz answers 200. It may be called once.
 func (s *Server) SetBackend(b Backend, parseText func(string) Query) {
 	r := &ready{b: b, parse: parseText}
 	if sl, ok := b.(ShortestLister); ok {
 		r.key = sl.ShortestList
 	}
-	c := s.cfg.Concurrency
-	if c == 0 {
-		c = runtime.GOMAXPROCS(0)
-		if b.Device() == "gpu" {
-			c = 1
-		}
-	}
-	s.d.start(c)
+	r.cfg = s.cfg.forDevice(b.Device())
+	s.d.start(r.cfg)
 	if !s.ready.CompareAndSwap(nil, r) {
 		panic("serve: SetBackend called twice")
 	}
 }
 
-// Concurrency returns the number of batches that may run at once: 0 until
-// SetBackend.
-func (s *Server) Concurrency() int {
-	if s.ready.Load() == nil {
-		return 0
+// Config returns the configuration in force, defaults filled in: those that
+// depend on the device once SetBackend has been called, 0 before.
+func (s *Server) Config() Config {
+	if rd := s.ready.Load(); rd != nil {
+		return rd.cfg
 	}
-	return cap(s.d.slots)
+	return s.cfg
 }
-
-// Config returns the configuration in force, defaults filled in.
-func (s *Server) Config() Config { return s.cfg }
 
 // Close stops the dispatcher once the batches running have finished. Call it
 // after the HTTP server has stopped handing requests to s.

@@ -54,13 +54,13 @@ second signal ends the process at once.`,
 			addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0: any free port, logged)")
 			device := fs.String("device", "auto", "where batches run: cpu, gpu or auto")
 			threads := fs.Int("threads", 0, "CPU threads per batch, up to 4096 (0: one per core)")
-			batchSize := fs.Int("batch-size", serve.DefaultBatchSize, "most queries in one batch")
+			batchSize := fs.Int("batch-size", 0, "most queries in one batch (0: 1024 on the CPU, 65536 on a GPU)")
 			batchWait := fs.Duration("batch-wait", 0, "longest a batch waits to fill, from its oldest query (0: run when a slot is free)")
 			deadline := fs.Duration("deadline", serve.DefaultDeadline, "time a request may take, queueing included")
 			maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "largest request body in `bytes`")
 			maxBodies := fs.Int64("max-bodies", 0, "request body `bytes` held at once, all requests together; beyond, 429 (0: the larger of 64 MiB and 16 --max-body)")
 			concurrency := fs.Int("concurrency", 0, "batches running at once (0: one per core on the CPU, 1 on a GPU)")
-			queue := fs.Int("queue", serve.DefaultQueue, "most queries admitted and not yet answered (waiting, running, being written); beyond, 429")
+			queue := fs.Int("queue", 0, "most queries admitted and not yet answered (waiting, running, being written); beyond, 429 (0: 8192 on the CPU, 131072 on a GPU)")
 			maxQueries := fs.Int("max-queries", serve.DefaultMaxQueries, "most queries in one batch request (at most --queue, to which it is lowered when not given)")
 			maxLimit := fs.Int("max-limit", serve.DefaultMaxLimit, "largest limit a query may ask (a limit of 0 counts only)")
 			logFormat := fs.String("log-format", "text", "log format: text or json")
@@ -77,15 +77,18 @@ second signal ends the process at once.`,
 				if err := checkThreads(*threads); err != nil {
 					return err
 				}
-				// Zero means "default" to serve.Config: here every flag
-				// has its default written out, so 0 is a mistake.
+				// Zero means "default" to serve.Config: these flags have
+				// their default written out, so 0 is a mistake.
 				for _, f := range []struct {
 					name string
 					v    int64
-				}{{"batch-size", int64(*batchSize)}, {"max-body", *maxBody}, {"queue", int64(*queue)}, {"max-queries", int64(*maxQueries)}, {"max-limit", int64(*maxLimit)}} {
+				}{{"max-body", *maxBody}, {"max-queries", int64(*maxQueries)}, {"max-limit", int64(*maxLimit)}} {
 					if f.v < 1 {
 						return usagef("--%s %d: want at least 1", f.name, f.v)
 					}
+				}
+				if *batchSize < 0 || *queue < 0 || *concurrency < 0 {
+					return usagef("--batch-size, --queue and --concurrency: want at least 1, or 0 for the device's default")
 				}
 				if *maxBodies < 0 {
 					return usagef("--max-bodies %d: want at least --max-body, or 0 for the default", *maxBodies)
@@ -93,10 +96,10 @@ second signal ends the process at once.`,
 				if *deadline <= 0 {
 					return usagef("--deadline %v: want more than 0", *deadline)
 				}
-				if !given(fs, "max-queries") {
+				if !given(fs, "max-queries") && *queue > 0 {
 					*maxQueries = min(*maxQueries, *queue)
 				}
-				if *maxQueries > *queue {
+				if *queue > 0 && *maxQueries > *queue {
 					return usagef("--max-queries %d: want at most --queue (%d)", *maxQueries, *queue)
 				}
 				log, err := newLogger(env.Stderr, *logFormat, *logLevel)
@@ -158,8 +161,7 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 		stop()
 	}()
 	c := s.Config()
-	log.Info("listening", "addr", ln.Addr().String(), "index", path, "batch_size", c.BatchSize, "batch_wait", c.BatchWait,
-		"deadline", c.Deadline, "queue", c.Queue, "max_body", c.MaxBody)
+	log.Info("listening", "addr", ln.Addr().String(), "index", path)
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ctx, ln, c.Deadline+5*time.Second) }()
 
@@ -179,8 +181,10 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 		parse = ix.ParseText
 	}
 	s.SetBackend(searcher, parse)
-	log.Info("ready", "device", searcher.Device(), "concurrency", s.Concurrency(), "docs", ix.Docs(), "terms", ix.Terms(),
-		"text", ix.HasVocabulary(), "load_seconds", time.Since(start).Seconds())
+	rc := s.Config()
+	log.Info("ready", "device", searcher.Device(), "docs", ix.Docs(), "terms", ix.Terms(), "text", ix.HasVocabulary(),
+		"load_seconds", time.Since(start).Seconds(), "batch_size", rc.BatchSize, "batch_wait", rc.BatchWait,
+		"concurrency", rc.Concurrency, "queue", rc.Queue, "deadline", rc.Deadline, "max_body", rc.MaxBody)
 	err = <-served
 	if err != nil {
 		log.Error("shutdown", "error", err)
