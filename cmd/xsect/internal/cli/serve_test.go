@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xsect/xsect/gpu"
 )
 
 // serveIndex builds the index of docs (one set of term ids per line) and
@@ -223,6 +225,12 @@ func TestServeUsage(t *testing.T) {
 	defer ln.Close()
 	if code, _, stderr := run(t, "serve", idx, "--addr", ln.Addr().String()); code != ExitFailure || !strings.Contains(stderr, "cannot listen") {
 		t.Errorf("port in use: exit %d, %s", code, stderr)
+	}
+	// --device gpu without a GPU: a clear error once listening, exit 1.
+	if gpu.Available() != nil {
+		if code, _, stderr := run(t, "serve", idx, "--device", "gpu", "--addr", "127.0.0.1:0"); code != ExitFailure || !strings.Contains(stderr, "cannot run") {
+			t.Errorf("--device gpu without a GPU: exit %d, %s", code, stderr)
+		}
 	}
 	for _, name := range []string{"serve", "loadgen"} {
 		if code, stdout, _ := run(t, name, "--help"); code != ExitOK || !strings.Contains(stdout, "Usage: xsect "+name) {
