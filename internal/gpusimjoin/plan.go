@@ -46,17 +46,19 @@ const (
 	closeSeconds = 0.12
 	runSetup     = 2e-3
 	launchCost   = 20e-6
-	uploadRate   = 15e9
+	uploadRate   = 11e9
 	emitNS       = 3.0
 	cpuStepNS    = 0.6
 	cpuPairNS    = 2.0
 )
 
 // mergeRate and pairRate are each kernel's elements merged and pairs
-// verified per second on the reference H100.
+// verified per second on the reference H100, fitted to its runs on
+// tags-math-sx (14 million pairs of 7 elements) and gcide (1.5 million of
+// 59) at Jaccard 0.5.
 var (
-	mergeRate = [...]float64{kThread: 15e9, kBlock: 25e9, kPair: 40e9}
-	pairRate  = [...]float64{kThread: 2e9, kBlock: 3e9, kPair: 1e9}
+	mergeRate = [...]float64{kThread: 13e9, kBlock: 86e9, kPair: 120e9}
+	pairRate  = [...]float64{kThread: 0.5e9, kBlock: 26e9, kPair: 10e9}
 )
 
 // Chunk sizes: at least a filter's batch, at most what keeps the host's
@@ -148,16 +150,18 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info) *runPlan {
 }
 
 // choose picks the alternative from the records' lengths and the
-// candidates per probe (the paper's finding, section 5.4.1: a block per
-// probe for short records, the cooperative pair kernel for long ones; a
-// thread per probe where probes have too few candidates to keep a block's
-// threads busy).
+// candidates per probe: the faster of the block and pair kernels by the
+// rates above (the paper's finding, section 5.4.1: a block per probe for
+// short records, the cooperative pair kernel for long ones), or a thread
+// per probe where probes have about one candidate, too few to keep a
+// block's threads busy.
 func choose(avgLen, perProbe float64) kernel {
-	switch {
-	case avgLen >= 256:
-		return kPair
-	case perProbe < 4:
+	if perProbe < 1.5 {
 		return kThread
+	}
+	cost := func(k kernel) float64 { return avgLen/mergeRate[k] + 1/pairRate[k] }
+	if cost(kPair) < cost(kBlock) {
+		return kPair
 	}
 	return kBlock
 }

@@ -29,13 +29,13 @@ func TestClampPow2(t *testing.T) {
 }
 
 // TestChoose: the paper's rule, a block per probe for short records and
-// the pair kernel for long ones, a thread per probe where probes have few
-// candidates.
+// the pair kernel for long ones, a thread per probe where probes have
+// about one candidate.
 func TestChoose(t *testing.T) {
 	for _, tc := range []struct {
 		avgLen, perProbe float64
 		want             kernel
-	}{{10, 50, kBlock}, {10, 1.5, kThread}, {2000, 2, kPair}, {300, 100, kPair}} {
+	}{{5, 50, kBlock}, {10, 1.2, kThread}, {2000, 2, kPair}, {300, 100, kPair}, {60, 14, kPair}} {
 		if got := choose(tc.avgLen, tc.perProbe); got != tc.want {
 			t.Errorf("choose(%g, %g) = %s, want %s", tc.avgLen, tc.perProbe, got, tc.want)
 		}

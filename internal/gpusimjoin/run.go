@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xsect/xsect/internal/gpurt"
@@ -28,6 +29,9 @@ type runner struct {
 	failErr  error
 
 	st stats
+	// filtered is set once the filters are done: the device's work on
+	// chunks submitted after it is not hidden behind them.
+	filtered atomic.Bool
 }
 
 // stats is where a run's time went, for its note.
@@ -37,6 +41,7 @@ type stats struct {
 	filter, total, tail time.Duration // wall: filtering, the run, after filtering
 	open, records       time.Duration // wall: waiting for the device, uploading the records
 	upload, kernel      time.Duration // device: copying chunks in, verifying (with the count's copy back)
+	exposed             time.Duration // device: of upload and kernel, on chunks submitted after filtering
 	download            time.Duration // wall: copying the similar pairs back
 	starved, waited     time.Duration // wall: the device's goroutine waiting for chunks, for the device
 	stalled             time.Duration // filters waiting for a free chunk, summed
@@ -77,8 +82,9 @@ func run(ctx context.Context, p *simjoin.Problem, technique string, pl *runPlan,
 	filtered := make(chan error, 1)
 	go func() {
 		err := simjoin.Candidates(ctx, p, technique, out, r.bd.emit)
-		r.bd.finish()
 		filterEnd = time.Now()
+		r.filtered.Store(true)
+		r.bd.finish()
 		filtered <- err
 	}()
 
@@ -139,6 +145,7 @@ type slot struct {
 	count, out                  gpurt.Buffer
 	host                        *gpurt.HostBuffer // the count, copied back
 	busy                        bool
+	late                        bool // submitted after the filters were done
 }
 
 // device runs on the device's goroutine: it uploads the records, then
@@ -309,6 +316,7 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 			return err
 		}
 		sl.busy = true
+		sl.late = r.filtered.Load()
 		return c.Record(sl.evEnd, s)
 	}
 
@@ -320,6 +328,9 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 		}
 		r.st.waited += time.Since(t)
 		sl.busy = false
+		if d, err := c.Elapsed(sl.evStart, sl.evEnd); err == nil && sl.late {
+			r.st.exposed += d
+		}
 		if d, err := c.Elapsed(sl.evStart, sl.evKernel); err == nil {
 			r.st.upload += d
 		}
@@ -429,7 +440,7 @@ func (s *stats) String(pl *runPlan) string {
 	busy := s.upload + s.kernel
 	hidden := 100.0
 	if busy > 0 {
-		hidden = max(0, 100*(1-float64(s.tail)/float64(busy)))
+		hidden = 100 * (1 - float64(s.exposed)/float64(busy))
 	}
 	block := ""
 	if s.blockMax > 0 {
@@ -443,8 +454,8 @@ func (s *stats) String(pl *runPlan) string {
 	}
 	return fmt.Sprintf("gpu: kernel %s%s, %d chunks of up to %d, %d pairs verified, %d similar; filtering %.1f ms (filters waited %.1f ms for chunks), "+
 		"device busy %.1f ms (upload %.1f, verify %.1f), results back %.1f ms, device waited %.1f ms for chunks, opening %.1f ms, records %.1f ms; "+
-		"after filtering %.1f ms: %.0f%% of the device's work hidden; run %.1f ms",
+		"after filtering: device %.1f ms (%.0f%% of its work hidden), wall %.1f ms; run %.1f ms",
 		s.kernelName, block, s.chunks, pl.capCands, s.pairs, s.similar, ms(s.filter), ms(s.stalled),
 		ms(busy), ms(s.upload), ms(s.kernel), ms(s.download), ms(s.starved), ms(s.open), ms(s.records),
-		ms(s.tail), hidden, ms(s.total))
+		ms(s.exposed), hidden, ms(s.tail), ms(s.total))
 }
