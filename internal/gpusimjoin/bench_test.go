@@ -3,9 +3,12 @@ package gpusimjoin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/xsect/xsect/internal/simjoin"
 	"github.com/xsect/xsect/sets"
@@ -26,40 +29,72 @@ func warmGPU(b *testing.B) {
 
 // BenchmarkMann times whole joins as issue 12's targets count them (from
 // the loaded collection, preparation included, to the number of pairs,
-// equal sets once) on the five data sets of its anchor: on the CPU alone
-// and with verification on the GPU, the planner's kernel and each one
-// forced (the technique is the planner's among the GPU engines). Each
-// benchmark logs the last run's account: where the time went.
+// equal sets once; mode join hands every pair with its overlap to a
+// function that drops it) on the five data sets of its anchor: on the CPU
+// alone and with verification on the GPU, the planner's kernel and each
+// one forced (the technique is the planner's among each device's
+// engines). Each iteration runs every variant once, in turn, so that they
+// share the machine's state; each variant reports its median, least and
+// largest time in ms, and the log has the medians of preparation and run
+// and the last run's account.
 func BenchmarkMann(b *testing.B) {
 	needGPU(b)
 	warmGPU(b)
-	for i, ts := range []string{"0.5", "0.7"} {
-		for _, d := range mannData {
-			for _, how := range []string{"cpu", "gpu", "gpu-thread", "gpu-block", "gpu-pair"} {
-				b.Run(fmt.Sprintf("t=%s/%s/%s", ts, d.name, how), func(b *testing.B) {
+	variants := []string{"cpu", "gpu", "gpu-thread", "gpu-block", "gpu-pair"}
+	for _, mode := range []string{"count", "join"} {
+		for i, ts := range []string{"0.5", "0.7"} {
+			for _, d := range mannData {
+				b.Run(fmt.Sprintf("%s/t=%s/%s", mode, ts, d.name), func(b *testing.B) {
 					c := loadData(b, d.file)
-					opt := simjoin.Options{Threshold: mustThreshold(b, simjoin.Jaccard, ts), Distinct: true, Device: "gpu"}
-					if how == "cpu" {
-						opt.Device = "cpu"
-					}
-					opt.GPUKernel, _ = strings.CutPrefix(how, "gpu-")
-					if opt.GPUKernel == "gpu" || opt.GPUKernel == "cpu" {
-						opt.GPUKernel = ""
-					}
-					var pl *simjoin.Plan
+					total := make([][]time.Duration, len(variants))
+					prep := make([][]time.Duration, len(variants))
+					notes := make([]string, len(variants))
 					for b.Loop() {
-						var err error
-						if pl, err = simjoin.NewPlan(c, nil, opt); err != nil {
-							b.Fatal(err)
-						}
-						n, err := pl.Count(context.Background())
-						if err != nil || n != d.pairs[i] {
-							b.Fatalf("%d pairs, %v; want %d", n, err, d.pairs[i])
+						for v, how := range variants {
+							opt := simjoin.Options{Threshold: mustThreshold(b, simjoin.Jaccard, ts), Distinct: true, Device: "gpu"}
+							if how == "cpu" {
+								opt.Device = "cpu"
+							}
+							opt.GPUKernel = strings.TrimPrefix(strings.TrimPrefix(how, "gpu"), "-")
+							start := time.Now()
+							pl, err := simjoin.NewPlan(c, nil, opt)
+							if err != nil {
+								b.Fatal(err)
+							}
+							prep[v] = append(prep[v], time.Since(start))
+							var n int64
+							if mode == "count" {
+								n, err = pl.Count(context.Background())
+							} else {
+								var cnt atomic.Int64
+								err = pl.Join(context.Background(), func(ps []simjoin.Pair) error { cnt.Add(int64(len(ps))); return nil })
+								n = cnt.Load()
+							}
+							if err != nil || n != d.pairs[i] {
+								b.Fatalf("%s: %d pairs, %v; want %d", how, n, err, d.pairs[i])
+							}
+							total[v] = append(total[v], time.Since(start))
+							notes[v] = fmt.Sprintf("%s on %s, estimated %.1f ms (%s): %s", pl.Chosen.Engine.Name(), pl.Chosen.Engine.Kind(),
+								1e3*pl.Chosen.Estimate.Seconds, pl.Chosen.Estimate.Detail, strings.TrimSpace(pl.Notes()))
 						}
 					}
-					b.Logf("%s on %s, estimated %.1f ms (%s): %s", pl.Chosen.Engine.Name(), pl.Chosen.Engine.Kind(), 1e3*pl.Chosen.Estimate.Seconds, pl.Chosen.Estimate.Detail, strings.TrimSpace(pl.Notes()))
+					for v, how := range variants {
+						med, lo, hi := spread(total[v])
+						p, _, _ := spread(prep[v])
+						b.ReportMetric(ms(med), how+"-ms")
+						b.Logf("%-10s median %6.1f ms (min %6.1f, max %6.1f), preparation %5.1f ms; %s", how, ms(med), ms(lo), ms(hi), ms(p), notes[v])
+					}
 				})
 			}
 		}
 	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+
+// spread returns the median, least and largest of ds.
+func spread(ds []time.Duration) (med, lo, hi time.Duration) {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2], s[0], s[len(s)-1]
 }

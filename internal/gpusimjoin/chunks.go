@@ -51,9 +51,29 @@ func newBuilder(n, capProbes, capCands int, stop <-chan struct{}, stopErr func()
 	bd := &builder{capProbes: capProbes, capCands: capCands, free: make(chan *chunk, n), filled: make(chan *chunk, n),
 		stop: stop, stopErr: stopErr}
 	for range n {
-		bd.free <- newChunk(capProbes, capCands)
+		ch, _ := chunkPool.Get().(*chunk)
+		if ch == nil || len(ch.probes) < capProbes || len(ch.cands) < capCands {
+			ch = newChunk(capProbes, capCands)
+		}
+		bd.free <- ch
 	}
 	return bd
+}
+
+// chunkPool keeps the chunks of earlier runs: allocating (and zeroing)
+// them costs a run more than the filters take on small inputs.
+var chunkPool sync.Pool
+
+// release gives the free chunks to the pool, once the run is over.
+func (bd *builder) release() {
+	for {
+		select {
+		case ch := <-bd.free:
+			chunkPool.Put(ch)
+		default:
+			return
+		}
+	}
 }
 
 // piece is the part of a batch that goes to one chunk: its probes

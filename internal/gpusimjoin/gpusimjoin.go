@@ -119,9 +119,16 @@ type state struct {
 	dev *gpurt.Device
 	mu  sync.Mutex // one run at a time
 
-	// Owned by the device's goroutine.
-	mod   *gpurt.Module
-	stage *gpurt.Stager
+	// Owned by the device's goroutine: the module, the staging, the
+	// stream that uploads the records, the slots of chunks in flight
+	// (kept while the next run's chunks fit them), and a buffer for each
+	// side's records.
+	mod                   *gpurt.Module
+	stage                 *gpurt.Stager
+	up                    *gpurt.Stream
+	slots                 [numSlots]*slot
+	slotProbes, slotCands int
+	recs                  [2]gpurt.Buffer
 }
 
 // Pinned staging: slots of 4 MB, enough in flight to keep the bus busy.

@@ -81,7 +81,7 @@ func TestNoGPU(t *testing.T) {
 	}
 	c := sets.FromSets([]uint32{1, 2, 3}, []uint32{1, 2, 3, 4})
 	th := mustThreshold(t, simjoin.Jaccard, "0.5")
-	_, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Device: "gpu"})
+	_, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Device: "gpu", Technique: "ppjoin"})
 	if !errors.Is(err, engine.ErrCannotRun) || !errors.Is(err, engine.ErrUnavailable) || !strings.Contains(err.Error(), "gpu: ") {
 		t.Fatalf("device gpu without a GPU: %v", err)
 	}

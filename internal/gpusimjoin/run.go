@@ -2,6 +2,7 @@ package gpusimjoin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -121,6 +122,7 @@ func run(ctx context.Context, p *simjoin.Problem, technique string, pl *runPlan,
 	ferr := <-filtered
 	close(r.results)
 	post.Wait()
+	r.bd.release()
 
 	r.st.total = time.Since(start)
 	r.st.filter = filterEnd.Sub(start)
@@ -137,7 +139,8 @@ func run(ctx context.Context, p *simjoin.Problem, technique string, pl *runPlan,
 	return out.Err()
 }
 
-// slot is a device buffer set for one chunk in flight, on its own stream.
+// slot is a device buffer set for one chunk in flight, on its own stream,
+// kept from run to run.
 type slot struct {
 	stream                      *gpurt.Stream
 	evStart, evKernel, evEnd    *gpurt.Event
@@ -163,56 +166,30 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 	if err != nil {
 		return err
 	}
-	var owned []gpurt.Buffer
-	alloc := func(n int) (gpurt.Buffer, error) {
-		b, err := c.Alloc(max(n, 4))
-		if err != nil {
-			return gpurt.Buffer{}, err
-		}
-		owned = append(owned, b)
-		return b, nil
-	}
-	var slots [numSlots]*slot
-	defer func() {
-		c.Synchronize()
-		for _, sl := range slots {
-			if sl != nil {
-				c.DestroyStream(sl.stream)
-				c.DestroyEvent(sl.evStart)
-				c.DestroyEvent(sl.evKernel)
-				c.DestroyEvent(sl.evEnd)
-				c.FreeHost(sl.host)
-			}
-		}
-		for _, b := range owned {
-			c.Free(b)
-		}
-	}()
-
-	// The records, once: each side's caller's elements and every record's
-	// start and length in them.
-	t := time.Now()
-	up, err := c.NewStream()
+	slots, err := st.slotsFor(c, r.pl.capProbes, r.pl.capCands)
 	if err != nil {
 		return err
 	}
-	defer c.DestroyStream(up)
+	defer c.Synchronize() // nothing of this run left queued
+
+	// The records, once: each side's caller's elements and every record's
+	// start and length in them, in a buffer kept for the next run.
+	t := time.Now()
 	type side struct{ elems, recs gpurt.Buffer }
-	load := func(s *simjoin.Side) (side, error) {
+	load := func(s *simjoin.Side, buf *gpurt.Buffer) (side, error) {
 		var d side
-		var err error
-		if d.elems, err = alloc(4 * len(s.Orig.Elements)); err != nil {
-			return d, err
-		}
 		recs := make([]uint32, 2*s.Len())
 		for x := range s.Len() {
 			recs[2*x] = uint32(s.Orig.Offsets[s.ID[x]])
 			recs[2*x+1] = s.Size(x)
 		}
-		if d.recs, err = alloc(4 * len(recs)); err != nil {
+		eb := (4*len(s.Orig.Elements) + 7) &^ 7
+		b, err := st.grow(c, buf, eb+4*len(recs))
+		if err != nil {
 			return d, err
 		}
-		u := st.stage.Uploads(up)
+		d.elems, d.recs = b.Slice(0, eb), b.Slice(eb, b.Len()-eb)
+		u := st.stage.Uploads(st.up)
 		if err := u.Add(d.elems.Slice(0, 4*len(s.Orig.Elements)), gpurt.Bytes(s.Orig.Elements)); err != nil {
 			return d, err
 		}
@@ -221,45 +198,20 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 		}
 		return d, u.Flush(c)
 	}
-	sr, err := load(r.p.R)
+	sr, err := load(r.p.R, &st.recs[0])
 	if err != nil {
 		return err
 	}
 	ss := sr
 	if !r.p.Self {
-		if ss, err = load(r.p.S); err != nil {
+		if ss, err = load(r.p.S, &st.recs[1]); err != nil {
 			return err
 		}
 	}
-	if err := c.Sync(up); err != nil {
+	if err := c.Sync(st.up); err != nil {
 		return err
 	}
 	r.st.records = time.Since(t)
-
-	for i := range slots {
-		sl := &slot{}
-		slots[i] = sl
-		if sl.stream, err = c.NewStream(); err != nil {
-			return err
-		}
-		for _, ev := range []**gpurt.Event{&sl.evStart, &sl.evKernel, &sl.evEnd} {
-			if *ev, err = c.NewEvent(); err != nil {
-				return err
-			}
-		}
-		pc, cc := r.pl.capProbes, r.pl.capCands
-		for _, b := range []struct {
-			dst *gpurt.Buffer
-			n   int
-		}{{&sl.probes, 4 * pc}, {&sl.starts, 4 * (pc + 1)}, {&sl.cands, 4 * cc}, {&sl.need, 4 * cc}, {&sl.count, 4}, {&sl.out, 12 * cc}} {
-			if *b.dst, err = alloc(b.n); err != nil {
-				return err
-			}
-		}
-		if sl.host, err = c.AllocHost(4); err != nil {
-			return err
-		}
-	}
 
 	// submit queues chunk ch on sl: its upload, the kernel, the count back.
 	submit := func(sl *slot, ch *chunk) error {
@@ -458,4 +410,90 @@ func (s *stats) String(pl *runPlan) string {
 		s.kernelName, block, s.chunks, pl.capCands, s.pairs, s.similar, ms(s.filter), ms(s.stalled),
 		ms(busy), ms(s.upload), ms(s.kernel), ms(s.download), ms(s.starved), ms(s.open), ms(s.records),
 		ms(s.exposed), hidden, ms(s.tail), ms(s.total))
+}
+
+// slotsFor returns the device slots, kept from the last run when they
+// hold chunks of the given capacities, else made anew. It runs on the
+// device's goroutine.
+func (st *state) slotsFor(c *gpurt.Ctx, capProbes, capCands int) ([numSlots]*slot, error) {
+	if st.up == nil {
+		up, err := c.NewStream()
+		if err != nil {
+			return st.slots, err
+		}
+		st.up = up
+	}
+	if st.slots[0] != nil && st.slotProbes >= capProbes && st.slotCands >= capCands {
+		for _, sl := range st.slots {
+			sl.busy = false
+		}
+		return st.slots, nil
+	}
+	if err := st.freeSlots(c); err != nil {
+		return st.slots, err
+	}
+	for i := range st.slots {
+		sl := &slot{}
+		var err error
+		if sl.stream, err = c.NewStream(); err != nil {
+			return st.slots, err
+		}
+		st.slots[i] = sl // freed with what it holds so far if the rest fails
+		for _, ev := range []**gpurt.Event{&sl.evStart, &sl.evKernel, &sl.evEnd} {
+			if *ev, err = c.NewEvent(); err != nil {
+				return st.slots, err
+			}
+		}
+		for _, b := range []struct {
+			dst *gpurt.Buffer
+			n   int
+		}{{&sl.probes, 4 * capProbes}, {&sl.starts, 4 * (capProbes + 1)}, {&sl.cands, 4 * capCands}, {&sl.need, 4 * capCands}, {&sl.count, 4}, {&sl.out, 12 * capCands}} {
+			if *b.dst, err = c.Alloc(b.n); err != nil {
+				return st.slots, err
+			}
+		}
+		if sl.host, err = c.AllocHost(4); err != nil {
+			return st.slots, err
+		}
+	}
+	st.slotProbes, st.slotCands = capProbes, capCands
+	return st.slots, nil
+}
+
+// freeSlots frees the device slots.
+func (st *state) freeSlots(c *gpurt.Ctx) error {
+	if err := c.Synchronize(); err != nil {
+		return err
+	}
+	var errs []error
+	for i, sl := range st.slots {
+		if sl == nil {
+			continue
+		}
+		errs = append(errs, c.DestroyStream(sl.stream), c.DestroyEvent(sl.evStart), c.DestroyEvent(sl.evKernel), c.DestroyEvent(sl.evEnd), c.FreeHost(sl.host))
+		for _, b := range []gpurt.Buffer{sl.probes, sl.starts, sl.cands, sl.need, sl.count, sl.out} {
+			errs = append(errs, c.Free(b))
+		}
+		st.slots[i] = nil
+	}
+	st.slotProbes, st.slotCands = 0, 0
+	return errors.Join(errs...)
+}
+
+// grow returns the first n bytes (at least 8) of the device buffer *b,
+// which it reallocates when it is shorter.
+func (st *state) grow(c *gpurt.Ctx, b *gpurt.Buffer, n int) (gpurt.Buffer, error) {
+	n = max(n, 8)
+	if b.Len() < n {
+		if err := c.Free(*b); err != nil {
+			return gpurt.Buffer{}, err
+		}
+		*b = gpurt.Buffer{}
+		nb, err := c.Alloc(n)
+		if err != nil {
+			return gpurt.Buffer{}, err
+		}
+		*b = nb
+	}
+	return b.Slice(0, n), nil
 }
