@@ -45,7 +45,7 @@ func init() {
 			}
 			close(drained)
 		}()
-		return bd.emit, func() { bd.finish(); <-drained }
+		return bd.emit, func() { bd.finish(); <-drained; bd.release() }
 	}})
 }
 

@@ -35,21 +35,22 @@ func kernelNamed(name string) (kernel, bool) {
 }
 
 // The cost model (seconds on the device host, gpurt.ReferenceH100 for the
-// device; see docs/SIMJOIN.md): opening the GPU and what a process that
-// opened it pays more at its exit; elements of both records merged per
-// second by each kernel, and a cost per pair (loading its records, the
-// candidate's entry); the bus; the CPU's cost of handing a pair on (per
-// core: the filter's batch, the chunk) and of verifying one on the CPU
-// (per element of the remainders read, per pair), which the GPU saves.
+// device; docs/SIMJOIN.md has the runs it was fitted to): opening the GPU
+// and what a process that opened it pays more at its exit; a run's fixed
+// costs (the records' upload, the post goroutines, the last chunk's round
+// trip); the bus through pinned staging; the CPU's cost of handing a pair
+// on (per core: the filter's batch, the chunk; BenchmarkFilterOnly) and
+// of verifying one on the CPU (per pair, per element of the remainders
+// read), which the GPU saves.
 const (
 	openSeconds  = 0.22
 	closeSeconds = 0.12
-	runSetup     = 2e-3
+	runSetup     = 3e-3
 	launchCost   = 20e-6
 	uploadRate   = 11e9
-	emitNS       = 3.0
-	cpuStepNS    = 0.6
-	cpuPairNS    = 2.0
+	emitNS       = 10.0
+	cpuStepNS    = 1.0
+	cpuPairNS    = 20.0
 )
 
 // mergeRate and pairRate are each kernel's elements merged and pairs
