@@ -71,7 +71,7 @@ func run(ctx context.Context, p *simjoin.Problem, technique string, pl *runPlan,
 	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &runner{p: p, out: out, pl: pl, results: make(chan []uint32, 16), stop: make(chan struct{})}
+	r := &runner{p: p, out: out, pl: pl, results: make(chan []uint32, 64), stop: make(chan struct{})}
 	if !out.CountOnly() {
 		r.exact = 1
 	}
@@ -89,9 +89,11 @@ func run(ctx context.Context, p *simjoin.Problem, technique string, pl *runPlan,
 		filtered <- err
 	}()
 
-	// The post goroutines: a quarter of the cores, at least one.
+	// The post goroutines, one per core: they wait while no pairs come
+	// back, and the caller's function, which may format every pair, runs
+	// on them.
 	var post sync.WaitGroup
-	for range max(1, p.Threads/4) {
+	for range max(1, p.Threads) {
 		post.Add(1)
 		go func() {
 			defer post.Done()
@@ -303,10 +305,15 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 		}
 		r.st.download += time.Since(t)
 		r.st.similar += int64(n)
-		select {
-		case r.results <- res:
-		case <-r.stop:
-			return r.failErr
+		// In pieces, so that every post goroutine takes a share.
+		for len(res) > 0 {
+			piece := res[:min(len(res), 3*postPiece)]
+			res = res[len(piece):]
+			select {
+			case r.results <- piece:
+			case <-r.stop:
+				return r.failErr
+			}
 		}
 		return nil
 	}
@@ -371,6 +378,9 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 	}
 	return nil
 }
+
+// postPiece is the most similar pairs a post goroutine takes at once.
+const postPiece = 1 << 13
 
 // post reports the similar pairs of the results as they come back.
 func (r *runner) post() {
