@@ -29,6 +29,7 @@ import (
 	_ "embed"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xsect/xsect/internal/engine"
@@ -94,11 +95,17 @@ func (e gpuEngine) Run(ctx context.Context, p *simjoin.Problem, out *simjoin.Out
 // input. It returns at once.
 func Prewarm() { gpurt.Prewarm() }
 
-// deviceInfo describes the first GPU once the driver has answered, and
-// before that the device the cost model was fitted on.
+// deviceInfo describes the first GPU once the driver has answered (asked
+// once: the planner asks for every engine, and the driver's answers cost
+// about a millisecond), and before that the device the cost model was
+// fitted on.
 func deviceInfo() gpurt.Info {
+	if info := firstInfo.Load(); info != nil {
+		return *info
+	}
 	if gpurt.Probed() {
 		if infos, err := gpurt.Devices(); err == nil && len(infos) > 0 {
+			firstInfo.Store(&infos[0])
 			return infos[0]
 		}
 	}
@@ -106,6 +113,8 @@ func deviceInfo() gpurt.Info {
 	info.Name = "the first GPU (not opened)"
 	return info
 }
+
+var firstInfo atomic.Pointer[gpurt.Info]
 
 // openWait is the time in seconds a run still waits for the default
 // device to open, as estimated: 0 once it is open.

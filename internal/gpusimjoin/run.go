@@ -402,7 +402,7 @@ func (s *stats) String(pl *runPlan) string {
 	busy := s.upload + s.kernel
 	hidden := 100.0
 	if busy > 0 {
-		hidden = 100 * (1 - float64(s.exposed)/float64(busy))
+		hidden = max(0, 100*(1-float64(s.exposed)/float64(busy)))
 	}
 	block := ""
 	if s.blockMax > 0 {
