@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -43,6 +44,9 @@ type Problem struct {
 	Memory int64
 	// Stats describes the problem, for the planner.
 	Stats Stats
+	// GPUKernel is Options.GPUKernel: the GPU verification's kernel that
+	// the caller forces, or "" for the planner's choice.
+	GPUKernel string
 
 	stampUniverse int // see Options.stampUniverse
 
@@ -152,12 +156,22 @@ type Options struct {
 	// Progress, if set, is called now and then, from any goroutine, with
 	// the records probed so far and their total.
 	Progress func(done, total int64)
+	// GPUKernel forces the kernel that verifies candidates on a GPU, one
+	// of GPUKernels: "thread" (a thread per probing record), "block" (a
+	// block per probing record) or "pair" (threads cooperating on each
+	// candidate pair by Intersect Path); "" or "auto" lets the planner
+	// choose. CPU engines ignore it.
+	GPUKernel string
 
 	// stampUniverse, when positive, replaces the largest universe over
 	// which remainders of any length are verified by stamps (tests lower
 	// it to run the kernels' path on small inputs).
 	stampUniverse int
 }
+
+// GPUKernels are the kernels that Options.GPUKernel may force: the three
+// verification alternatives of Bellas and Gounaris.
+var GPUKernels = []string{"thread", "block", "pair"}
 
 // newProblem prepares r × s (s nil: the self-join of r).
 func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (*Problem, error) {
@@ -167,7 +181,14 @@ func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (
 	if err := opt.Threshold.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory, stampUniverse: opt.stampUniverse}
+	kernel := strings.ToLower(strings.TrimSpace(opt.GPUKernel))
+	if kernel == "auto" {
+		kernel = ""
+	}
+	if kernel != "" && !slices.Contains(GPUKernels, kernel) {
+		return nil, fmt.Errorf("simjoin: unknown GPU kernel %q (auto, %s)", opt.GPUKernel, strings.Join(GPUKernels, ", "))
+	}
+	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory, stampUniverse: opt.stampUniverse, GPUKernel: kernel}
 	if p.stampUniverse <= 0 {
 		p.stampUniverse = 1 << 20
 	}
