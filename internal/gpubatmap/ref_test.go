@@ -277,7 +277,7 @@ func emulatedRun(t *testing.T, seed uint64, b *batmap.Batmaps, opt Options, m mo
 	if b.Len() < 2 {
 		return 0
 	}
-	pl, err := planFor(b, m, 1<<40, opt)
+	pl, err := planFor(b, m, 1<<40, opt, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

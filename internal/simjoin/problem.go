@@ -41,6 +41,8 @@ type Problem struct {
 	Threads int
 	// Memory is the CPU memory budget in bytes.
 	Memory int64
+	// GPUs are the GPUs GPU engines may use (Options.GPUs; nil: all).
+	GPUs []int
 	// Stats describes the problem, for the planner.
 	Stats Stats
 
@@ -152,6 +154,10 @@ type Options struct {
 	// Progress, if set, is called now and then, from any goroutine, with
 	// the records probed so far and their total.
 	Progress func(done, total int64)
+	// GPUs are the GPUs a GPU engine spreads its work over, by ordinal;
+	// nil means every GPU of the host. An ordinal listed twice gets two
+	// owners on that GPU (see gpu.ParseGPUs).
+	GPUs []int
 
 	// stampUniverse, when positive, replaces the largest universe over
 	// which remainders of any length are verified by stamps (tests lower
@@ -167,7 +173,7 @@ func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (
 	if err := opt.Threshold.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory, stampUniverse: opt.stampUniverse}
+	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory, GPUs: opt.GPUs, stampUniverse: opt.stampUniverse}
 	if p.stampUniverse <= 0 {
 		p.stampUniverse = 1 << 20
 	}

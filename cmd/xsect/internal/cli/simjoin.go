@@ -52,6 +52,7 @@ on a GPU yet.`,
 			distinct := fs.Bool("distinct", false, "count equal sets once, as the smallest of their ids")
 			algorithm := fs.String("algorithm", "auto", "algorithm `NAME`, or auto: "+strings.Join(simjoin.Techniques(), ", "))
 			device := fs.String("device", "auto", "device: cpu, gpu or auto")
+			gpusValue := gpusFlag(fs)
 			threads := fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)")
 			memory := memoryFlag(fs)
 			countOnly := fs.Bool("count-only", false, "print only the number of pairs")
@@ -74,6 +75,10 @@ on a GPU yet.`,
 					return usagef("--threshold: %v", err)
 				}
 				if err := checkThreads(*threads); err != nil {
+					return err
+				}
+				gpus, err := parseGPUs(*gpusValue, *device)
+				if err != nil {
 					return err
 				}
 				b, err := newBudget(*memory)
@@ -104,6 +109,7 @@ on a GPU yet.`,
 					Distinct:  *distinct,
 					Memory:    b.left(memoryOf(r) + memoryOf(s)).bytes,
 					Progress:  bar.update,
+					GPUs:      gpus,
 				}
 				plan, err := simjoin.NewPlan(r, s, opt)
 				if plan != nil && *explain {
