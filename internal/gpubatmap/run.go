@@ -278,7 +278,7 @@ type runner struct {
 	need, foff, fel, fh        gpurt.Buffer
 	out, meta                  [2]gpurt.Buffer
 
-	w        *gpurt.Worker    // the owner's view of the shared queue of batches
+	w        *gpurt.Worker     // the owner's view of the shared queue of batches
 	progress func(pairs int64) // counts the pairs of a batch done
 
 	entries   int64

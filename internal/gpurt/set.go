@@ -32,7 +32,7 @@ func ParseGPUs(s string) ([]int, error) {
 			return nil, fmt.Errorf("gpus %q: want all, a number of GPUs or a comma-separated list of ordinals", s)
 		}
 		if n < 1 {
-			return nil, fmt.Errorf("gpus %q: at least one GPU (the CPU needs none: use the cpu device)", s)
+			return nil, fmt.Errorf("gpus %q: a number of GPUs is at least 1 (GPU 0 alone is \"0,\"; the cpu device needs none)", s)
 		}
 		if n > maxOwners {
 			return nil, fmt.Errorf("gpus %q: at most %d", s, maxOwners)

@@ -16,7 +16,7 @@ const deviceFlagHelp = "where to intersect: cpu, gpu, or auto (the GPU when one 
 
 // gpusFlag defines --gpus, the GPUs a command spreads its work over.
 func gpusFlag(fs *flag.FlagSet) *string {
-	return fs.String("gpus", "all", "GPUs to use: all, the first `N`, or a comma-separated list of ordinals (\"2,\" is GPU 2 alone)")
+	return fs.String("gpus", "all", "GPUs to use: all, the first N, or a comma-separated `LIST` of ordinals (\"2,\" is GPU 2 alone; see xsect devices)")
 }
 
 // parseGPUs reads --gpus: a malformed value is a usage error, and so is
