@@ -434,8 +434,12 @@ func (r *runner) built(c *gpurt.Ctx, pc *piece) error {
 	return c.Record(pc.ev, r.up)
 }
 
-// loadNow uploads and builds sp into pc and waits for it.
+// loadNow uploads and builds sp into pc and waits for it, one owner of the
+// GPU at a time (see gpurt.Device.UploadLock).
 func (r *runner) loadNow(c *gpurt.Ctx, pc *piece, sp span) error {
+	mu := r.st.dev.UploadLock()
+	mu.Lock()
+	defer mu.Unlock()
 	u := r.st.stage.Uploads(r.up)
 	if err := r.load(c, pc, sp, u); err != nil {
 		return err
@@ -575,7 +579,11 @@ func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *overlap.Problem, t te
 		if r.colOf, err = r.alloc(c, 4*int64(p.Universe)); err != nil {
 			return err
 		}
-		if err := st.stage.Upload(c, r.up, r.colOf.Slice(0, 4*p.Universe), gpurt.Bytes(r.cols.colOf)); err != nil {
+		mu := st.dev.UploadLock()
+		mu.Lock()
+		err := st.stage.Upload(c, r.up, r.colOf.Slice(0, 4*p.Universe), gpurt.Bytes(r.cols.colOf))
+		mu.Unlock()
+		if err != nil {
 			return err
 		}
 	}

@@ -377,6 +377,15 @@ func (r *runner) run(ctx context.Context) (int64, error) {
 	}
 	// Upload: the batmaps through the pinned buffers, the small arrays
 	// straight from Go memory (the driver stages them).
+	// One owner of the GPU at a time (see gpurt.Device.UploadLock).
+	mu := r.st.dev.UploadLock()
+	mu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			mu.Unlock()
+		}
+	}()
 	t0 := time.Now()
 	s0 := r.streams[0]
 	if err := r.uploadWords(s0); err != nil {
@@ -423,6 +432,8 @@ func (r *runner) run(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	r.upload = time.Since(t0)
+	mu.Unlock()
+	locked = false
 	if pl.mode == modeDense {
 		// Whole rows of a batch come back in one piece.
 		if err := r.st.growPinned(c, int(4*n)); err != nil {

@@ -144,6 +144,30 @@ var owners struct {
 	m map[[2]int]func() (*Device, error)
 }
 
+var uploadLocks struct {
+	sync.Mutex
+	m map[int]*sync.Mutex
+}
+
+// UploadLock returns a lock that every owner of d's GPU shares. Engines
+// hold it while they upload their inputs at the start of a run: the owners
+// of one GPU share its link to the host, and one upload at a time lets
+// the first owner start computing while the others upload, instead of all
+// waiting for all.
+func (d *Device) UploadLock() *sync.Mutex {
+	uploadLocks.Lock()
+	defer uploadLocks.Unlock()
+	if uploadLocks.m == nil {
+		uploadLocks.m = map[int]*sync.Mutex{}
+	}
+	mu := uploadLocks.m[d.info.Ordinal]
+	if mu == nil {
+		mu = new(sync.Mutex)
+		uploadLocks.m[d.info.Ordinal] = mu
+	}
+	return mu
+}
+
 // Owner returns owner k of GPU ordinal, opened at first use and never
 // closed. Owner 0 is the device Open returns (for ordinal 0, Default's).
 // Owners 1 and up are more goroutines, each on its own locked OS thread

@@ -370,3 +370,13 @@ func TestOpenSetGPU(t *testing.T) {
 		t.Fatalf("FreeMemory of 3 owners: %d, %v (the GPU has %d)", free, err, infos[0].Memory)
 	}
 }
+
+func TestUploadLock(t *testing.T) {
+	s := fakeSet(0, 1, 0)
+	if s.Owner(0).UploadLock() != s.Owner(2).UploadLock() {
+		t.Error("two owners of GPU 0 have different upload locks")
+	}
+	if s.Owner(0).UploadLock() == s.Owner(1).UploadLock() {
+		t.Error("GPUs 0 and 1 share an upload lock")
+	}
+}
