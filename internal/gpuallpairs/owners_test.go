@@ -119,11 +119,12 @@ func TestOwnersInPieces(t *testing.T) {
 			limit := limits[len(limits)-1] // the most pieces
 			for _, gpus := range ownerLists[1:] {
 				t.Run(fmt.Sprintf("%s/%s/limit=%d/gpus=%v", tc.name, tech.name(), limit, gpus), func(t *testing.T) {
-					got, _, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "gpu", GPUs: gpus}, tuned(t, tech.name(), tiling(2000, limit)))
+					got, pl, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "gpu", GPUs: gpus}, tuned(t, tech.name(), tiling(2000, limit)))
 					if err != nil {
 						t.Fatal(err)
 					}
 					compare(t, want, got, r.Len())
+					t.Logf("%s", pl.Notes())
 				})
 			}
 		}

@@ -31,8 +31,9 @@ var (
 // owner count's answer is checked against one owner's first; then the
 // runs are timed round-robin (the order rotating each round), wall time
 // of Count or Pairs from the batmaps in host memory to the answer. It
-// prints the median, min and max per owner count and the ratio of the
-// medians to one owner's.
+// prints the median, min and max per owner count, the ratio of the
+// medians to one owner's, and of the last run the longest upload of an
+// owner and the device time of the longest owner's kernels.
 func BenchmarkOwners(b *testing.B) {
 	needGPU(b)
 	counts, err := intList(*ownersList)
@@ -43,7 +44,7 @@ func BenchmarkOwners(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	fmt.Printf("%-28s %6s %8s %10s %10s %10s %7s  %s\n", "instance", "owners", "batches", "median ms", "min ms", "max ms", "ratio", "last run's owners")
+	fmt.Printf("%-22s %6s %7s %9s %9s %9s %6s %9s %9s  %s\n", "instance", "owners", "batches", "median ms", "min ms", "max ms", "ratio", "upload ms", "kernel ms", "last run's owners")
 	for _, n := range ns {
 		c, m := tidlists(n, 1)
 		bm, err := batmap.Build(c, batmap.Config{Universe: uint64(m)})
@@ -99,8 +100,8 @@ func BenchmarkOwners(b *testing.B) {
 			base := median(times[0])
 			for i, k := range counts {
 				med := median(times[i])
-				fmt.Printf("%-28s %6d %8d %10.1f %10.1f %10.1f %7.3f  %s\n", name, k, last[i].Batches, msOf(med), msOf(slices.Min(times[i])), msOf(slices.Max(times[i])),
-					float64(med)/float64(base), last[i].Owners.Describe("batches"))
+				fmt.Printf("%-22s %6d %7d %9.1f %9.1f %9.1f %6.3f %9.1f %9.1f  %s\n", name, k, last[i].Batches, msOf(med), msOf(slices.Min(times[i])), msOf(slices.Max(times[i])),
+					float64(med)/float64(base), msOf(last[i].Upload), msOf(last[i].KernelDev), last[i].Owners.Describe("batches"))
 			}
 		}
 	}

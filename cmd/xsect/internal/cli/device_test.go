@@ -138,7 +138,7 @@ func TestGPUsOwners(t *testing.T) {
 		{"allpairs", "--device", "gpu", "--technique", "mm", "--sort", "--min-overlap", "3", in},
 		{"allpairs", "--device", "gpu", "--technique", "batmap", "--sort", "--min-overlap", "3", in},
 		{"containment", "--device", "gpu", "--technique", "scancount", "--sort", "--min-degree", "1/3", in},
-		{"pairs", "--device", "gpu", "--engine", "batmap", "--sort", "--min-support", "40", in},
+		{"pairs", "--device", "gpu", "--engine", "batmap", "--sort", "--min-support", "8", in},
 	} {
 		var first string
 		for _, gpus := range []string{"0,", "0,0", "0,0,0"} {
