@@ -99,6 +99,12 @@ type Options struct {
 	// Progress, if set, is called now and then, from any goroutine, with
 	// the number of pairs done so far and the total.
 	Progress func(done, total int64)
+	// GPUs are the GPUs a GPU engine spreads its tiles over, by ordinal;
+	// nil means every GPU of the host. An ordinal listed twice gets two
+	// owners on that GPU, which gains nothing but runs the splitting on
+	// one GPU (tests and measurements do). gpu.ParseGPUs reads the forms
+	// of xsect's --gpus flag.
+	GPUs []int
 
 	// minParallel, when positive, is the fewest elements a pass spreads
 	// over threads (tests lower it to run the parallel code on small

@@ -42,6 +42,8 @@ type Problem struct {
 	Threads int
 	// Memory is the CPU memory budget in bytes.
 	Memory int64
+	// GPUs are the GPUs GPU engines may use (Options.GPUs; nil: all).
+	GPUs []int
 	// Stats describes the problem, for the planner.
 	Stats Stats
 	// GPUKernel is Options.GPUKernel: the GPU verification's kernel that
@@ -162,6 +164,10 @@ type Options struct {
 	// candidate pair by Intersect Path); "" or "auto" lets the planner
 	// choose. CPU engines ignore it.
 	GPUKernel string
+	// GPUs are the GPUs a GPU engine spreads its work over, by ordinal;
+	// nil means every GPU of the host. An ordinal listed twice gets two
+	// owners on that GPU (see gpu.ParseGPUs).
+	GPUs []int
 
 	// stampUniverse, when positive, replaces the largest universe over
 	// which remainders of any length are verified by stamps (tests lower
@@ -188,7 +194,7 @@ func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (
 	if kernel != "" && !slices.Contains(GPUKernels, kernel) {
 		return nil, fmt.Errorf("simjoin: unknown GPU kernel %q (auto, %s)", opt.GPUKernel, strings.Join(GPUKernels, ", "))
 	}
-	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory, stampUniverse: opt.stampUniverse, GPUKernel: kernel}
+	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory, stampUniverse: opt.stampUniverse, GPUKernel: kernel, GPUs: opt.GPUs}
 	if p.stampUniverse <= 0 {
 		p.stampUniverse = 1 << 20
 	}

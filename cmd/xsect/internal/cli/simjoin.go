@@ -61,6 +61,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 			algorithm := fs.String("algorithm", "auto", "algorithm `NAME`, or auto: "+strings.Join(simjoin.Techniques(), ", "))
 			device := fs.String("device", "auto", "device: cpu, gpu or auto")
 			gpuKernel := fs.String("gpu-kernel", "auto", "the GPU's verification `kernel`, or auto: "+strings.Join(simjoin.GPUKernels, ", "))
+			gpusValue := gpusFlag(fs)
 			threads := fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)")
 			memory := memoryFlag(fs)
 			countOnly := fs.Bool("count-only", false, "print only the number of pairs")
@@ -92,6 +93,10 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					// Open the GPU while the input is read.
 					gpusimjoin.Prewarm()
 				}
+				gpus, err := parseGPUs(*gpusValue, *device)
+				if err != nil {
+					return err
+				}
 				b, err := newBudget(*memory)
 				if err != nil {
 					return err
@@ -121,6 +126,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					Memory:    b.left(memoryOf(r) + memoryOf(s)).bytes,
 					Progress:  bar.update,
 					GPUKernel: *gpuKernel,
+					GPUs:      gpus,
 				}
 				plan, err := simjoin.NewPlan(r, s, opt)
 				if plan != nil && *explain {
