@@ -181,3 +181,54 @@ func TestBuilderStop(t *testing.T) {
 		t.Fatalf("%d chunks sealed, want 1", n)
 	}
 }
+
+// TestBuilderOwners: several owners taking sealed chunks from the one
+// queue (as the owners of a gpurt.Set do) get every pair once between
+// them, with the host chunks a run plans for that many owners.
+func TestBuilderOwners(t *testing.T) {
+	for _, owners := range []int{1, 2, 3, 5} {
+		t.Run(fmt.Sprintf("%d owners", owners), func(t *testing.T) {
+			stop := make(chan struct{})
+			chunks := numChunks + owners - 1
+			bd := newBuilder(chunks, 7, 20, stop, func() error { return errors.New("stopped") })
+			var gots []<-chan []triple
+			for k := range owners {
+				gots = append(gots, drain(t, bd, time.Duration(k)*100*time.Microsecond))
+			}
+			var mu sync.Mutex
+			var want []triple
+			var wg sync.WaitGroup
+			for w := range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rng := rand.New(rand.NewPCG(uint64(w), uint64(owners)))
+					for range 60 {
+						b, ts := randomBatch(rng, 12, 9, uint32(w))
+						if err := bd.emit(b); err != nil {
+							t.Error(err)
+							return
+						}
+						mu.Lock()
+						want = append(want, ts...)
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			bd.finish()
+			var all []triple
+			for _, got := range gots {
+				all = append(all, <-got...)
+			}
+			sortTriples(all)
+			sortTriples(want)
+			if !slices.Equal(all, want) {
+				t.Fatalf("%d pairs reached the owners, %d were emitted (or they differ)", len(all), len(want))
+			}
+			if n := len(bd.free); n != chunks {
+				t.Fatalf("%d chunks back after the run, want %d", n, chunks)
+			}
+		})
+	}
+}

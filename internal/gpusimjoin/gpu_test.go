@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -274,20 +276,110 @@ func TestGPUJoinStops(t *testing.T) {
 	c := randomCollection(rng, 3000, 8, 100)
 	th := mustThreshold(t, simjoin.Jaccard, "0.5")
 	withChunks(200, func() {
-		for _, kernel := range simjoin.GPUKernels {
-			var mu sync.Mutex
-			calls := 0
-			err := gpuPlan(t, c, nil, simjoin.Options{Threshold: th}, "ppjoin", kernel).Join(context.Background(), func([]simjoin.Pair) error {
-				mu.Lock()
-				defer mu.Unlock()
-				calls++
-				return fmt.Errorf("enough")
-			})
-			if err == nil || err.Error() != "enough" {
-				t.Fatalf("kernel %s: Join returned %v, want the function's error", kernel, err)
+		for _, gpus := range [][]int{nil, {0, 0}, {0, 0, 0}} {
+			for _, kernel := range simjoin.GPUKernels {
+				var mu sync.Mutex
+				calls := 0
+				err := gpuPlan(t, c, nil, simjoin.Options{Threshold: th, GPUs: gpus}, "ppjoin", kernel).Join(context.Background(), func([]simjoin.Pair) error {
+					mu.Lock()
+					defer mu.Unlock()
+					calls++
+					return fmt.Errorf("enough")
+				})
+				if err == nil || err.Error() != "enough" {
+					t.Fatalf("GPUs %v, kernel %s: Join returned %v, want the function's error", gpus, kernel, err)
+				}
 			}
 		}
 	})
+}
+
+// ownerChunks matches the note of a run's owners: "verify on GPU 0 (3
+// owners), ...: 3 owners, 40 chunks in 0.012 s: GPU 0#0 14 chunks busy
+// ...".
+var ownerChunks = regexp.MustCompile(`verify on GPU 0[^:]*: (\d+) owners?, (\d+) chunks in [^:]*:(.*)`)
+
+// TestGPUOwners: two and three owners of GPU 0 (the splitting, the
+// scheduling and the merging of a run over several GPUs) find the pairs
+// and counts of one owner, with every filter and kernel, in many chunks;
+// the note names the owners and the chunks each verified, which add up.
+func TestGPUOwners(t *testing.T) {
+	needGPU(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	r := randomCollection(rng, 600, 20, 150)
+	s := randomCollection(rng, 400, 20, 160)
+	th := mustThreshold(t, simjoin.Jaccard, "0.4")
+	withChunks(60, func() {
+		for _, ss := range []*sets.Collection{nil, s} {
+			for _, tech := range techniques {
+				for _, kernel := range simjoin.GPUKernels {
+					opt := simjoin.Options{Threshold: th, Threads: 3, GPUs: []int{0}}
+					tag := fmt.Sprintf("R x S %v, %s, kernel %s", ss != nil, tech, kernel)
+					want, err := gpuPlan(t, r, ss, opt, tech, kernel).Collect(context.Background())
+					if err != nil {
+						t.Fatalf("%s, one owner: %v", tag, err)
+					}
+					comparePairs(t, tag+", one owner", want, reference(r, ss, th, false))
+					for _, owners := range []int{2, 3} {
+						opt.GPUs = slices.Repeat([]int{0}, owners)
+						tag := fmt.Sprintf("%s, %d owners", tag, owners)
+						pl := gpuPlan(t, r, ss, opt, tech, kernel)
+						got, err := pl.Collect(context.Background())
+						if err != nil {
+							t.Fatalf("%s: %v", tag, err)
+						}
+						comparePairs(t, tag, got, want)
+						checkOwnersNote(t, tag, pl.Notes(), owners)
+						n, err := gpuPlan(t, r, ss, opt, tech, kernel).Count(context.Background())
+						if err != nil || n != int64(len(want)) {
+							t.Fatalf("%s: Count = %d, %v; want %d", tag, n, err, len(want))
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestGPUOwnersRealData: one to three owners of GPU 0 count Mann et al.'s
+// pairs on a real data set, in the planner's own chunks.
+func TestGPUOwnersRealData(t *testing.T) {
+	needGPU(t)
+	d := mannData[0]
+	c := loadData(t, d.file)
+	for _, owners := range []int{1, 2, 3} {
+		opt := simjoin.Options{Threshold: mustThreshold(t, simjoin.Jaccard, "0.5"), Distinct: true, GPUs: slices.Repeat([]int{0}, owners)}
+		pl := gpuPlan(t, c, nil, opt, "ppjoin", "auto")
+		n, err := pl.Count(context.Background())
+		if err != nil || n != d.pairs[0] {
+			t.Errorf("%s, %d owners: %d pairs, %v; want %d", d.name, owners, n, err, d.pairs[0])
+		}
+		checkOwnersNote(t, d.name, pl.Notes(), owners)
+		t.Logf("%s, %d owners: %s", d.name, owners, strings.TrimSpace(pl.Notes()))
+	}
+}
+
+// checkOwnersNote checks a run's note of its owners: owners of them (or
+// fewer, where there were fewer chunks), chunk counts that add up.
+func checkOwnersNote(t *testing.T, tag, notes string, owners int) {
+	t.Helper()
+	m := ownerChunks.FindStringSubmatch(notes)
+	if m == nil {
+		t.Fatalf("%s: no note of the owners in %q", tag, notes)
+	}
+	n, _ := strconv.Atoi(m[1])
+	total, _ := strconv.Atoi(m[2])
+	if n != owners {
+		t.Errorf("%s: the note names %d owners, want %d: %s", tag, n, owners, m[0])
+	}
+	sum := 0
+	for _, f := range regexp.MustCompile(`GPU 0(?:#\d+)? (\d+) chunks`).FindAllStringSubmatch(m[3], -1) {
+		k, _ := strconv.Atoi(f[1])
+		sum += k
+	}
+	if sum != total {
+		t.Errorf("%s: the owners' chunks add up to %d, the run had %d: %s", tag, sum, total, m[0])
+	}
 }
 
 // mannData are the data sets of issue 12's speed target with their exact

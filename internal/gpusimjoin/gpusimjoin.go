@@ -7,11 +7,13 @@
 // against the CPU engines.
 //
 // A run uploads the records of both sides once (the caller's sets, sorted,
-// and each record's place), then streams the candidate pairs that the
-// filters find on every core (simjoin.Candidates) to the device in chunks
+// and each record's place) to every owner of its GPUs (a gpurt.Set of
+// simjoin.Problem.GPUs), then streams the candidate pairs that the
+// filters find on every core (simjoin.Candidates) to the devices in chunks
 // through gpurt's pinned staging: the filters fill a chunk while the
-// device verifies the one before, and goroutines hand the similar pairs
-// that come back to the caller meanwhile. The overlap each pair needs is
+// devices verify the ones before (an owner that is free takes the next
+// sealed chunk), and goroutines hand the similar pairs that come back to
+// the caller meanwhile. The overlap each pair needs is
 // computed by the filters in exact integer arithmetic and travels with
 // the pair: the device only compares counts.
 //
@@ -73,10 +75,11 @@ func (e gpuEngine) Estimate(p *simjoin.Problem) (engine.Estimate, error) {
 		return engine.Estimate{}, engine.Cannot("%v", err)
 	}
 	info := deviceInfo()
-	pl := plan(p, w, info)
-	if pl.devMemory > int64(info.Memory) {
-		return engine.Estimate{}, engine.Cannot("needs %s of device memory for the records and two chunks, %s has %s",
-			gpurt.FormatBytes(uint64(pl.devMemory)), info.Name, gpurt.FormatBytes(info.Memory))
+	sp := spreadOf(p.GPUs)
+	pl := plan(p, w, info, sp)
+	if pl.devMemory > int64(info.Memory)/int64(sp.share) {
+		return engine.Estimate{}, engine.Cannot("needs %s of device memory for the records and two chunks per owner, %s has %s for each of %d owners",
+			gpurt.FormatBytes(uint64(pl.devMemory)), info.Name, gpurt.FormatBytes(info.Memory/uint64(sp.share)), sp.share)
 	}
 	return engine.Estimate{Seconds: pl.seconds, Memory: pl.hostMemory, Detail: pl.detail(info)}, nil
 }
@@ -87,7 +90,28 @@ func (e gpuEngine) Run(ctx context.Context, p *simjoin.Problem, out *simjoin.Out
 	if err != nil {
 		return err
 	}
-	return run(ctx, p, e.name, plan(p, w, deviceInfo()), out)
+	return run(ctx, p, e.name, plan(p, w, deviceInfo(), spreadOf(p.GPUs)), out)
+}
+
+// gpuSpread is how a choice of GPUs (gpurt.ParseGPUs) spreads a run, as far
+// as is known without opening them: its owners, its distinct GPUs and the
+// most owners of one GPU.
+type gpuSpread struct{ owners, devices, share int }
+
+// spreadOf guesses the spread of list (nil: every GPU, one owner each,
+// counted without loading the driver when it has not answered yet).
+func spreadOf(list []int) gpuSpread {
+	if list == nil {
+		n := gpurt.GuessDevices(nil)
+		return gpuSpread{owners: n, devices: n, share: 1}
+	}
+	sp := gpuSpread{owners: max(len(list), 1), devices: gpurt.GuessDevices(list), share: 1}
+	per := map[int]int{}
+	for _, o := range list {
+		per[o]++
+		sp.share = max(sp.share, per[o])
+	}
+	return sp
 }
 
 // Prewarm starts opening the default GPU in the background (driver,
@@ -122,11 +146,10 @@ func openWait() float64 {
 	return gpurt.OpenWait(time.Duration(openSeconds * float64(time.Second))).Seconds()
 }
 
-// state is the default device's state for this package: its module and a
-// stager, kept from run to run.
+// state is an owner's state for this package: its module and a stager,
+// kept from run to run.
 type state struct {
-	dev *gpurt.Device
-	mu  sync.Mutex // one run at a time
+	mu sync.Mutex // one run at a time
 
 	// Owned by the device's goroutine: the module, the staging, the
 	// stream that uploads the records, the slots of chunks in flight
@@ -146,13 +169,35 @@ const (
 	stageBytes = 4 << 20
 )
 
-var device = sync.OnceValues(func() (*state, error) {
-	dev, err := gpurt.Default()
-	if err != nil {
-		return nil, err
+var states struct {
+	sync.Mutex
+	m map[*gpurt.Device]*state
+}
+
+// stateOf returns the state of owner dev, made at first use.
+func stateOf(dev *gpurt.Device) *state {
+	states.Lock()
+	defer states.Unlock()
+	if states.m == nil {
+		states.m = map[*gpurt.Device]*state{}
 	}
-	return &state{dev: dev, stage: gpurt.NewStager(stageSlots, stageBytes)}, nil
-})
+	st := states.m[dev]
+	if st == nil {
+		st = &state{stage: gpurt.NewStager(stageSlots, stageBytes)}
+		states.m[dev] = st
+	}
+	return st
+}
+
+// pooled returns the device bytes st keeps from its last run, which a
+// run reuses or frees. st.mu is held.
+func (st *state) pooled() int64 {
+	n := int64(st.recs[0].Len() + st.recs[1].Len())
+	if st.slots[0] != nil {
+		n += numSlots * slotBytes(st.slotProbes, st.slotCands)
+	}
+	return n
+}
 
 // errorf wraps a failure of the device in the run's terms.
 func errorf(format string, args ...any) error {

@@ -94,13 +94,18 @@ type runPlan struct {
 
 	pairs, avgLen, perProbe float64 // predicted
 	seconds                 float64
+	spread                  gpuSpread
+	hostChunks              int // numChunks, and one more per further owner
 	filterSec, gpuSec       float64
 	hostMemory, devMemory   int64
 }
 
-// plan chooses how to verify the candidates of w on the device info.
-func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info) *runPlan {
-	pl := &runPlan{pairs: w.Pairs}
+// plan chooses how to verify the candidates of w on the device info,
+// spread over sp: every owner verifies chunks of the same plan, and the
+// devices' time is divided by the distinct GPUs (owners of one GPU share
+// it).
+func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread) *runPlan {
+	pl := &runPlan{pairs: w.Pairs, spread: sp, hostChunks: numChunks + max(sp.owners, 1) - 1}
 	if w.Pairs > 0 {
 		pl.avgLen = w.Elements / w.Pairs
 	}
@@ -123,7 +128,7 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info) *runPlan {
 		pl.tile = forceTile
 	}
 	pl.shCap = min(int(p.S.MaxSize), maxShared)
-	pl.hostMemory = w.Memory + numChunks*16*int64(pl.capCands) + 8*int64(p.R.Len()+p.S.Len())
+	pl.hostMemory = w.Memory + int64(pl.hostChunks)*16*int64(pl.capCands) + 8*int64(p.R.Len()+p.S.Len())
 	pl.devMemory = recordBytes(p.R)
 	if !p.Self {
 		pl.devMemory += recordBytes(p.S)
@@ -143,7 +148,8 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info) *runPlan {
 	// The device opens and takes the records while the filters start;
 	// the last chunk is verified after them.
 	last := pl.gpuSec / max(chunks, 1)
-	pl.seconds = runSetup + max(pl.filterSec, openWait()+up+pl.gpuSec) + last
+	devices := float64(max(1, min(sp.devices, int(chunks))))
+	pl.seconds = runSetup + max(pl.filterSec, openWait()+up+pl.gpuSec/devices) + last
 	if !gpurt.DefaultStarted() {
 		pl.seconds += closeSeconds
 	}
@@ -180,8 +186,12 @@ func (pl *runPlan) detail(info gpurt.Info) string {
 	case kPair:
 		shape = fmt.Sprintf(", %d threads per pair", pl.tile)
 	}
-	return fmt.Sprintf("kernel %s (%s: %.3g pairs of %.0f elements, %.2g per probe%s), chunks of %d; filtering %.3g s, %s %.3g s, overlapped; %s of device memory",
+	d := fmt.Sprintf("kernel %s (%s: %.3g pairs of %.0f elements, %.2g per probe%s), chunks of %d; filtering %.3g s, %s %.3g s, overlapped; %s of device memory",
 		pl.kernel, how, pl.pairs, pl.avgLen, pl.perProbe, shape, pl.capCands, pl.filterSec, info.Name, pl.gpuSec, gpurt.FormatBytes(uint64(pl.devMemory)))
+	if sp := pl.spread; sp.owners > 1 {
+		d += fmt.Sprintf(" per owner; chunks spread over %d owners on %d GPUs (device time divided by %d)", sp.owners, sp.devices, sp.devices)
+	}
+	return d
 }
 
 // recordBytes is a side's device memory: its caller's elements and each

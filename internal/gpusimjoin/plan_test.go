@@ -90,3 +90,59 @@ func TestNoGPU(t *testing.T) {
 		t.Fatalf("device auto without a GPU: %v", err)
 	}
 }
+
+// TestSpread: a choice of GPUs gives the owners, distinct GPUs and most
+// owners of one GPU (without opening them), and the plan divides the
+// devices' time by the GPUs, keeps a host chunk more per further owner and
+// says so; one owner plans as before.
+func TestSpread(t *testing.T) {
+	for _, tc := range []struct {
+		list []int
+		want gpuSpread
+	}{
+		{[]int{0}, gpuSpread{1, 1, 1}},
+		{[]int{0, 0}, gpuSpread{2, 1, 2}},
+		{[]int{0, 0, 0}, gpuSpread{3, 1, 3}},
+		{[]int{0, 1}, gpuSpread{2, 2, 1}},
+		{[]int{2, 0, 2, 1}, gpuSpread{4, 3, 2}},
+	} {
+		if got := spreadOf(tc.list); got != tc.want {
+			t.Errorf("spreadOf(%v) = %+v, want %+v", tc.list, got, tc.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := randomCollection(rng, 4000, 40, 300)
+	th := mustThreshold(t, simjoin.Jaccard, "0.5")
+	sp, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Device: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sp.Problem
+	w, err := simjoin.CandidateWork(p, "ppjoin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A device much slower than the filters, so that its time shows.
+	info := gpurt.ReferenceH100()
+	info.SMs, info.ClockKHz = 1, info.ClockKHz/1000
+	// Many chunks: one chunk has nothing to spread.
+	old := chunkLimit
+	chunkLimit = 1000
+	defer func() { chunkLimit = old }()
+	one := plan(p, w, info, gpuSpread{1, 1, 1})
+	two := plan(p, w, info, gpuSpread{2, 2, 1})
+	same := plan(p, w, info, gpuSpread{3, 1, 3})
+	if one.hostChunks != numChunks || two.hostChunks != numChunks+1 || same.hostChunks != numChunks+2 {
+		t.Errorf("host chunks %d, %d, %d; want %d, %d, %d", one.hostChunks, two.hostChunks, same.hostChunks, numChunks, numChunks+1, numChunks+2)
+	}
+	if one.gpuSec != two.gpuSec || two.seconds >= one.seconds || same.seconds != one.seconds {
+		t.Errorf("device %g s; estimates %g s on one GPU, %g s on two, %g s with three owners of one", one.gpuSec, one.seconds, two.seconds, same.seconds)
+	}
+	if strings.Contains(one.detail(info), "spread") || !strings.Contains(two.detail(info), "spread over 2 owners on 2 GPUs") ||
+		!strings.Contains(same.detail(info), "spread over 3 owners on 1 GPUs") {
+		t.Errorf("details:\n%s\n%s\n%s", one.detail(info), two.detail(info), same.detail(info))
+	}
+	if two.hostMemory <= one.hostMemory {
+		t.Errorf("host memory %d with two owners, %d with one", two.hostMemory, one.hostMemory)
+	}
+}

@@ -13,9 +13,10 @@ import (
 	"github.com/xsect/xsect/internal/simjoin"
 )
 
-// runner is one run: the filters fill chunks (builder), the device's
-// goroutine uploads, verifies and downloads them (device), and post
-// goroutines report the similar pairs (post).
+// runner is one run: the filters fill chunks (builder), the goroutine of
+// each owner of the set uploads, verifies and downloads them (device; a
+// free owner takes the next sealed chunk), and post goroutines report the
+// similar pairs (post).
 type runner struct {
 	p     *simjoin.Problem
 	out   *simjoin.Output
@@ -75,7 +76,7 @@ func run(ctx context.Context, p *simjoin.Problem, technique string, pl *runPlan,
 	if !out.CountOnly() {
 		r.exact = 1
 	}
-	r.bd = newBuilder(numChunks, pl.capProbes, pl.capCands, r.stop, func() error { return r.failErr })
+	r.bd = newBuilder(pl.hostChunks, pl.capProbes, pl.capCands, r.stop, func() error { return r.failErr })
 	r.st.kernelName = pl.kernel.String()
 
 	// The filters, on every core.
@@ -101,17 +102,42 @@ func run(ctx context.Context, p *simjoin.Problem, technique string, pl *runPlan,
 		}()
 	}
 
-	// The device, meanwhile.
+	// The devices, meanwhile: every owner of the set takes sealed chunks
+	// from the one queue, bd.filled, until the filters are done.
 	derr := func() error {
 		t := time.Now()
-		st, err := device()
+		set, err := gpurt.OpenSet(r.p.GPUs)
 		r.st.open = time.Since(t)
 		if err != nil {
 			return err
 		}
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		return st.dev.Do(func(c *gpurt.Ctx) error { return r.device(c, st) })
+		if set.Len() == 0 {
+			return errorf("no GPU to verify on")
+		}
+		// Free memory before any owner allocates: an owner's share of it.
+		frees := make([]uint64, set.Len())
+		for i := range frees {
+			if frees[i], _, err = set.Owner(i).FreeMemory(); err != nil {
+				return err
+			}
+		}
+		owners := make([]stats, set.Len())
+		rep, err := set.Run(ctx, set.Len(), func(ctx context.Context, w *gpurt.Worker) error {
+			err := r.owner(w, frees[w.Index()], &owners[w.Index()])
+			if err != nil {
+				r.fail(err) // the other owners and the filters stop now
+				cancel()
+			}
+			return err
+		})
+		for i, o := range owners {
+			r.st.add(o)
+			if i < len(rep.Owners) {
+				rep.Owners[i].Tiles = o.chunks
+			}
+		}
+		out.Note("verify on %s: %s", set, rep.Describe("chunks"))
+		return err
 	}()
 	if derr != nil {
 		r.fail(derr)
@@ -153,10 +179,25 @@ type slot struct {
 	late                        bool // submitted after the filters were done
 }
 
-// device runs on the device's goroutine: it uploads the records, then
-// verifies the chunks as the filters seal them, two in flight, and hands
-// their similar pairs to the post goroutines.
-func (r *runner) device(c *gpurt.Ctx, st *state) error {
+// owner is w's part of the run: with its state held, in its share of its
+// GPU's free memory, on its goroutine.
+func (r *runner) owner(w *gpurt.Worker, free uint64, acct *stats) error {
+	dev := w.Device()
+	st := stateOf(dev)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if may := int64(free)/int64(w.Share()) + st.pooled(); r.pl.devMemory > may {
+		return errorf("GPU %d needs %s of device memory for the records and two chunks; an owner of it may use %s (%s free, %d owners)",
+			dev.Info().Ordinal, gpurt.FormatBytes(uint64(r.pl.devMemory)), gpurt.FormatBytes(uint64(may)), gpurt.FormatBytes(free), w.Share())
+	}
+	return dev.Do(func(c *gpurt.Ctx) error { return r.device(c, st, dev.UploadLock(), acct) })
+}
+
+// device runs on an owner's goroutine: it uploads the records (holding
+// upload, which the owners of its GPU share), then verifies the chunks it
+// takes as the filters seal them, two in flight, and hands their similar
+// pairs to the post goroutines. Its account goes to acct.
+func (r *runner) device(c *gpurt.Ctx, st *state, upload *sync.Mutex, acct *stats) error {
 	if st.mod == nil {
 		mod, err := c.Load(source)
 		if err != nil {
@@ -177,6 +218,9 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 	// The records, once: each side's caller's elements and every record's
 	// start and length in them, in a buffer kept for the next run.
 	t := time.Now()
+	upload.Lock()
+	unlock := sync.OnceFunc(upload.Unlock)
+	defer unlock() // when the records are on the device, or failed
 	type side struct{ elems, recs gpurt.Buffer }
 	load := func(s *simjoin.Side, buf *gpurt.Buffer) (side, error) {
 		var d side
@@ -213,7 +257,8 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 	if err := c.Sync(st.up); err != nil {
 		return err
 	}
-	r.st.records = time.Since(t)
+	unlock()
+	acct.records = time.Since(t)
 
 	// submit queues chunk ch on sl: its upload, the kernel, the count back.
 	submit := func(sl *slot, ch *chunk) error {
@@ -261,8 +306,8 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 			grid = (ch.nc + block/tile - 1) / (block / tile)
 			args = append(args, nc, uint32(tile))
 		}
-		r.st.blockMin = min(r.st.blockMin, block)
-		r.st.blockMax = max(r.st.blockMax, block)
+		acct.blockMin = min(acct.blockMin, block)
+		acct.blockMax = max(acct.blockMax, block)
 		if err := c.Launch(k, gpurt.Dim{X: grid}, gpurt.Dim{X: block}, shared, s, args...); err != nil {
 			return err
 		}
@@ -280,16 +325,16 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 		if err := c.Wait(sl.evEnd); err != nil {
 			return err
 		}
-		r.st.waited += time.Since(t)
+		acct.waited += time.Since(t)
 		sl.busy = false
 		if d, err := c.Elapsed(sl.evStart, sl.evEnd); err == nil && sl.late {
-			r.st.exposed += d
+			acct.exposed += d
 		}
 		if d, err := c.Elapsed(sl.evStart, sl.evKernel); err == nil {
-			r.st.upload += d
+			acct.upload += d
 		}
 		if d, err := c.Elapsed(sl.evKernel, sl.evEnd); err == nil {
-			r.st.kernel += d
+			acct.kernel += d
 		}
 		n := int(sl.host.Uint32s()[0])
 		if n > nc {
@@ -303,8 +348,8 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 		if err := st.stage.Download(c, sl.stream, gpurt.Bytes(res), sl.out.Slice(0, 12*n)); err != nil {
 			return err
 		}
-		r.st.download += time.Since(t)
-		r.st.similar += int64(n)
+		acct.download += time.Since(t)
+		acct.similar += int64(n)
 		// In pieces, so that every post goroutine takes a share.
 		for len(res) > 0 {
 			piece := res[:min(len(res), 3*postPiece)]
@@ -318,7 +363,7 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 		return nil
 	}
 
-	r.st.blockMin = 1 << 30
+	acct.blockMin = 1 << 30
 	type flight struct {
 		sl *slot
 		nc int
@@ -341,7 +386,7 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 		} else {
 			t := time.Now()
 			ch, ok = <-r.bd.filled
-			r.st.starved += time.Since(t)
+			acct.starved += time.Since(t)
 		}
 		if !ok {
 			break
@@ -365,7 +410,7 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 			return err
 		}
 		inflight = append(inflight, flight{sl, ch.nc})
-		r.st.chunks++
+		acct.chunks++
 		r.bd.recycle(ch) // its copy is queued: the filters may refill it
 	}
 	for _, f := range inflight {
@@ -373,8 +418,8 @@ func (r *runner) device(c *gpurt.Ctx, st *state) error {
 			return err
 		}
 	}
-	if r.st.blockMin > r.st.blockMax {
-		r.st.blockMin = 0
+	if acct.blockMin > acct.blockMax {
+		acct.blockMin = 0
 	}
 	return nil
 }
@@ -393,6 +438,30 @@ func (r *runner) post() {
 		for i := 0; i+2 < len(res); i += 3 {
 			w.Add(int(res[i+1]), int(res[i]), res[i+2]) // R's record, S's record
 		}
+	}
+}
+
+// add adds an owner's account o to s: the device's times summed over
+// the owners, the records' upload the longest.
+func (s *stats) add(o stats) {
+	s.chunks += o.chunks
+	s.similar += o.similar
+	s.records = max(s.records, o.records)
+	s.upload += o.upload
+	s.kernel += o.kernel
+	s.exposed += o.exposed
+	s.download += o.download
+	s.starved += o.starved
+	s.waited += o.waited
+	if s.kernelName == "" {
+		s.kernelName = o.kernelName
+	}
+	if o.blockMax > 0 {
+		if s.blockMax == 0 {
+			s.blockMin = o.blockMin
+		}
+		s.blockMin = min(s.blockMin, o.blockMin)
+		s.blockMax = max(s.blockMax, o.blockMax)
 	}
 }
 

@@ -116,9 +116,9 @@ func TestGPUsFlag(t *testing.T) {
 	}
 }
 
-// TestGPUsOwners runs allpairs, containment and pairs on the GPU with
-// one, two and three owners of GPU 0: the same output, and --explain
-// names the owners after the run.
+// TestGPUsOwners runs allpairs, containment, pairs and simjoin on the
+// GPU with one, two and three owners of GPU 0: the same output, and
+// --explain names the owners after the run.
 func TestGPUsOwners(t *testing.T) {
 	if err := gpurt.Available(); err != nil {
 		t.Skipf("%v; skipping", err)
@@ -139,6 +139,7 @@ func TestGPUsOwners(t *testing.T) {
 		{"allpairs", "--device", "gpu", "--technique", "batmap", "--sort", "--min-overlap", "3", in},
 		{"containment", "--device", "gpu", "--technique", "scancount", "--sort", "--min-degree", "1/3", in},
 		{"pairs", "--device", "gpu", "--engine", "batmap", "--sort", "--min-support", "8", in},
+		{"simjoin", "--device", "gpu", "--threshold", "0.15", "--sort", in},
 	} {
 		var first string
 		for _, gpus := range []string{"0,", "0,0", "0,0,0"} {
