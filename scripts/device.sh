@@ -33,7 +33,7 @@ build)
 	set -e
 	mkdir -p "$bin"
 	export CGO_ENABLED=0
-	if go build -o "$bin/xsect" ./cmd/xsect 2>"$bin/xsect.build.log"; then
+	if go build -ldflags=-s -o "$bin/xsect" ./cmd/xsect 2>"$bin/xsect.build.log"; then
 		echo "built $bin/xsect"
 	else
 		echo "warning: the CLI does not build yet; see $bin/xsect.build.log" >&2
