@@ -3,7 +3,7 @@ package allpairs_test
 import (
 	"context"
 	"errors"
-		"math/rand/v2"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
