@@ -72,7 +72,10 @@ type Pair = sj.Pair
 // al.'s preprocessing, which their published counts assume); Memory bounds
 // a CPU engine's bytes (0: half of the machine's memory); Progress, if
 // set, is called now and then, from any goroutine, with the sets probed so
-// far and their total.
+// far and their total. Rows and Cols restrict a run to one tile of the pair
+// space (set ids i in Rows, j in Cols; see sets.Range), so that the tiles
+// of a grid, run apart (on several machines), give the whole run's pairs;
+// in a self-join they must be equal or disjoint.
 type Options = sj.Options
 
 // ErrCannotRun is wrapped by the errors of a forced technique or device
