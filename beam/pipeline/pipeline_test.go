@@ -101,7 +101,7 @@ func runPipeline(t *testing.T, job Job, support string, lim Limits) int {
 	return len(tiles)
 }
 
-func writeCollection(t *testing.T, path string, c *sets.Collection) {
+func writeCollection(t testing.TB, path string, c *sets.Collection) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
