@@ -14,9 +14,11 @@ import (
 	"github.com/xsect/xsect/internal/settest"
 )
 
-// The commands under test, built by TestMain: this one and the
-// single-machine xsect, whose lines it must write.
-var xsectBeam, xsect string
+// The commands under test, built by TestMain: this one, the
+// single-machine xsect, whose lines it must write, and Beam's Go container
+// boot program, which starts a worker process as a runner's container
+// does.
+var xsectBeam, xsect, boot string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "xsect-beam-cmd")
@@ -24,8 +26,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	xsectBeam, xsect = filepath.Join(dir, "xsect-beam"), filepath.Join(dir, "xsect")
-	for bin, pkg := range map[string]string{xsectBeam: ".", xsect: "github.com/xsect/xsect/cmd/xsect"} {
+	xsectBeam, xsect, boot = filepath.Join(dir, "xsect-beam"), filepath.Join(dir, "xsect"), filepath.Join(dir, "boot")
+	for bin, pkg := range map[string]string{xsectBeam: ".", xsect: "github.com/xsect/xsect/cmd/xsect",
+		boot: "github.com/apache/beam/sdks/v2/go/container"} {
 		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, out)
 			os.Exit(1)
