@@ -28,6 +28,19 @@ func Available() error { return gpurt.Available() }
 // Devices lists the GPUs xsect can use.
 func Devices() ([]Info, error) { return gpurt.Devices() }
 
+// ParseGPUs parses a choice of GPUs, the value of the workloads'
+// Options.GPUs, as xsect's --gpus flag writes it: "all" (or "") is every
+// GPU and returns nil; a number N is the first N GPUs; a comma-separated
+// list names ordinals ("1,3"; "2," is GPU 2 alone). An ordinal listed
+// twice gets two owners on that GPU, which gains nothing in speed but
+// runs the splitting of the work on one GPU. It does not load the driver;
+// CheckGPUs checks the choice against the devices.
+func ParseGPUs(s string) ([]int, error) { return gpurt.ParseGPUs(s) }
+
+// CheckGPUs checks a choice from ParseGPUs against the host's GPUs and
+// returns it with nil resolved to every ordinal.
+func CheckGPUs(list []int) ([]int, error) { return gpurt.CheckGPUs(list) }
+
 // Method is a GPU pairwise intersection method: Intersect Path, optimized
 // binary search, their hybrids, hashing and bitmaps.
 type Method = gpuintersect.Method

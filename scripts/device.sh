@@ -13,7 +13,8 @@
 #   scripts/device.sh allpairs           # there: the GPU all-pairs tests and the
 #                                        # MISI benchmark (BENCH=0: tests only)
 #
-# Environment: TESTRUN (a -test.run pattern), NOBENCH=1 (tests only),
+# Environment: TESTRUN (a -test.run pattern), NOBENCH=1 (tests only), DATA=1 (build:
+# carry the real data the GPU tests read), GPUPKGS (build: the GPU packages),
 # IPITEMS (ip block shapes to compare, e.g. 512x23f,256x15). For allpairs:
 # BENCH=0 (no MISI benchmark), ONLY (its shapes or groups: table1,
 # table1-10k, ...), TECHS, REPS, MAX (skip techniques estimated over MAX s);
@@ -38,13 +39,25 @@ build)
 		echo "warning: the CLI does not build yet; see $bin/xsect.build.log" >&2
 		rm -f "$bin/xsect"
 	fi
-	for pkg in gpurt gpuintersect gpuallpairs gpubatmap; do
+	for pkg in gpurt ${GPUPKGS:-gpuintersect gpuallpairs gpubatmap gpusimjoin gpuquery}; do
 		go test -c -ldflags=-s -o "$bin/$pkg.test" "./internal/$pkg"
 		echo "built $bin/$pkg.test"
 	done
 	# The public gpu package (devices, the resident pairwise engine).
 	go test -c -ldflags=-s -o "$bin/gpu.test" ./gpu
 	echo "built $bin/gpu.test"
+	# The real data the GPU tests read (DATA=1), compressed to travel.
+	if [ "${DATA:-}" = 1 ]; then
+		data=${XSECT_DATA:-/work/shared/data}
+		mkdir -p "$bin/data/fimi" "$bin/data/hypergraphs" "$bin/data/ir/gcide"
+		for f in fimi/BMS2.dat fimi/retail.dat fimi/kosarak_head36682.dat hypergraphs/tags-math-sx.dedup.sets; do
+			[ -f "$bin/data/$f.gz" ] || gzip -c "$data/$f" >"$bin/data/$f.gz"
+		done
+		for f in ir/gcide/gcide.docs.sets.gz ir/gcide/gcide.q.topics.terabyte05.efficiency.txt.sets; do
+			[ -f "$bin/data/$f" ] || cp "$data/$f" "$bin/data/$f"
+		done
+		du -sh "$bin/data"
+	fi
 	# The CLI's GPU tests (xsect devices, --device gpu), if the CLI builds.
 	if go test -c -ldflags=-s -o "$bin/cli.test" ./cmd/xsect/internal/cli >"$bin/cli.build.log" 2>&1; then
 		echo "built $bin/cli.test"
@@ -58,16 +71,22 @@ run)
 	nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
 	echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 	export XSECT_CACHE_DIR=/tmp/xsect-cache
+	if [ -d "$bin/data" ]; then
+		# The tests read plain files where the data folder has them plain.
+		rm -rf /tmp/xsect-data && cp -r "$bin/data" /tmp/xsect-data
+		gunzip -f /tmp/xsect-data/fimi/*.gz /tmp/xsect-data/hypergraphs/*.gz
+		export XSECT_DATA=/tmp/xsect-data
+	fi
 	summary=""
 	if [ -x "$bin/xsect" ]; then
 		echo "=== xsect devices"
 		"$bin/xsect" devices
 	fi
-	for name in gpurt gpu gpuintersect gpuallpairs gpubatmap cli; do
+	for name in gpurt gpu gpuintersect gpuallpairs gpubatmap gpusimjoin gpuquery cli; do
 		t="$bin/$name.test"
 		[ -x "$t" ] || continue
 		run=${TESTRUN:-.}
-		[ "$name" = cli ] && run='Devices|IntersectDevice'
+		[ "$name" = cli ] && run='Devices|IntersectDevice|GPU|DeviceErrors'
 		echo "=== $name tests"
 		start=$(date +%s)
 		"$t" -test.v -test.count=1 -test.timeout=300s -test.run "$run" >"$out/$name.log" 2>&1

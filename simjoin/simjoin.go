@@ -13,6 +13,14 @@
 // kernels, stopping once the threshold is out of reach. A planner samples
 // the filters on the data and picks the fastest; Plan.Explain says why.
 //
+// On a machine with an NVIDIA GPU, verification can run there instead
+// (Options.Device "gpu", or "auto" where the planner expects it to pay):
+// the filters stream their candidate pairs to the device in chunks while
+// it verifies earlier ones, with one of the three kernels of Bellas and
+// Gounaris ("Speeding-up the Verification Phase of Set Similarity Joins
+// in the GPGPU paradigm"), which the planner picks from the data or
+// Options.GPUKernel forces.
+//
 // A threshold is exact: ParseThreshold reads "0.9" as 9/10, and every
 // decision at the threshold is made in integer arithmetic, so a pair
 // exactly at it is similar (two 19-element sets sharing 18 at Jaccard
@@ -26,6 +34,7 @@ import (
 	"time"
 
 	"github.com/xsect/xsect/internal/engine"
+	_ "github.com/xsect/xsect/internal/gpusimjoin" // the GPU engines
 	sj "github.com/xsect/xsect/internal/simjoin"
 	"github.com/xsect/xsect/sets"
 )
@@ -72,15 +81,21 @@ type Pair = sj.Pair
 // al.'s preprocessing, which their published counts assume); Memory bounds
 // a CPU engine's bytes (0: half of the machine's memory); Progress, if
 // set, is called now and then, from any goroutine, with the sets probed so
-// far and their total. Rows and Cols restrict a run to one tile of the pair
-// space (set ids i in Rows, j in Cols; see sets.Range), so that the tiles
-// of a grid, run apart (on several machines), give the whole run's pairs;
-// in a self-join they must be equal or disjoint.
+// far and their total; GPUKernel forces the GPU's verification kernel (one
+// of GPUKernels, or "auto"). Rows and Cols restrict a run to one tile of
+// the pair space (set ids i in Rows, j in Cols; see sets.Range), so that
+// the tiles of a grid, run apart (on several machines), give the whole
+// run's pairs; in a self-join they must be equal or disjoint.
 type Options = sj.Options
 
+// GPUKernels are the kernels Options.GPUKernel may force: "thread" (a
+// thread per probing set), "block" (a block per probing set) and "pair"
+// (threads cooperating on each candidate pair by Intersect Path).
+var GPUKernels = sj.GPUKernels
+
 // ErrCannotRun is wrapped by the errors of a forced technique or device
-// that cannot run a problem (there is no GPU verification yet), and of a
-// problem no technique can run within the memory budget.
+// that cannot run a problem (such as the GPU where there is none), and of
+// a problem no technique can run within the memory budget.
 var ErrCannotRun = engine.ErrCannotRun
 
 // Techniques returns the names of the techniques, sorted.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/simjoin"
 )
@@ -86,11 +88,25 @@ func TestPairs(t *testing.T) {
 	}
 }
 
+// TestDeviceGPU: the GPU engines come with the package; without a GPU
+// they cannot run, and say so.
 func TestDeviceGPU(t *testing.T) {
 	th, _ := simjoin.ParseThreshold(simjoin.Cosine, "0.8")
-	c := sets.FromSets([]uint32{1, 2}, []uint32{1, 2, 3})
-	if _, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Device: "gpu"}); !errors.Is(err, simjoin.ErrCannotRun) {
+	c := sets.FromSets([]uint32{1, 2}, []uint32{1, 2, 3}, []uint32{1, 2, 3}, []uint32{7})
+	pl, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Device: "gpu"})
+	if gpurt.Available() != nil {
+		if !errors.Is(err, simjoin.ErrCannotRun) {
+			t.Fatalf("device gpu without a GPU: %v", err)
+		}
+		return
+	}
+	if err != nil || pl.Device() != "gpu" {
 		t.Fatalf("device gpu: %v", err)
+	}
+	got, err := pl.Collect(context.Background())
+	want := []simjoin.Pair{{I: 0, J: 1, Overlap: 2, Similarity: 2 / math.Sqrt(6)}, {I: 0, J: 2, Overlap: 2, Similarity: 2 / math.Sqrt(6)}, {I: 1, J: 2, Overlap: 3, Similarity: 1}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("device gpu: %v, %v; want %v", got, err, want)
 	}
 }
 

@@ -37,6 +37,8 @@ type Data struct {
 	PairSteps int64
 	// Threads is the number of CPU goroutines engines use.
 	Threads int
+	// GPUs are the GPUs GPU engines may use (Options.GPUs; nil: all).
+	GPUs []int
 
 	tx *sets.Collection
 	// rankOf[x] is 1 + the rank of item x, 0 for infrequent items, when

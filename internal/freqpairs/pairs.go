@@ -58,6 +58,12 @@ type Options struct {
 	// tile off the diagonal mines the pairs of its rows and columns and
 	// keeps those across.
 	Rows, Cols sets.Range
+	// GPUs are the GPUs a GPU engine spreads its batches over, by
+	// ordinal; nil means every GPU of the host. An ordinal listed twice
+	// gets two owners on that GPU, which gains nothing but runs the
+	// splitting on one GPU (tests and measurements do). gpu.ParseGPUs
+	// reads the forms of xsect's --gpus flag.
+	GPUs []int
 
 	// For tests: probe makes an auto plan measure the CPU's costs always;
 	// lateHorizontal leaves the horizontal database to be built on first
@@ -223,6 +229,7 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.GPUs = opt.GPUs
 	if opt.Progress != nil {
 		opt.Progress("supports", int64(len(tx.Elements)), int64(len(tx.Elements)))
 		// Estimating (and probing, for auto) is a stage of its own, so

@@ -64,39 +64,53 @@ func (e *engine) Kind() overlap.DeviceKind { return overlap.GPU }
 func (e *engine) Device() (overlap.Device, error) { return gpuDevice() }
 
 // gpuDevice opens the first GPU at first use (keeping it open) and
-// describes it, with its free memory.
+// describes it, with its free memory. The GPUs a run spreads over are the
+// problem's (Problem.GPUs), which the estimate opens.
 func gpuDevice() (overlap.Device, error) {
 	d := overlap.Device{Kind: overlap.GPU, Name: "no GPU"}
-	st, free, err := openFree()
+	dev, err := gpurt.Default()
 	if err != nil {
-		return d, err
+		return d, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
-	info := st.dev.Info()
-	d.Name, d.Parallelism, d.Memory = info.Name, info.SMs, free
+	free, _, err := dev.FreeMemory()
+	if err != nil {
+		return d, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
+	}
+	info := dev.Info()
+	d.Name, d.Parallelism, d.Memory = info.Name, info.SMs, int64(free)+stateOf(dev).devPooled.Load()
 	return d, nil
 }
 
-// openFree opens the first GPU at first use and returns its state and the
-// memory a run may have: the device's free memory plus this package's
-// pooled buffers, which a plan may release.
-func openFree() (*state, int64, error) {
-	st, err := device()
+// openFree opens the problem's GPUs at first use and returns them and the
+// memory each owner may have: its GPU's free memory divided by the owners
+// sharing it, plus this package's pooled buffers of the owner, which a
+// plan may release; the least over the owners.
+func openFree(p *overlap.Problem) (*gpurt.Set, int64, error) {
+	set, err := gpurt.OpenSet(p.GPUs)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
-	free, _, err := st.dev.FreeMemory()
-	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
+	least := int64(-1)
+	for i := range set.Len() {
+		dev := set.Owner(i)
+		free, _, err := dev.FreeMemory()
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
+		}
+		f := int64(free)/int64(set.Share(i)) + stateOf(dev).devPooled.Load()
+		if least < 0 || f < least {
+			least = f
+		}
 	}
-	return st, int64(free) + st.devPooled.Load(), nil
+	return set, least, nil
 }
 
 func (e *engine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
-	st, free, err := openFree()
+	set, free, err := openFree(p)
 	if err != nil {
 		return overlap.Estimate{}, err
 	}
-	pl, err := plan(p, e.t, e.tune, st.dev.Info(), e.tune.budget(free))
+	pl, err := planSet(p, e.t, e.tune, set, e.tune.budget(free), false)
 	if err != nil {
 		return overlap.Estimate{}, err
 	}
@@ -104,11 +118,11 @@ func (e *engine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 }
 
 func (e *engine) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
-	st, err := device()
+	set, err := gpurt.OpenSet(p.GPUs)
 	if err != nil {
 		return err
 	}
-	return st.run(ctx, p, e.t, e.tune, out)
+	return runSet(ctx, set, p, e.t, e.tune, out)
 }
 
 // reserve is device memory left unplanned, for the context, cuBLAS's
@@ -144,7 +158,7 @@ func (tu tuning) budget(free int64) int64 {
 	return max(free-reserve, 0)
 }
 
-// state is one device's engine state: the device, its module, and pinned
+// state is one owner's engine state: the device, its module, and pinned
 // host memory that grows to the largest run and is kept for the next.
 type state struct {
 	dev *gpurt.Device
@@ -167,15 +181,36 @@ type state struct {
 	devPooled atomic.Int64
 }
 
+var states struct {
+	sync.Mutex
+	m map[*gpurt.Device]*state
+}
+
+// stateOf returns the engine state of an owner, made at first use and
+// kept with the device (owners are never closed).
+func stateOf(dev *gpurt.Device) *state {
+	states.Lock()
+	defer states.Unlock()
+	if states.m == nil {
+		states.m = map[*gpurt.Device]*state{}
+	}
+	st := states.m[dev]
+	if st == nil {
+		st = &state{dev: dev, stage: gpurt.NewStager(stageSlots, stageBytes)}
+		states.m[dev] = st
+	}
+	return st
+}
+
 // device returns the state of the process's default GPU, opening it at
 // first use.
-var device = sync.OnceValues(func() (*state, error) {
+func device() (*state, error) {
 	dev, err := gpurt.Default()
 	if err != nil {
 		return nil, err
 	}
-	return &state{dev: dev, stage: gpurt.NewStager(stageSlots, stageBytes)}, nil
-})
+	return stateOf(dev), nil
+}
 
 // columns maps the problem's elements to the columns of the matrices and
 // bitmaps: only elements that some pair can share (in at least two sets of

@@ -133,12 +133,18 @@ func (e mmjoinEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	if p.Stats.R.Elements+p.Stats.S.Elements >= math.MaxUint32 {
 		return overlap.Estimate{}, cannot("over 2^32 elements")
 	}
-	st, free, err := openFree()
+	// One GPU, the problem's first: the product's bands are not spread.
+	set, err := gpurt.OpenSet(p.GPUs)
 	if err != nil {
-		return overlap.Estimate{}, err
+		return overlap.Estimate{}, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
+	}
+	st := stateOf(set.Owner(0))
+	free, _, err := st.dev.FreeMemory()
+	if err != nil {
+		return overlap.Estimate{}, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
 	sp := mmjoinSplit(p, st.dev.Info(), e.tune)
-	m, err := planMMJoin(p, sp, st.dev.Info(), e.tune, e.tune.budget(free), false)
+	m, err := planMMJoin(p, sp, st.dev.Info(), e.tune, e.tune.budget(int64(free)+st.devPooled.Load()), false)
 	if err != nil {
 		return overlap.Estimate{}, err
 	}
@@ -151,10 +157,11 @@ func (e mmjoinEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 }
 
 func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
-	st, err := device()
+	set, err := gpurt.OpenSet(p.GPUs)
 	if err != nil {
 		return err
 	}
+	st := stateOf(set.Owner(0))
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	sp := mmjoinSplit(p, st.dev.Info(), e.tune)

@@ -36,6 +36,33 @@ type runPlan struct {
 	rBufs            int
 	rBytes, sBytes   int64
 	fixed            int64 // the technique's structures over the universe
+	// The estimate's parts: what every device does once (set-up, uploads,
+	// building), and the super-tiles, which devices share.
+	onceSec, tiledSec float64
+	supers            int
+}
+
+// planSet plans a run on set: one plan that every owner runs, in the
+// memory budget of each, with the first owner's device description (a
+// set of mixed GPUs plans for its first). The super-tiles' time is
+// divided by the set's GPUs, not what each does once; owners of one GPU
+// count once.
+func planSet(p *overlap.Problem, t technique, tu tuning, set *gpurt.Set, budget int64, half bool) (*runPlan, error) {
+	pl, err := planWith(p, t, tu, set.Owner(0).Info(), budget, half)
+	if err != nil {
+		return nil, err
+	}
+	pl.spread(set.Devices(), set.String())
+	return pl, nil
+}
+
+// spread sets the estimate for n GPUs, named by name.
+func (pl *runPlan) spread(n int, name string) {
+	n = max(1, min(n, pl.supers))
+	pl.seconds = pl.onceSec + pl.tiledSec/float64(n)
+	if n > 1 {
+		pl.detail += fmt.Sprintf(", spread over %s", name)
+	}
 }
 
 // technique is what differs between the engines: sizes, the device
@@ -163,8 +190,10 @@ func planWith(p *overlap.Problem, t technique, tu tuning, info gpurt.Info, budge
 	// The copies of the counts overlap the counting of the next super-tile,
 	// not perfectly: a quarter of the shorter is added.
 	down := float64(4*counts) / downloadRate
-	pl.seconds = runSetup + float64(up)/uploadRate + build + max(count, down) + min(count, down)/4 +
-		superSetup*float64(len(supers))
+	pl.onceSec = runSetup + float64(up)/uploadRate + build
+	pl.tiledSec = max(count, down) + min(count, down)/4 + superSetup*float64(len(supers))
+	pl.supers = len(supers)
+	pl.seconds = pl.onceSec + pl.tiledSec
 	pl.detail = fmt.Sprintf("%d super-tiles of %dx%d, %d columns", len(supers), pl.g.sr, pl.g.sc, cols.k) + pl.detail
 	if !pl.shared && (len(pl.rPieces) > 1 || len(pl.sPieces) > 1) {
 		pl.detail += fmt.Sprintf(", in %d x %d pieces", len(pl.rPieces), len(pl.sPieces))
@@ -405,8 +434,12 @@ func (r *runner) built(c *gpurt.Ctx, pc *piece) error {
 	return c.Record(pc.ev, r.up)
 }
 
-// loadNow uploads and builds sp into pc and waits for it.
+// loadNow uploads and builds sp into pc and waits for it, one owner of the
+// GPU at a time (see gpurt.Device.UploadLock).
 func (r *runner) loadNow(c *gpurt.Ctx, pc *piece, sp span) error {
+	mu := r.st.dev.UploadLock()
+	mu.Lock()
+	defer mu.Unlock()
 	u := r.st.stage.Uploads(r.up)
 	if err := r.load(c, pc, sp, u); err != nil {
 		return err
@@ -423,121 +456,172 @@ func (r *runner) loadNow(c *gpurt.Ctx, pc *piece, sp span) error {
 	return err
 }
 
-// run computes p with t and delivers every super-tile through out.
-func (st *state) run(ctx context.Context, p *overlap.Problem, t technique, tu tuning, out *overlap.Output) error {
+// runSet computes p with t on the owners of set, which share the
+// super-tiles (each takes the next when it is done with its last), and
+// delivers every super-tile through out. Every owner runs the same plan.
+func runSet(ctx context.Context, set *gpurt.Set, p *overlap.Problem, t technique, tu tuning, out *overlap.Output) error {
+	sts := make([]*state, set.Len())
+	for i := range sts {
+		sts[i] = stateOf(set.Owner(i))
+	}
+	// Locked in one order, whatever the set's: runs on sets that list the
+	// same owners in other orders must not wait for each other in a
+	// circle.
+	order := slices.Clone(sts)
+	slices.SortFunc(order, func(x, y *state) int {
+		if c := x.dev.Info().Ordinal - y.dev.Info().Ordinal; c != 0 {
+			return c
+		}
+		return x.dev.Owner() - y.dev.Owner()
+	})
+	for _, st := range order {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+	}
+	// Kernels, cuBLAS's int8 products and memory, owner by owner: one plan
+	// fits them all.
+	half := false
+	budget := int64(-1)
+	frees := make([]int64, len(sts))
+	for i, st := range sts {
+		err := st.dev.Do(func(c *gpurt.Ctx) error {
+			if err := st.load(c); err != nil {
+				return err
+			}
+			if _, ok := t.(mmTech); ok && !st.int8Works(c) {
+				half = true
+			}
+			free, _, err := c.MemInfo()
+			frees[i] = int64(free) / int64(set.Share(i))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if b := tu.budget(frees[i] + st.devPooled.Load()); budget < 0 || b < budget {
+			budget = b
+		}
+	}
+	if half {
+		out.Note("%s: float16 products (exact below 2^24 per count): cuBLAS does not multiply int8 matrices here", t.name())
+	}
+	pl, err := planSet(p, t, tu, set, budget, half)
+	if err != nil {
+		return err
+	}
+	items := pl.items()
+	cols := columnsOf(p)
+	rep, err := set.Run(ctx, len(items), func(ctx context.Context, w *gpurt.Worker) error {
+		st := sts[w.Index()]
+		return st.dev.Do(func(c *gpurt.Ctx) error {
+			if tu.budget(frees[w.Index()]) < pl.memory {
+				st.dropDev(c) // the pooled buffers may not fit the plan's
+			}
+			return st.run(ctx, c, p, t, pl, items, cols, out, w)
+		})
+	})
+	out.Note("%s on %s: %v", t.name(), set, rep)
+	return err
+}
+
+// run is one owner's part of a run: its buffers and streams, then the
+// super-tiles it takes from w. Inside Do.
+func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *overlap.Problem, t technique, pl *runPlan, items []item, cols *columns,
+	out *overlap.Output, w *gpurt.Worker) error {
 	var tr *trace
 	if traceRuns {
 		tr = &trace{name: t.name(), last: time.Now()}
 	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.dev.Do(func(c *gpurt.Ctx) error {
-		if err := st.load(c); err != nil {
-			return err
-		}
-		half := false
-		if _, ok := t.(mmTech); ok {
-			if half = !st.int8Works(c); half {
-				out.Note("%s: float16 products (exact below 2^24 per count): cuBLAS does not multiply int8 matrices here", t.name())
+	var err error
+	r := &runner{st: st, p: p, pl: pl, t: t, info: c.Info(), cols: cols, trace: tr}
+	r.mark("plan")
+	slots := make([]*slot, pl.slots)
+	defer r.report()
+	defer func() {
+		c.Synchronize()
+		for _, sl := range slots {
+			if sl != nil {
+				c.DestroyEvent(sl.ev)
+				c.DestroyStream(sl.stream)
 			}
 		}
-		free, _, err := c.MemInfo()
+		for _, pc := range append(r.rBuf, r.sBuf) {
+			if pc != nil {
+				c.DestroyEvent(pc.ev)
+			}
+		}
+		c.DestroyStream(r.up)
+		st.keepDev(c, r.owned)
+	}()
+	for i := range slots {
+		sl := &slot{}
+		slots[i] = sl
+		if sl.stream, err = c.NewStream(); err != nil {
+			return err
+		}
+		if sl.ev, err = c.NewEvent(); err != nil {
+			return err
+		}
+		if sl.d, err = r.alloc(c, 4*int64(pl.g.sr)*int64(pl.ldd)); err != nil {
+			return err
+		}
+		if sl.pk, err = r.alloc(c, 4*int64(pl.g.sr)*int64(pl.g.sc)); err != nil {
+			return err
+		}
+		if sl.host, err = st.pinnedBuf(c, i, 4*pl.g.sr*pl.g.sc); err != nil {
+			return err
+		}
+	}
+	if r.up, err = c.NewStream(); err != nil {
+		return err
+	}
+	if t.usesColumns() {
+		if r.colOf, err = r.alloc(c, 4*int64(p.Universe)); err != nil {
+			return err
+		}
+		mu := st.dev.UploadLock()
+		mu.Lock()
+		err := st.stage.Upload(c, r.up, r.colOf.Slice(0, 4*p.Universe), gpurt.Bytes(r.cols.colOf))
+		mu.Unlock()
 		if err != nil {
 			return err
 		}
-		pl, err := planWith(p, t, tu, c.Info(), tu.budget(int64(free)+st.devPooled.Load()), half)
-		if err != nil {
+	}
+	if _, ok := t.(scanTech); ok {
+		if r.start, err = r.alloc(c, 8*int64(p.Universe+1)); err != nil {
 			return err
 		}
-		if tu.budget(int64(free)) < pl.memory {
-			st.dropDev(c) // the pooled buffers may not fit the plan's
-		}
-		r := &runner{st: st, p: p, pl: pl, t: t, info: c.Info(), cols: columnsOf(p), trace: tr}
-		r.mark("plan")
-		slots := make([]*slot, pl.slots)
-		defer r.report()
-		defer func() {
-			c.Synchronize()
-			for _, sl := range slots {
-				if sl != nil {
-					c.DestroyEvent(sl.ev)
-					c.DestroyStream(sl.stream)
-				}
-			}
-			for _, pc := range append(r.rBuf, r.sBuf) {
-				if pc != nil {
-					c.DestroyEvent(pc.ev)
-				}
-			}
-			c.DestroyStream(r.up)
-			st.keepDev(c, r.owned)
-		}()
-		for i := range slots {
-			sl := &slot{}
-			slots[i] = sl
-			if sl.stream, err = c.NewStream(); err != nil {
-				return err
-			}
-			if sl.ev, err = c.NewEvent(); err != nil {
-				return err
-			}
-			if sl.d, err = r.alloc(c, 4*int64(pl.g.sr)*int64(pl.ldd)); err != nil {
-				return err
-			}
-			if sl.pk, err = r.alloc(c, 4*int64(pl.g.sr)*int64(pl.g.sc)); err != nil {
-				return err
-			}
-			if sl.host, err = st.pinnedBuf(c, i, 4*pl.g.sr*pl.g.sc); err != nil {
-				return err
-			}
-		}
-		if r.up, err = c.NewStream(); err != nil {
+		if r.fill, err = r.alloc(c, 4*int64(p.Universe)); err != nil {
 			return err
 		}
-		if t.usesColumns() {
-			if r.colOf, err = r.alloc(c, 4*int64(p.Universe)); err != nil {
-				return err
-			}
-			if err := st.stage.Upload(c, r.up, r.colOf.Slice(0, 4*p.Universe), gpurt.Bytes(r.cols.colOf)); err != nil {
-				return err
-			}
+		if r.sums, err = r.alloc(c, 8*1024); err != nil {
+			return err
 		}
-		if _, ok := t.(scanTech); ok {
-			if r.start, err = r.alloc(c, 8*int64(p.Universe+1)); err != nil {
-				return err
-			}
-			if r.fill, err = r.alloc(c, 4*int64(p.Universe)); err != nil {
-				return err
-			}
-			if r.sums, err = r.alloc(c, 8*1024); err != nil {
-				return err
-			}
-		}
-		for range pl.rBufs {
-			role := roleR
-			if pl.shared {
-				role |= roleS
-			}
-			pc, err := r.newPiece(c, role, pl.rBytes)
-			if err != nil {
-				return err
-			}
-			r.rBuf = append(r.rBuf, pc)
-		}
+	}
+	for range pl.rBufs {
+		role := roleR
 		if pl.shared {
-			r.sBuf = r.rBuf[0]
-		} else if r.sBuf, err = r.newPiece(c, roleS, pl.sBytes); err != nil {
+			role |= roleS
+		}
+		pc, err := r.newPiece(c, role, pl.rBytes)
+		if err != nil {
 			return err
 		}
-		r.mark("allocate")
-		return r.pipeline(ctx, c, slots, out)
-	})
+		r.rBuf = append(r.rBuf, pc)
+	}
+	if pl.shared {
+		r.sBuf = r.rBuf[0]
+	} else if r.sBuf, err = r.newPiece(c, roleS, pl.sBytes); err != nil {
+		return err
+	}
+	r.mark("allocate")
+	return r.pipeline(ctx, c, slots, items, out, w)
 }
 
-// pipeline computes the super-tiles, each on its slot's stream, while the
-// host delivers the previous ones and the next R piece is uploaded.
-func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, out *overlap.Output) error {
-	items := r.pl.items()
+// pipeline computes the super-tiles w takes, in their order (by pieces),
+// each on its slot's stream, while the host delivers the previous ones and
+// the next R piece is uploaded.
+func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, items []item, out *overlap.Output, w *gpurt.Worker) error {
 	var (
 		errMu sync.Mutex
 		first error
@@ -555,8 +639,9 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, out 
 		defer errMu.Unlock()
 		return first
 	}
-	deliver := func(i int) error {
-		sl := slots[i%len(slots)]
+	// deliver hands the k-th super-tile this owner queued, s, to the host.
+	deliver := func(k int, s super) error {
+		sl := slots[k%len(slots)]
 		if err := c.Wait(sl.ev); err != nil {
 			return err
 		}
@@ -568,50 +653,60 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, out 
 			if err := r.deliver(s, sl, out); err != nil {
 				fail(err)
 			}
-		}(items[i].s, sl)
+		}(s, sl)
 		return nil
 	}
 	// The next R piece, uploading into the buffer not in use.
 	var next struct {
 		u     *gpurt.Uploads
 		pc    *piece
-		a     int
 		steps int
 	}
+	// k counts the super-tiles this owner has queued; prev is the last
+	// one's index in items. The indexes w hands out increase, so an owner
+	// enters each block of items at most once.
+	k, prev := 0, -1
 	var err error
-	for i, it := range items {
+	for {
 		if err = ctx.Err(); err != nil {
 			break
 		}
 		if err = failed(); err != nil {
 			break
 		}
-		newBlock := i == 0 || it.a != items[i-1].a || it.b != items[i-1].b
+		i, ok := w.Next()
+		if !ok {
+			break
+		}
+		it := items[i]
+		newBlock := prev < 0 || it.a != items[prev].a || it.b != items[prev].b
 		if newBlock {
-			if err = r.enter(c, it, next.u, next.pc, next.a); err != nil {
+			if err = r.enter(c, it, next.u, next.pc); err != nil {
 				break
 			}
 			next.u, next.pc = nil, nil
-			if i == 0 {
+			if k == 0 {
 				r.mark("upload and build")
 			}
 		}
-		sl := slots[i%len(slots)]
+		sl := slots[k%len(slots)]
 		if sl.done != nil {
 			<-sl.done // the host is done with the slot's last super-tile
 		}
 		if err = r.queue(c, sl, it.s); err != nil {
 			break
 		}
-		r.rp.lastUse, r.sp.lastUse = i, i
-		if i > 0 {
-			if err = deliver(i - 1); err != nil {
+		r.rp.lastUse, r.sp.lastUse = k, k
+		if k > 0 {
+			if err = deliver(k-1, items[prev].s); err != nil {
 				break
 			}
 		}
 		if newBlock && len(r.rBuf) > 1 {
 			// Everything before this block is done: start the upload
-			// of the next block's R piece into the other buffer.
+			// of the next block's R piece into the other buffer. With
+			// several owners, the next block is where this owner's
+			// next super-tile most likely lies, not surely.
 			end := i + 1
 			for end < len(items) && items[end].a == it.a && items[end].b == it.b {
 				end++
@@ -621,12 +716,12 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, out 
 				if pc == r.rp {
 					pc = r.rBuf[1]
 				}
-				if want := r.pl.rPieces[items[end].a]; pc.lastUse < i && !(pc.loaded && pc.sp == want) {
-					next.u, next.pc, next.a = r.st.stage.Uploads(r.up), pc, items[end].a
+				if want := r.pl.rPieces[items[end].a]; pc.lastUse < k && !(pc.loaded && pc.sp == want) {
+					next.u, next.pc = r.st.stage.Uploads(r.up), pc
 					if err = r.load(c, pc, want, next.u); err != nil {
 						break
 					}
-					next.steps = max(1, end-i-1)
+					next.steps = max(1, (end-i-1)/w.Owners())
 				}
 			}
 		}
@@ -637,9 +732,11 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, out 
 			}
 			next.steps = max(1, next.steps-1)
 		}
+		prev = i
+		k++
 	}
-	if err == nil && len(items) > 0 {
-		err = deliver(len(items) - 1)
+	if err == nil && k > 0 {
+		err = deliver(k-1, items[prev].s)
 	}
 	r.mark("count and copy")
 	wg.Wait()
@@ -656,7 +753,7 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, out 
 // enter makes the pieces of it's block current: S's piece (loaded after
 // the device is done with the last one), and R's, which may be on its way
 // through u into pc.
-func (r *runner) enter(c *gpurt.Ctx, it item, u *gpurt.Uploads, pc *piece, a int) error {
+func (r *runner) enter(c *gpurt.Ctx, it item, u *gpurt.Uploads, pc *piece) error {
 	want := r.pl.sPieces[it.b]
 	if !r.sBuf.loaded || r.sBuf.sp != want {
 		if err := c.Synchronize(); err != nil {
@@ -672,7 +769,9 @@ func (r *runner) enter(c *gpurt.Ctx, it item, u *gpurt.Uploads, pc *piece, a int
 		r.rp = r.sBuf
 		return nil
 	}
-	if u != nil && a == it.a {
+	if u != nil {
+		// Finished even when it is not it's piece (with several owners
+		// the prefetch is a guess): it may serve a later block.
 		if err := u.Flush(c); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/xsect/xsect/batmap"
+	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -78,10 +79,10 @@ func BenchmarkKernel(b *testing.B) {
 				for b.Loop() {
 					opt := Options{MinCount: support, Stats: &st}
 					if mname == "count" {
-						pairs, err = Count(context.Background(), dev, bm, opt)
+						pairs, err = Count(context.Background(), gpurt.NewSet(dev), bm, opt)
 					} else {
 						var cnt atomic.Int64
-						err = Pairs(context.Background(), dev, bm, opt, func(_ int, ps []Pair) error {
+						err = Pairs(context.Background(), gpurt.NewSet(dev), bm, opt, func(_ int, ps []Pair) error {
 							cnt.Add(int64(len(ps)))
 							return nil
 						})

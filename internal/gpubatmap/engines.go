@@ -51,7 +51,11 @@ const (
 // would keep the CPU busy longer than opening the GPU takes, it starts
 // opening it (Prewarm), so that the GPU is ready by the time the planner
 // has chosen and the batmaps are built.
-func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, m mode, warm bool) (float64, int64, string, error) {
+//
+// The comparisons, spread over devices GPUs, take 1/devices of the time;
+// the rest (opening, building, uploading everything to every GPU) does not
+// shrink.
+func estimate(l *batmap.Layout, sizes []int, elements int64, threads, devices int, m mode, warm bool) (float64, int64, string, error) {
 	if err := gpurt.Present(); err != nil {
 		return 0, 0, "", err
 	}
@@ -82,16 +86,24 @@ func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, m mode
 		sec += closeSeconds
 	}
 	rate := wordPairRate * info.SpeedOver(gpurt.ReferenceH100()).Compute
-	sec += runSetup + float64(4*pl.words)/uploadRate + pl.wordPairs/rate + batchSetup*float64(len(pl.batches))
+	devices = max(devices, 1)
+	sec += runSetup + float64(4*pl.words)/uploadRate + (pl.wordPairs/rate+batchSetup*float64(len(pl.batches)))/float64(devices)
 	detail := fmt.Sprintf("%s; %d batmaps in %d groups, %d tiles in %d batches, %.3g word pairs on %s",
 		l, len(sizes), len(pl.groups), len(pl.tiles), len(pl.batches), pl.wordPairs, info.Name)
+	if devices > 1 {
+		detail += fmt.Sprintf(", spread over %d GPUs", devices)
+	}
 	return sec, pl.memory(), detail, nil
 }
 
-// String describes the figures in one line.
+// String describes the figures in one line, then the owners' shares.
 func (s *Stats) String() string {
-	return fmt.Sprintf("%s: %d batches, %d tiles, %.3g word pairs, %d entries back, upload %.1f ms, kernels %.1f ms (device), run %.1f ms, %s of device memory",
+	str := fmt.Sprintf("%s: %d batches, %d tiles, %.3g word pairs, %d entries back, upload %.1f ms, kernels %.1f ms (device), run %.1f ms, %s of device memory",
 		s.Kernel, s.Batches, s.Tiles, s.WordPairs, s.Entries, ms(s.Upload), ms(s.KernelDev), ms(s.Total), gpurt.FormatBytes(uint64(s.Memory)))
+	if s.GPUs != "" {
+		str += fmt.Sprintf("\ngpu: on %s: %s", s.GPUs, s.Owners.Describe("batches"))
+	}
+	return str
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
@@ -127,7 +139,7 @@ func (e pairsEngine) Estimate(d *freqpairs.Data) (freqpairs.Estimate, error) {
 	// engine (the padded tiles of sparse data overstate the comparisons),
 	// and a process that opened the GPU pays its teardown at exit. Run
 	// starts opening it before it builds the batmaps.
-	sec, dmem, detail, err := estimate(l, sizes, d.Occurrences, d.Threads, modePairs, false)
+	sec, dmem, detail, err := estimate(l, sizes, d.Occurrences, d.Threads, gpurt.GuessDevices(d.GPUs), modePairs, false)
 	if err != nil {
 		return freqpairs.Estimate{}, fmt.Errorf("%w: %v", freqpairs.ErrCannotRun, err)
 	}
@@ -136,8 +148,8 @@ func (e pairsEngine) Estimate(d *freqpairs.Data) (freqpairs.Estimate, error) {
 }
 
 func (e pairsEngine) Run(ctx context.Context, d *freqpairs.Data, out *freqpairs.Output) error {
-	// Open the GPU while the tidlists and batmaps are built on the CPU.
-	Prewarm()
+	// Open the GPUs while the tidlists and batmaps are built on the CPU.
+	PrewarmGPUs(d.GPUs)
 	l, _, err := d.BatmapLayout(e.cfg)
 	if err != nil {
 		return err
@@ -146,14 +158,14 @@ func (e pairsEngine) Run(ctx context.Context, d *freqpairs.Data, out *freqpairs.
 	if err != nil {
 		return err
 	}
-	dev, err := Default()
+	set, err := OpenSet(d.GPUs)
 	if err != nil {
 		return err
 	}
 	opt := Options{MinCount: uint32(min(d.MinSupport, 1<<32-1)), Threads: d.Threads,
 		Progress: func(done, total int64) { out.Progress("pairs", done, total) }, Stats: new(Stats)}
 	defer func() { out.Note("gpu: %v", opt.Stats) }()
-	writers := make([]*freqpairs.Writer, d.Threads)
+	writers := make([]*freqpairs.Writer, Workers(opt, set))
 	for i := range writers {
 		writers[i] = out.Writer()
 	}
@@ -163,11 +175,11 @@ func (e pairsEngine) Run(ctx context.Context, d *freqpairs.Data, out *freqpairs.
 		}
 	}()
 	if out.CountOnly() {
-		n, err := Count(ctx, dev, b, opt)
+		n, err := Count(ctx, set, b, opt)
 		writers[0].AddCount(n)
 		return err
 	}
-	return Pairs(ctx, dev, b, opt, func(w int, ps []Pair) error {
+	return Pairs(ctx, set, b, opt, func(w int, ps []Pair) error {
 		wr := writers[w]
 		for _, p := range ps {
 			wr.Add(b.IDs[p.I], b.IDs[p.J], p.Count)
@@ -225,7 +237,7 @@ func (e allpairsEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	if err != nil {
 		return overlap.Estimate{}, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
-	sec, dmem, detail, err := estimate(l, sizes, p.Stats.R.Elements, p.Threads, modePairs, true)
+	sec, dmem, detail, err := estimate(l, sizes, p.Stats.R.Elements, p.Threads, gpurt.GuessDevices(p.GPUs), modePairs, true)
 	if err != nil {
 		return overlap.Estimate{}, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
@@ -233,8 +245,8 @@ func (e allpairsEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 }
 
 func (e allpairsEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
-	// Open the GPU while the batmaps are built on the CPU.
-	Prewarm()
+	// Open the GPUs while the batmaps are built on the CPU.
+	PrewarmGPUs(p.GPUs)
 	l, _, err := allpairsLayout(p, e.cfg)
 	if err != nil {
 		return err
@@ -243,7 +255,7 @@ func (e allpairsEngine) Run(ctx context.Context, p *overlap.Problem, out *overla
 	if err != nil {
 		return err
 	}
-	dev, err := Default()
+	set, err := OpenSet(p.GPUs)
 	if err != nil {
 		return err
 	}
@@ -253,13 +265,13 @@ func (e allpairsEngine) Run(ctx context.Context, p *overlap.Problem, out *overla
 	for k, id := range b.IDs {
 		need[k] = p.NeedR(int(id))
 	}
-	var reported int64
+	var reported int64 // Progress is called under a lock
 	opt := Options{Need: need, Threads: p.Threads, Progress: func(done, total int64) {
 		out.Progress(done - reported)
 		reported = done
 	}, Stats: new(Stats)}
 	defer func() { out.Note("gpu: %v", opt.Stats) }()
-	writers := make([]*overlap.Writer, p.Threads)
+	writers := make([]*overlap.Writer, Workers(opt, set))
 	for i := range writers {
 		writers[i] = out.Writer()
 	}
@@ -269,11 +281,11 @@ func (e allpairsEngine) Run(ctx context.Context, p *overlap.Problem, out *overla
 		}
 	}()
 	if writers[0].CountOnly() {
-		n, err := Count(ctx, dev, b, opt)
+		n, err := Count(ctx, set, b, opt)
 		writers[0].AddCount(n)
 		return err
 	}
-	return Pairs(ctx, dev, b, opt, func(w int, ps []Pair) error {
+	return Pairs(ctx, set, b, opt, func(w int, ps []Pair) error {
 		wr := writers[w]
 		for _, pr := range ps {
 			i, j := int(b.IDs[pr.I]), int(b.IDs[pr.J])

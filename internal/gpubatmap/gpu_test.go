@@ -30,7 +30,7 @@ func needGPU(t testing.TB) *gpurt.Device {
 
 func gpuRun(dev *gpurt.Device, b *batmap.Batmaps) func(opt Options, m mode, emit func(int, []Pair) error, tileFn func(*batmap.Tile) error) (int64, error) {
 	return func(opt Options, m mode, emit func(int, []Pair) error, tileFn func(*batmap.Tile) error) (int64, error) {
-		return run(context.Background(), dev, b, opt, m, emit, tileFn)
+		return run(context.Background(), gpurt.NewSet(dev), b, opt, m, emit, tileFn)
 	}
 }
 
@@ -54,7 +54,7 @@ func TestGPU(t *testing.T) {
 				for _, batchEntries := range []int64{1 << 24, 3000} {
 					checkResults(t, c, b, func(opt Options, m mode, emit func(int, []Pair) error, tileFn func(*batmap.Tile) error) (int64, error) {
 						opt.maxEntries, opt.kernel = batchEntries, kernel
-						return run(context.Background(), dev, b, opt, m, emit, tileFn)
+						return run(context.Background(), gpurt.NewSet(dev), b, opt, m, emit, tileFn)
 					})
 				}
 			}
@@ -114,12 +114,12 @@ func TestGPUMemoryLimit(t *testing.T) {
 	dev := needGPU(t)
 	c := refCases()[3]
 	b := build(t, c)
-	_, err := Count(context.Background(), dev, b, Options{Memory: 1000})
+	_, err := Count(context.Background(), gpurt.NewSet(dev), b, Options{Memory: 1000})
 	if err == nil || !errors.Is(err, errCannotRun) || !strings.Contains(err.Error(), "device memory") {
 		t.Fatalf("1000 bytes: %v", err)
 	}
 	var st Stats
-	n, err := Count(context.Background(), dev, b, Options{Memory: 4*int64(len(b.Words)) + 1<<20, Stats: &st})
+	n, err := Count(context.Background(), gpurt.NewSet(dev), b, Options{Memory: 4*int64(len(b.Words)) + 1<<20, Stats: &st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestGPUCancel(t *testing.T) {
 	b := build(t, refCases()[3])
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Count(ctx, dev, b, Options{}); !errors.Is(err, context.Canceled) {
+	if _, err := Count(ctx, gpurt.NewSet(dev), b, Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled: %v", err)
 	}
 }

@@ -100,7 +100,11 @@ type Stats struct {
 	Upload    time.Duration // wall time to put the batmaps and the plan on the device
 	KernelDev time.Duration // device time from the first launch to the last kernel's end
 	Total     time.Duration // wall time of the whole run
-	Memory    int64         // device bytes planned
+	Memory    int64         // device bytes planned (of each owner)
+	// GPUs describes the set the run spread over, and Owners what each
+	// owner did (batches taken, time busy).
+	GPUs   string
+	Owners gpurt.Report
 }
 
 func (o Options) threads() int {
@@ -118,32 +122,36 @@ func (o Options) check(n int) error {
 }
 
 // Pairs calls fn with batches of the pairs whose count reaches their
-// threshold, each pair once, from Options.Threads goroutines at once
-// (worker in [0, Threads)); ps is valid only during the call. An error
-// from fn, or ctx being done, stops the run and is returned.
-func Pairs(ctx context.Context, dev *gpurt.Device, b *batmap.Batmaps, opt Options, fn func(worker int, ps []Pair) error) error {
+// threshold, each pair once, computed on the owners of set, which take
+// batches from one queue (see gpurt.Set.Run). fn is called from
+// Workers(opt, set) goroutines at once (worker in [0, Workers)); ps is
+// valid only during the call. An error from fn, or ctx being done, stops
+// the run and is returned.
+func Pairs(ctx context.Context, set *gpurt.Set, b *batmap.Batmaps, opt Options, fn func(worker int, ps []Pair) error) error {
 	if err := opt.check(b.Len()); err != nil {
 		return err
 	}
-	_, err := run(ctx, dev, b, opt, modePairs, fn, nil)
+	_, err := run(ctx, set, b, opt, modePairs, fn, nil)
 	return err
 }
 
-// Count returns the number of pairs whose count reaches their threshold.
-func Count(ctx context.Context, dev *gpurt.Device, b *batmap.Batmaps, opt Options) (int64, error) {
+// Count returns the number of pairs whose count reaches their threshold,
+// computed on the owners of set.
+func Count(ctx context.Context, set *gpurt.Set, b *batmap.Batmaps, opt Options) (int64, error) {
 	if err := opt.check(b.Len()); err != nil {
 		return 0, err
 	}
-	return run(ctx, dev, b, opt, modeCount, nil, nil)
+	return run(ctx, set, b, opt, modeCount, nil, nil)
 }
 
-// Tiles computes every count of the upper triangle and calls fn, from one
-// goroutine, with tiles that cover it in order of rows: each holds rows
-// Row0.. and columns Col0 = Row0 of its batch to the last batmap, counts
-// on and below the diagonal 0 (as batmap.AllPairs's tiles). t is valid
-// only during the call. Options' thresholds are ignored.
+// Tiles computes every count of the upper triangle on dev and calls fn,
+// from one goroutine, with tiles that cover it in order of rows: each
+// holds rows Row0.. and columns Col0 = Row0 of its batch to the last
+// batmap, counts on and below the diagonal 0 (as batmap.AllPairs's
+// tiles). t is valid only during the call. Options' thresholds are
+// ignored.
 func Tiles(ctx context.Context, dev *gpurt.Device, b *batmap.Batmaps, opt Options, fn func(t *batmap.Tile) error) error {
-	_, err := run(ctx, dev, b, opt, modeDense, nil, fn)
+	_, err := run(ctx, gpurt.NewSet(dev), b, opt, modeDense, nil, fn)
 	return err
 }
 
@@ -164,6 +172,25 @@ var defaultDevice = sync.OnceValues(func() (*gpurt.Device, error) {
 })
 
 var prewarm sync.Once
+
+// OpenSet opens the GPUs of list (gpurt.OpenSet; nil: all), the first of
+// them, if the default device, with this package's host buffers
+// allocated as Default does.
+func OpenSet(list []int) (*gpurt.Set, error) {
+	if list == nil || list[0] == 0 {
+		if _, err := Default(); err != nil {
+			return nil, err
+		}
+	}
+	return gpurt.OpenSet(list)
+}
+
+// PrewarmGPUs is Prewarm for the GPUs of list: the default device, and
+// the set in the background.
+func PrewarmGPUs(list []int) {
+	Prewarm()
+	go OpenSet(list)
+}
 
 // deviceInfo describes the first GPU once the driver has answered, or
 // returns a stand-in (the smallest data-center GPU's memory) before.

@@ -3,6 +3,7 @@ package gpubatmap
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/xsect/xsect/internal/gpurt"
@@ -133,6 +134,13 @@ func newPlan(in planInput, m mode, maxEntries int64, budget int64) (*plan, error
 // newPlanFailed is newPlan with failBytes more resident bytes: the failed
 // elements, their hashes and offsets.
 func newPlanFailed(in planInput, m mode, maxEntries, budget, failBytes int64) (*plan, error) {
+	return newPlanShared(in, m, maxEntries, budget, failBytes, 0)
+}
+
+// newPlanShared is newPlanFailed cut into at least about minBatches
+// batches (as many as there are row groups at most), of about equal work,
+// for owners that share them.
+func newPlanShared(in planInput, m mode, maxEntries, budget, failBytes int64, minBatches int) (*plan, error) {
 	n := len(in.offsets) - 1
 	pl := &plan{n: n, mode: m, groups: groupsOf(in.offsets), wide: in.maxSize >= 1<<18, slots: 2}
 	pl.words = int64(in.offsets[n])
@@ -155,6 +163,14 @@ func newPlanFailed(in planInput, m mode, maxEntries, budget, failBytes int64) (*
 		}
 	}
 	fixed := 4*pl.words + 8*int64(n) + 24*int64(G) + failBytes
+	maxWork := math.Inf(1)
+	if minBatches > 1 {
+		var all float64
+		for _, w := range gWork {
+			all += w
+		}
+		maxWork = all / float64(minBatches)
+	}
 	for {
 		pl.batches = pl.batches[:0]
 		pl.maxTiles, pl.maxEntries = 0, 0
@@ -167,7 +183,7 @@ func newPlanFailed(in planInput, m mode, maxEntries, budget, failBytes int64) (*
 					// row to the last.
 					e = int64(pl.groups[g].len) * int64(n-pl.groups[g0].start)
 				}
-				if g > g0 && b.entries+e > maxEntries {
+				if g > g0 && (b.entries+e > maxEntries || b.wordPairs+gWork[g] > maxWork) {
 					break
 				}
 				b.entries += e

@@ -277,7 +277,7 @@ func emulatedRun(t *testing.T, seed uint64, b *batmap.Batmaps, opt Options, m mo
 	if b.Len() < 2 {
 		return 0
 	}
-	pl, err := planFor(b, m, 1<<40, opt)
+	pl, err := planFor(b, m, 1<<40, opt, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,50 +560,62 @@ func TestPlan(t *testing.T) {
 		b := build(t, refCase{c: collection(r, k, 5000, 800)})
 		for _, m := range []mode{modeDense, modePairs, modeCount} {
 			for _, limit := range []int64{1, 5000, 1 << 30} {
-				pl, err := newPlan(planInput{offsets: b.Offsets, maxSize: maxSize(b)}, m, limit, 1<<40)
-				if err != nil {
-					t.Fatal(err)
-				}
-				// Groups: consecutive, one width, at most tileSide.
-				next := 0
-				for _, g := range pl.groups {
-					if g.start != next || g.len < 1 || g.len > tileSide || g.base != b.Offsets[g.start] {
-						t.Fatalf("k %d: bad group %+v", k, g)
+				// minBatches as for 1 owner (none) and for 4 (minBatches(4)).
+				for _, mb := range []int{0, minBatches(4)} {
+					pl, err := newPlanShared(planInput{offsets: b.Offsets, maxSize: maxSize(b)}, m, limit, 1<<40, 0, mb)
+					if err != nil {
+						t.Fatal(err)
 					}
-					for p := g.start; p < g.start+g.len; p++ {
-						if int(b.Offsets[p+1]-b.Offsets[p]) != g.width {
-							t.Fatalf("k %d: group %+v mixes widths", k, g)
+					if mb > 0 {
+						// Batches of more than one row group stay within an
+						// even share of the work.
+						for _, bt := range pl.batches {
+							if bt.g1-bt.g0 > 1 && bt.wordPairs > pl.wordPairs/float64(mb)*(1+1e-9) {
+								t.Fatalf("k %d: batch of %.3g word pairs, over 1/%d of %.3g", k, bt.wordPairs, mb, pl.wordPairs)
+							}
 						}
 					}
-					next += g.len
-				}
-				if next != k {
-					t.Fatalf("k %d: groups cover %d batmaps", k, next)
-				}
-				// Every tile (g <= h) exactly once; batches cover the row
-				// groups in order.
-				G := len(pl.groups)
-				seen := map[tile]bool{}
-				g0 := 0
-				var pairs int64
-				for _, bt := range pl.batches {
-					if bt.g0 != g0 || bt.g1 <= bt.g0 {
-						t.Fatalf("k %d: batch %+v after row group %d", k, bt, g0)
-					}
-					g0 = bt.g1
-					pairs += bt.pairs
-					if m != modeCount && bt.g1-bt.g0 > 1 && bt.entries > limit {
-						t.Fatalf("k %d: batch of %d entries over the limit %d", k, bt.entries, limit)
-					}
-					for _, tl := range bt.tiles {
-						if seen[tl] || tl.g > tl.h || int(tl.g) < bt.g0 || int(tl.g) >= bt.g1 {
-							t.Fatalf("k %d: tile %v", k, tl)
+					// Groups: consecutive, one width, at most tileSide.
+					next := 0
+					for _, g := range pl.groups {
+						if g.start != next || g.len < 1 || g.len > tileSide || g.base != b.Offsets[g.start] {
+							t.Fatalf("k %d: bad group %+v", k, g)
 						}
-						seen[tl] = true
+						for p := g.start; p < g.start+g.len; p++ {
+							if int(b.Offsets[p+1]-b.Offsets[p]) != g.width {
+								t.Fatalf("k %d: group %+v mixes widths", k, g)
+							}
+						}
+						next += g.len
 					}
-				}
-				if len(seen) != G*(G+1)/2 || pairs != int64(k)*int64(k-1)/2 || g0 != G {
-					t.Fatalf("k %d: %d tiles, %d pairs", k, len(seen), pairs)
+					if next != k {
+						t.Fatalf("k %d: groups cover %d batmaps", k, next)
+					}
+					// Every tile (g <= h) exactly once; batches cover the row
+					// groups in order.
+					G := len(pl.groups)
+					seen := map[tile]bool{}
+					g0 := 0
+					var pairs int64
+					for _, bt := range pl.batches {
+						if bt.g0 != g0 || bt.g1 <= bt.g0 {
+							t.Fatalf("k %d: batch %+v after row group %d", k, bt, g0)
+						}
+						g0 = bt.g1
+						pairs += bt.pairs
+						if m != modeCount && bt.g1-bt.g0 > 1 && bt.entries > limit {
+							t.Fatalf("k %d: batch of %d entries over the limit %d", k, bt.entries, limit)
+						}
+						for _, tl := range bt.tiles {
+							if seen[tl] || tl.g > tl.h || int(tl.g) < bt.g0 || int(tl.g) >= bt.g1 {
+								t.Fatalf("k %d: tile %v", k, tl)
+							}
+							seen[tl] = true
+						}
+					}
+					if len(seen) != G*(G+1)/2 || pairs != int64(k)*int64(k-1)/2 || g0 != G {
+						t.Fatalf("k %d: %d tiles, %d pairs", k, len(seen), pairs)
+					}
 				}
 			}
 		}

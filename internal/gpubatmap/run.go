@@ -3,7 +3,9 @@ package gpubatmap
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -25,6 +27,7 @@ const reserve = 512 << 20
 // state is one device's: the pinned buffers, kept from run to run (the
 // modules stay loaded in the device's context).
 type state struct {
+	dev         *gpurt.Device
 	mu          sync.Mutex // one run at a time
 	pinnedBytes int        // the pinned buffers' size at first (tests make it small)
 	pinned      [2]gpurt.Pinned
@@ -44,7 +47,7 @@ func stateOf(dev *gpurt.Device) *state {
 	}
 	st := states.m[dev]
 	if st == nil {
-		st = &state{pinnedBytes: pinnedBytes}
+		st = &state{dev: dev, pinnedBytes: pinnedBytes}
 		states.m[dev] = st
 	}
 	return st
@@ -114,60 +117,143 @@ func maxSize(b *batmap.Batmaps) int {
 	return m
 }
 
-func planFor(b *batmap.Batmaps, m mode, budget int64, opt Options) (*plan, error) {
+func planFor(b *batmap.Batmaps, m mode, budget int64, opt Options, owners int) (*plan, error) {
 	maxEntries := maxBatchEntries
 	if opt.maxEntries > 0 {
 		maxEntries = opt.maxEntries
 	}
-	return newPlanFailed(planInput{offsets: b.Offsets, maxSize: maxSize(b)}, m, maxEntries, budget,
-		4*int64(b.Len()+1)+12*int64(len(b.Failed)))
+	return newPlanShared(planInput{offsets: b.Offsets, maxSize: maxSize(b)}, m, maxEntries, budget,
+		4*int64(b.Len()+1)+12*int64(len(b.Failed)), minBatches(owners))
 }
 
-// run computes the batmaps' pairs on dev in mode m, delivering them
-// through emit (modePairs) or tileFn (modeDense); modeCount returns the
-// count.
-func run(ctx context.Context, dev *gpurt.Device, b *batmap.Batmaps, opt Options, m mode,
+// minBatches is the fewest batches a run on owners owners is cut into,
+// so that the dynamic scheduling has batches to even out (the first row
+// groups' batches are the heaviest): none for one owner.
+func minBatches(owners int) int {
+	if owners <= 1 {
+		return 0
+	}
+	return 8 * owners
+}
+
+// Workers returns the number of worker ids a run of Pairs on set may pass
+// its fn: each owner decodes its batches on Threads/owners goroutines (at
+// least one), with ids of its own.
+func Workers(opt Options, set *gpurt.Set) int {
+	return set.Len() * perOwner(opt.threads(), set.Len())
+}
+
+func perOwner(threads, owners int) int { return max(1, threads/max(owners, 1)) }
+
+// run computes the batmaps' pairs on the owners of set in mode m, which
+// take batches from one queue, delivering them through emit (modePairs)
+// or tileFn (modeDense: on the first owner only, since the tiles go in
+// order); modeCount returns the count.
+func run(ctx context.Context, set *gpurt.Set, b *batmap.Batmaps, opt Options, m mode,
 	emit func(int, []Pair) error, tileFn func(*batmap.Tile) error) (int64, error) {
 	start := time.Now()
 	if b.Len() < 2 {
 		return 0, ctx.Err()
 	}
-	st := stateOf(dev)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	var total int64
-	err := dev.Do(func(c *gpurt.Ctx) error {
-		if err := st.warm(c); err != nil {
-			return err
+	if m == modeDense && set.Len() > 1 {
+		set = gpurt.NewSet(set.Owner(0))
+	}
+	sts := make([]*state, set.Len())
+	for i := range sts {
+		sts[i] = stateOf(set.Owner(i))
+	}
+	// Locked in one order, whatever the set's (see gpuallpairs).
+	order := slices.Clone(sts)
+	slices.SortFunc(order, func(x, y *state) int {
+		if c := x.dev.Info().Ordinal - y.dev.Info().Ordinal; c != 0 {
+			return c
 		}
-		free, _, err := c.MemInfo()
+		return x.dev.Owner() - y.dev.Owner()
+	})
+	for _, st := range order {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+	}
+	// One plan for every owner, in the least memory of any.
+	budget := int64(-1)
+	for i, st := range sts {
+		err := st.dev.Do(func(c *gpurt.Ctx) error {
+			if err := st.warm(c); err != nil {
+				return err
+			}
+			free, _, err := c.MemInfo()
+			if b := int64(free)/int64(set.Share(i)) - reserve; budget < 0 || b < budget {
+				budget = b
+			}
+			return err
+		})
 		if err != nil {
+			return 0, err
+		}
+	}
+	if opt.Memory > 0 {
+		budget = min(budget, opt.Memory)
+	}
+	pl, err := planFor(b, m, budget, opt, set.Len())
+	if err != nil {
+		return 0, err
+	}
+	var (
+		total      atomic.Int64
+		progressMu sync.Mutex
+		done       int64
+		totalPairs int64
+		statsMu    sync.Mutex
+		agg        Stats
+	)
+	for _, bt := range pl.batches {
+		totalPairs += bt.pairs
+	}
+	if opt.Progress != nil {
+		opt.Progress(0, totalPairs)
+	}
+	// Progress is the caller's, called under a lock: owners finish
+	// batches at once.
+	progress := func(pairs int64) {
+		progressMu.Lock()
+		defer progressMu.Unlock()
+		done += pairs
+		if opt.Progress != nil {
+			opt.Progress(done, totalPairs)
+		}
+	}
+	per := perOwner(opt.threads(), set.Len())
+	rep, err := set.Run(ctx, len(pl.batches), func(ctx context.Context, w *gpurt.Worker) error {
+		st := sts[w.Index()]
+		return st.dev.Do(func(c *gpurt.Ctx) error {
+			o := opt
+			o.Threads = per
+			d := newDecoder(b, pl, o)
+			off := w.Index() * per
+			if emit != nil {
+				d.emit = func(k int, ps []Pair) error { return emit(off+k, ps) }
+			}
+			d.tileFn = tileFn
+			r := &runner{st: st, c: c, b: b, pl: pl, d: d, opt: o, w: w, progress: progress}
+			defer r.release()
+			n, err := r.run(ctx)
+			total.Add(n)
+			statsMu.Lock()
+			agg.Entries += r.entries
+			agg.Upload = max(agg.Upload, r.upload)
+			agg.KernelDev = max(agg.KernelDev, r.kernelDev)
+			statsMu.Unlock()
 			return err
-		}
-		budget := int64(free) - reserve
-		if opt.Memory > 0 {
-			budget = min(budget, opt.Memory)
-		}
-		pl, err := planFor(b, m, budget, opt)
-		if err != nil {
-			return err
-		}
-		d := newDecoder(b, pl, opt)
-		d.emit, d.tileFn = emit, tileFn
-		r := &runner{st: st, c: c, b: b, pl: pl, d: d, opt: opt}
-		defer r.release()
-		total, err = r.run(ctx)
-		if opt.Stats != nil {
-			s := opt.Stats
-			s.Kernel, s.Batches, s.Tiles, s.WordPairs, s.Memory = kernelName(b, opt), len(pl.batches), len(pl.tiles), pl.wordPairs, pl.memory()
-			s.Entries, s.Upload, s.KernelDev = r.entries, r.upload, r.kernelDev
-		}
-		return err
+		})
 	})
 	if opt.Stats != nil {
-		opt.Stats.Total = time.Since(start)
+		s := opt.Stats
+		s.Kernel, s.Batches, s.Tiles, s.WordPairs, s.Memory = kernelName(b, opt), len(pl.batches), len(pl.tiles), pl.wordPairs, pl.memory()
+		s.Entries, s.Upload, s.KernelDev = agg.Entries, agg.Upload, agg.KernelDev
+		s.GPUs, s.Owners = set.String(), rep
+		s.Total = time.Since(start)
 	}
-	return total, err
+	return total.Load(), err
 }
 
 // runner is one run's device state.
@@ -191,6 +277,9 @@ type runner struct {
 	words, ginfo, gbase, tiles gpurt.Buffer
 	need, foff, fel, fh        gpurt.Buffer
 	out, meta                  [2]gpurt.Buffer
+
+	w        *gpurt.Worker     // the owner's view of the shared queue of batches
+	progress func(pairs int64) // counts the pairs of a batch done
 
 	entries   int64
 	upload    time.Duration
@@ -288,6 +377,15 @@ func (r *runner) run(ctx context.Context) (int64, error) {
 	}
 	// Upload: the batmaps through the pinned buffers, the small arrays
 	// straight from Go memory (the driver stages them).
+	// One owner of the GPU at a time (see gpurt.Device.UploadLock).
+	mu := r.st.dev.UploadLock()
+	mu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			mu.Unlock()
+		}
+	}()
 	t0 := time.Now()
 	s0 := r.streams[0]
 	if err := r.uploadWords(s0); err != nil {
@@ -334,6 +432,8 @@ func (r *runner) run(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	r.upload = time.Since(t0)
+	mu.Unlock()
+	locked = false
 	if pl.mode == modeDense {
 		// Whole rows of a batch come back in one piece.
 		if err := r.st.growPinned(c, int(4*n)); err != nil {
@@ -403,14 +503,15 @@ func parallelCopy(dst, src []byte, threads int) {
 	wg.Wait()
 }
 
-// queue queues batch bi on slot bi%2: zeroed counters (and dense output),
-// the kernel, the copy of the counters and runs to pinned memory.
-func (r *runner) queue(bi int) error {
+// queue queues batch bi, the k-th this owner takes, on slot k%2: zeroed
+// counters (and dense output), the kernel, the copy of the counters and
+// runs to pinned memory.
+func (r *runner) queue(k, bi int) error {
 	c, pl := r.c, r.pl
 	bt := &pl.batches[bi]
-	s := bi % 2
+	s := k % 2
 	st := r.streams[s]
-	if bi == 0 {
+	if k == 0 {
 		if err := c.Record(r.first, st); err != nil {
 			return err
 		}
@@ -450,15 +551,24 @@ func (r *runner) queue(bi int) error {
 	return c.Record(r.metaEv[s], st)
 }
 
-// pipeline runs the batches, two in flight, and decodes each one's output
-// while the next runs: pieces of it are copied into the two pinned
-// buffers in turn, and the decoder's workers take each piece in small
-// jobs, so that they stay busy while the next piece is copied.
+// pipeline runs the batches the owner takes, two in flight, and decodes
+// each one's output while the next runs: pieces of it are copied into the
+// two pinned buffers in turn, and the decoder's workers take each piece
+// in small jobs, so that they stay busy while the next piece is copied.
 func (r *runner) pipeline(ctx context.Context) (int64, error) {
 	c, pl := r.c, r.pl
-	nb := len(pl.batches)
-	for bi := range min(2, nb) {
-		if err := r.queue(bi); err != nil {
+	// mine lists the batches taken, in order; the k-th runs on slot k%2.
+	var mine []int
+	take := func() error {
+		bi, ok := r.w.Next()
+		if !ok {
+			return nil
+		}
+		mine = append(mine, bi)
+		return r.queue(len(mine)-1, bi)
+	}
+	for range 2 {
+		if err := take(); err != nil {
 			return 0, err
 		}
 	}
@@ -481,24 +591,17 @@ func (r *runner) pipeline(ctx context.Context) (int64, error) {
 		waitDense()
 		r.d.stop()
 	}()
-	var counted, done int64
+	var counted int64
 	eb := pl.entryBytes()
 	pin := 0
-	var totalPairs int64
-	for _, bt := range pl.batches {
-		totalPairs += bt.pairs
-	}
-	if r.opt.Progress != nil {
-		r.opt.Progress(0, totalPairs)
-	}
-	for bi := 0; bi < nb; bi++ {
+	for k := 0; k < len(mine); k++ {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
 		if err := r.d.err(); err != nil {
 			return 0, err
 		}
-		s := bi % 2
+		bi, s := mine[k], k%2
 		bt := &pl.batches[bi]
 		if err := c.Wait(r.metaEv[s]); err != nil {
 			return 0, err
@@ -550,16 +653,12 @@ func (r *runner) pipeline(ctx context.Context) (int64, error) {
 			}
 			pin ^= 1
 		}
-		// The slot's output has been copied: the slot takes batch bi+2.
-		if bi+2 < nb {
-			if err := r.queue(bi + 2); err != nil {
-				return 0, err
-			}
+		// The slot's output has been copied: the slot takes the next
+		// batch.
+		if err := take(); err != nil {
+			return 0, err
 		}
-		done += bt.pairs
-		if r.opt.Progress != nil {
-			r.opt.Progress(done, totalPairs)
-		}
+		r.progress(bt.pairs)
 	}
 	if err := waitDense(); err != nil {
 		return 0, err

@@ -16,8 +16,9 @@ var ErrClosed = errors.New("gpu: device is closed")
 // Device is one open GPU. Its methods are safe for concurrent use: work
 // handed to Do runs on the device's own goroutine, one closure at a time.
 type Device struct {
-	info Info
-	reqs chan request
+	info  Info
+	owner int // 0 for the device Open returns; see Owner
+	reqs  chan request
 
 	mu     sync.Mutex // guards refs and closed
 	refs   int
@@ -57,22 +58,36 @@ func Open(ordinal int) (*Device, error) {
 		d.mu.Unlock()
 		return d, nil
 	}
-	info, err := deviceInfo(ordinal)
+	d, err := start(ordinal, 0)
 	if err != nil {
-		return nil, err
-	}
-	d := &Device{info: info, reqs: make(chan request), refs: 1, quit: make(chan struct{}), done: make(chan struct{})}
-	ready := make(chan error)
-	go d.serve(ready)
-	if err := <-ready; err != nil {
 		return nil, err
 	}
 	opened[ordinal] = d
 	return d, nil
 }
 
+// start starts a goroutine that owns GPU ordinal's primary context, as
+// owner number owner.
+func start(ordinal, owner int) (*Device, error) {
+	info, err := deviceInfo(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{info: info, owner: owner, reqs: make(chan request), refs: 1, quit: make(chan struct{}), done: make(chan struct{})}
+	ready := make(chan error)
+	go d.serve(ready)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // Info describes the device.
 func (d *Device) Info() Info { return d.info }
+
+// Owner returns d's number among the owners of its GPU: 0 for the device
+// that Open returns, 1 and up for the extra owners of Owner.
+func (d *Device) Owner() int { return d.owner }
 
 // Do runs f on the goroutine that owns the device's context and returns its
 // error. f must not keep c after it returns, nor call Do itself (that would
@@ -114,7 +129,9 @@ func (d *Device) Close() error {
 	last := d.refs == 0
 	if last {
 		d.closed = true
-		delete(opened, d.info.Ordinal)
+		if opened[d.info.Ordinal] == d {
+			delete(opened, d.info.Ordinal)
+		}
 	}
 	d.mu.Unlock()
 	openMu.Unlock()

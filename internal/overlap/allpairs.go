@@ -106,6 +106,12 @@ type Options struct {
 	// self-join, Rows and Cols must be equal (the tile's own self-join) or
 	// disjoint (rows before columns: an R × S join; after: no pair).
 	Rows, Cols sets.Range
+	// GPUs are the GPUs a GPU engine spreads its tiles over, by ordinal;
+	// nil means every GPU of the host. An ordinal listed twice gets two
+	// owners on that GPU, which gains nothing but runs the splitting on
+	// one GPU (tests and measurements do). gpu.ParseGPUs reads the forms
+	// of xsect's --gpus flag.
+	GPUs []int
 
 	// minParallel, when positive, is the fewest elements a pass spreads
 	// over threads (tests lower it to run the parallel code on small

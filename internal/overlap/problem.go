@@ -43,6 +43,8 @@ type Problem struct {
 	// Bytes is the memory the problem holds beyond the caller's
 	// collections: ids, renumbered sets, document frequencies.
 	Bytes int64
+	// GPUs are the GPUs GPU engines may use (Options.GPUs; nil: all).
+	GPUs []int
 
 	tileRows, tileCols int // the caller's tile grid; 0 for pair plans
 	minParallel        int // Options.minParallel, or its default
@@ -175,7 +177,7 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 	if opt.Largest < 0 {
 		return nil, fmt.Errorf("allpairs: negative Largest %d", opt.Largest)
 	}
-	p := &Problem{Self: s == nil, Query: q, Threads: opt.threads(), tileRows: tileRows, tileCols: tileCols, minParallel: opt.minParallel}
+	p := &Problem{Self: s == nil, Query: q, Threads: opt.threads(), GPUs: opt.GPUs, tileRows: tileRows, tileCols: tileCols, minParallel: opt.minParallel}
 	if p.minParallel <= 0 {
 		p.minParallel = minParallel
 	}

@@ -45,6 +45,68 @@ func (b *CandidateBatch) flush(emit func(*CandidateBatch) error) error {
 	return err
 }
 
+// filterAlgorithm returns the filter called technique.
+func filterAlgorithm(technique string) (algorithm, error) {
+	switch technique {
+	case "allpairs":
+		return allPairs, nil
+	case "ppjoin":
+		return ppJoin, nil
+	case "groupjoin":
+		return groupJoin, nil
+	}
+	return 0, fmt.Errorf("simjoin: no filter %q (allpairs, ppjoin or groupjoin)", technique)
+}
+
+// Work is what the planner's sample of a filter predicts of its run, for
+// an engine that verifies Candidates' batches on another device.
+type Work struct {
+	// Seconds is the CPU engine's estimate: filtering and verifying on
+	// p.Threads cores.
+	Seconds float64
+	// Pairs is the number of pairs of records that the filter hands on
+	// when every pair's overlap is wanted (a count hands on fewer).
+	Pairs float64
+	// Steps is the number of elements the CPU's verification of those
+	// pairs reads: their remainders past the prefixes.
+	Steps float64
+	// Elements is the sum of both records' sizes over those pairs: what
+	// merges of the whole records read.
+	Elements float64
+	// Probes is the number of probing records.
+	Probes int
+	// Memory is the CPU engine's estimate of its memory, which filtering
+	// alone needs too.
+	Memory int64
+}
+
+// CandidateWork predicts Candidates' run of the filter technique on p,
+// from the sample the CPU engine's estimate takes (taken once per problem
+// and filter).
+func CandidateWork(p *Problem, technique string) (Work, error) {
+	alg, err := filterAlgorithm(technique)
+	if err != nil {
+		return Work{}, err
+	}
+	est, err := cpuFilter{technique, alg}.Estimate(p)
+	if err != nil {
+		return Work{}, err
+	}
+	if alg == groupJoin {
+		// As cpuFilter.Estimate: where records hardly group, PPJoin's
+		// sample stands for GroupJoin's.
+		groups, records := countGroups(p.R, problemBounds(p)), p.R.Len()
+		if !p.Self {
+			groups, records = groups+countGroups(p.S, problemBounds(p)), records+p.S.Len()
+		}
+		if groups*10 >= records*9 {
+			alg = ppJoin
+		}
+	}
+	w := work(p, alg)
+	return Work{Seconds: est.Seconds, Pairs: w.merged, Steps: w.steps, Elements: w.lengths, Probes: p.S.Len(), Memory: est.Memory}, nil
+}
+
 // Candidates runs the filter of the named technique (allpairs, ppjoin or
 // groupjoin) over p on the CPU, on p.Threads workers, and hands every pair
 // of records it cannot decide without their elements to emit, in batches,
@@ -57,20 +119,13 @@ func (b *CandidateBatch) flush(emit func(*CandidateBatch) error) error {
 // Distinct, are the plan's and never reach the engine. It returns the
 // first error of emit, of out, or ctx's.
 func Candidates(ctx context.Context, p *Problem, technique string, out *Output, emit func(*CandidateBatch) error) error {
-	var alg algorithm
-	switch technique {
-	case "allpairs":
-		alg = allPairs
-	case "ppjoin":
-		alg = ppJoin
-	case "groupjoin":
-		alg = groupJoin
-	default:
-		return fmt.Errorf("simjoin: no filter %q (allpairs, ppjoin or groupjoin)", technique)
+	alg, err := filterAlgorithm(technique)
+	if err != nil {
+		return err
 	}
 	j := newJoin(p, out, alg)
 	j.emit = emit
-	err := j.run(ctx)
+	err = j.run(ctx)
 	if oerr := out.Err(); oerr != nil && err == nil {
 		err = oerr
 	}

@@ -16,6 +16,7 @@ type workStats struct {
 	pairs    float64 // pairs of records past the bound
 	merged   float64 // those that their signatures do not reject
 	steps    float64 // the elements of their remainders
+	lengths  float64 // the elements of both records of those pairs (what a whole merge reads)
 	sampled  int     // probes sampled
 	elements int64   // elements of the probing side's records
 }
@@ -51,6 +52,7 @@ func sample(p *Problem, alg algorithm) *workStats {
 	st.pairs *= scale
 	st.merged *= scale
 	st.steps *= scale
+	st.lengths *= scale
 	return st
 }
 
@@ -73,6 +75,7 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 		st.pairs += m * (m - 1) / 2
 		st.merged += m * (m - 1) / 2
 		st.steps += m * (m - 1) / 2 * float64(a-p)
+		st.lengths += m * (m - 1) / 2 * float64(2*a)
 	}
 	minSize := j.b.minSize[a]
 	if minSize > j.p.R.MaxSize {
@@ -157,6 +160,7 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 				if sx == noSig || sy == noSig || sigBound(sx, sy) >= pr.need[b] {
 					st.merged++
 					st.steps += float64(b - ys)
+					st.lengths += float64(a + b)
 				}
 			}
 		}

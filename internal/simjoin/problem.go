@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -41,8 +42,13 @@ type Problem struct {
 	Threads int
 	// Memory is the CPU memory budget in bytes.
 	Memory int64
+	// GPUs are the GPUs GPU engines may use (Options.GPUs; nil: all).
+	GPUs []int
 	// Stats describes the problem, for the planner.
 	Stats Stats
+	// GPUKernel is Options.GPUKernel: the GPU verification's kernel that
+	// the caller forces, or "" for the planner's choice.
+	GPUKernel string
 
 	stampUniverse int // see Options.stampUniverse
 
@@ -158,12 +164,26 @@ type Options struct {
 	// self-join they must be equal (the tile's own self-join) or
 	// disjoint (rows before columns: an R × S join; after: no pair).
 	Rows, Cols sets.Range
+	// GPUKernel forces the kernel that verifies candidates on a GPU, one
+	// of GPUKernels: "thread" (a thread per probing record), "block" (a
+	// block per probing record) or "pair" (threads cooperating on each
+	// candidate pair by Intersect Path); "" or "auto" lets the planner
+	// choose. CPU engines ignore it.
+	GPUKernel string
+	// GPUs are the GPUs a GPU engine spreads its work over, by ordinal;
+	// nil means every GPU of the host. An ordinal listed twice gets two
+	// owners on that GPU (see gpu.ParseGPUs).
+	GPUs []int
 
 	// stampUniverse, when positive, replaces the largest universe over
 	// which remainders of any length are verified by stamps (tests lower
 	// it to run the kernels' path on small inputs).
 	stampUniverse int
 }
+
+// GPUKernels are the kernels that Options.GPUKernel may force: the three
+// verification alternatives of Bellas and Gounaris.
+var GPUKernels = []string{"thread", "block", "pair"}
 
 // newProblem prepares r × s (s nil: the self-join of r).
 func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (*Problem, error) {
@@ -173,7 +193,14 @@ func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (
 	if err := opt.Threshold.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory, stampUniverse: opt.stampUniverse}
+	kernel := strings.ToLower(strings.TrimSpace(opt.GPUKernel))
+	if kernel == "auto" {
+		kernel = ""
+	}
+	if kernel != "" && !slices.Contains(GPUKernels, kernel) {
+		return nil, fmt.Errorf("simjoin: unknown GPU kernel %q (auto, %s)", opt.GPUKernel, strings.Join(GPUKernels, ", "))
+	}
+	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory, stampUniverse: opt.stampUniverse, GPUKernel: kernel, GPUs: opt.GPUs}
 	if p.stampUniverse <= 0 {
 		p.stampUniverse = 1 << 20
 	}

@@ -57,6 +57,7 @@ type joinOptions struct {
 	sorted    *bool
 	largest   *int
 	device    *string
+	gpus      *string
 	technique *string
 	explain   *bool
 	threads   *int
@@ -71,6 +72,7 @@ func joinFlags(fs *flag.FlagSet) *joinOptions {
 		sorted:    fs.Bool("sort", false, "print the pairs sorted by i, then j"),
 		largest:   fs.Int("largest", 0, "keep only the `K` largest sets of each collection (ids stay the original ones)"),
 		device:    fs.String("device", "auto", "device: cpu, gpu or auto"),
+		gpus:      gpusFlag(fs),
 		technique: fs.String("technique", "auto", "technique `NAME`, or auto: "+strings.Join(allpairs.Techniques(), ", ")),
 		explain:   fs.Bool("explain", false, "print the statistics, every technique's estimate and the choice on standard error"),
 		threads:   fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)"),
@@ -90,6 +92,10 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		return usagef("--largest %d is negative", *jo.largest)
 	}
 	if err := checkThreads(*jo.threads); err != nil {
+		return err
+	}
+	gpus, err := parseGPUs(*jo.gpus, *jo.device)
+	if err != nil {
 		return err
 	}
 	b, err := newBudget(*jo.memory)
@@ -126,6 +132,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		Largest:   *jo.largest,
 		Memory:    planBudget.bytes,
 		Progress:  bar.update,
+		GPUs:      gpus,
 	}
 	plan, err := allpairs.NewPlan(r, s, q, opt)
 	if plan != nil && *jo.explain {

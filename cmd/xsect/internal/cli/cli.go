@@ -27,7 +27,8 @@ type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 
-	stdinTaken bool // an input "-" has read Stdin
+	stdinTaken bool   // an input "-" has read Stdin
+	uncatch    func() // stops Main's catching of signals, for a command that handles them
 }
 
 // command is one subcommand.
@@ -55,7 +56,8 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 // exit status.
 func Main(args []string, env *Env) int {
 	slices.SortFunc(commands, func(a, b *command) int { return strings.Compare(a.name, b.name) })
-	defer catchSignals()()
+	env.uncatch = catchSignals()
+	defer env.uncatch()
 	if len(args) == 0 {
 		io.WriteString(env.Stderr, topUsage())
 		return ExitUsage

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,30 @@ import (
 
 // deviceFlagHelp documents --device.
 const deviceFlagHelp = "where to intersect: cpu, gpu, or auto (the GPU when one is present and beats all CPU cores)"
+
+// gpusFlag defines --gpus, the GPUs a command spreads its work over.
+func gpusFlag(fs *flag.FlagSet) *string {
+	return fs.String("gpus", "all", "GPUs to use: all, the first N, or a comma-separated `LIST` of ordinals (\"2,\" is GPU 2 alone; see xsect devices)")
+}
+
+// parseGPUs reads --gpus: a malformed value is a usage error, and so is
+// an ordinal beyond the host's GPUs when a GPU may run (device is not
+// "cpu") and the driver reports devices; checking that loads the driver,
+// which the default, all, does not need. A host without a usable GPU is
+// left to the planner (auto runs on the CPU; gpu says why not).
+func parseGPUs(value, device string) ([]int, error) {
+	list, err := gpu.ParseGPUs(value)
+	if err != nil {
+		return nil, usagef("--%v", err)
+	}
+	if list == nil || device == "cpu" || gpu.Available() != nil {
+		return list, nil
+	}
+	if _, err := gpu.CheckGPUs(list); err != nil {
+		return nil, usagef("--gpus %s: %v", value, err)
+	}
+	return list, nil
+}
 
 // pairwise is the pairwise method a command runs, on the CPU or the GPU,
 // and, for the GPU, a check for errors after the work (intersect.Method's
@@ -36,11 +61,11 @@ func checkMethod(device, method string) error {
 }
 
 // choosePairwise resolves --device and --method for the given inputs,
-// counted (count) or listed. With --device auto and --method auto it takes
+// counted (count) or listed, on the first GPU of gpus (nil: GPU 0). With --device auto and --method auto it takes
 // the GPU only where gpu.Worthwhile says it beats the CPU on all
 // its cores, and when no GPU can be used there says why, once, on stderr;
 // a method that only one device has picks that device.
-func choosePairwise(env *Env, device, method string, inputs [][]uint32, count bool) (pairwise, error) {
+func choosePairwise(env *Env, device, method string, inputs [][]uint32, count bool, gpus []int) (pairwise, error) {
 	if err := checkMethod(device, method); err != nil {
 		return pairwise{}, err
 	}
@@ -76,7 +101,11 @@ func choosePairwise(env *Env, device, method string, inputs [][]uint32, count bo
 	if err != nil {
 		return pairwise{}, usageError{err.Error()}
 	}
-	p, err := gpu.OpenPairwise(0)
+	ordinal := 0 // the steps follow each other: the first GPU chosen
+	if len(gpus) > 0 {
+		ordinal = gpus[0]
+	}
+	p, err := gpu.OpenPairwise(ordinal)
 	if err != nil {
 		return pairwise{}, err
 	}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -65,6 +67,97 @@ func TestIntersectDevice(t *testing.T) {
 			if code, stdout, stderr := run(t, args...); code != ExitOK || stdout != "5\n" {
 				t.Errorf("%q: code %d, stdout %q, stderr %q", args, code, stdout, stderr)
 			}
+		}
+	}
+}
+
+// TestGPUsFlag checks --gpus on every command that uses a GPU: malformed
+// values are bad usage (exit 2) before any input is read, whatever the
+// device; an ordinal beyond the host's GPUs is bad usage too where the
+// driver reports GPUs; with --device cpu the choice is parsed only.
+func TestGPUsFlag(t *testing.T) {
+	a := writeFile(t, "a.txt", "1 2 3\n2 3\n3 4\n")
+	commands := [][]string{
+		{"allpairs", a},
+		{"containment", a, "--min-degree", "1/2"},
+		{"pairs", "--min-support", "1", a},
+		{"simjoin", a, "--threshold", "0.5"},
+		{"intersect", a, a},
+	}
+	for _, cmd := range commands {
+		for _, bad := range []string{"x", "0", "-1", "1,,2", ",", "1,a"} {
+			args := append(append([]string{}, cmd...), "--gpus", bad)
+			code, stdout, stderr := run(t, args...)
+			if code != ExitUsage || stdout != "" || !strings.Contains(stderr, "--gpus") {
+				t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 naming --gpus", args, code, stdout, firstLine(stderr))
+			}
+		}
+		for _, good := range []string{"all", "1", "0,", "0,0", "7,"} {
+			args := append(append([]string{}, cmd...), "--device", "cpu", "--gpus", good)
+			if code, _, stderr := run(t, args...); code != ExitOK {
+				t.Errorf("%q: exit %d, stderr %q", args, code, firstLine(stderr))
+			}
+		}
+	}
+	if gpurt.Available() != nil {
+		return
+	}
+	infos, err := gpurt.Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	beyond := fmt.Sprintf("%d,", len(infos))
+	for _, cmd := range commands {
+		args := append(append([]string{}, cmd...), "--gpus", beyond)
+		code, stdout, stderr := run(t, args...)
+		if code != ExitUsage || stdout != "" || !strings.Contains(stderr, "no GPU") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and no GPU", args, code, stdout, firstLine(stderr))
+		}
+	}
+}
+
+// TestGPUsOwners runs allpairs, containment and pairs on the GPU with
+// one, two and three owners of GPU 0: the same output, and --explain
+// names the owners after the run.
+func TestGPUsOwners(t *testing.T) {
+	if err := gpurt.Available(); err != nil {
+		t.Skipf("%v; skipping", err)
+	}
+	var b strings.Builder
+	r := rand.New(rand.NewPCG(61, 62))
+	for range 600 {
+		for x := range 300 {
+			if r.IntN(10) == 0 {
+				fmt.Fprintf(&b, "%d ", x)
+			}
+		}
+		b.WriteString("\n")
+	}
+	in := writeFile(t, "in.txt", b.String())
+	for _, cmd := range [][]string{
+		{"allpairs", "--device", "gpu", "--technique", "mm", "--sort", "--min-overlap", "3", in},
+		{"allpairs", "--device", "gpu", "--technique", "batmap", "--sort", "--min-overlap", "3", in},
+		{"containment", "--device", "gpu", "--technique", "scancount", "--sort", "--min-degree", "1/3", in},
+		{"pairs", "--device", "gpu", "--engine", "batmap", "--sort", "--min-support", "8", in},
+	} {
+		var first string
+		for _, gpus := range []string{"0,", "0,0", "0,0,0"} {
+			args := append(append([]string{}, cmd...), "--gpus", gpus, "--explain")
+			code, stdout, stderr := run(t, args...)
+			if code != ExitOK {
+				t.Fatalf("%q: exit %d, stderr %q", args, code, stderr)
+			}
+			if first == "" {
+				first = stdout
+			} else if stdout != first {
+				t.Errorf("%q: output differs from one owner's", args)
+			}
+			if owners := strings.Count(gpus, "0"); owners > 1 && !strings.Contains(stderr, fmt.Sprintf("%d owners", owners)) {
+				t.Errorf("%q: --explain does not name the %d owners: %s", args, owners, stderr)
+			}
+		}
+		if first == "" {
+			t.Errorf("%q: no pairs: the test is too small", cmd)
 		}
 	}
 }

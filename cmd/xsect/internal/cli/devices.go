@@ -18,7 +18,8 @@ Lists the NVIDIA GPUs the CUDA driver reports: name, memory, multiprocessors,
 compute capability, L2 cache and peak memory bandwidth, then the driver's
 CUDA version, the NVRTC compiler and the directory compiled kernels are
 cached in. Without a usable GPU it says why (no driver library, no device,
-a driver too old) and exits 0: the CPU paths still work.`,
+a driver too old) and exits 0: the CPU paths still work. The GPU numbers are
+the ordinals that --gpus takes; the GPU commands use every GPU by default.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			return func(env *Env, args []string) error {
 				if len(args) != 0 {

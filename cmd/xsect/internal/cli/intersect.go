@@ -22,12 +22,15 @@ auto, picks by CPU features and by the sizes of the sets. --device gpu runs
 the pairwise steps on the GPU with a GPU method (ip, ip-obs, obs, ip-hi, hi,
 bitmap, bitmap-dynamic); --device auto, the default, does so when a GPU is
 present and it would beat the CPU on all its cores, start included (the CPU
-is timed on a slice of the inputs when they hold 2^26 elements or more).`,
+is timed on a slice of the inputs when they hold 2^26 elements or more).
+The pairwise steps follow each other, so they run on one GPU: the first of
+--gpus.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			count := fs.Bool("count", false, "print only the size of the intersection")
 			from := fs.String("from", "", "take the sets by id from the collection `FILE`")
 			methodName := fs.String("method", "auto", "pairwise method `NAME`, or \"list\" to list the methods of --device")
 			device := fs.String("device", "auto", deviceFlagHelp)
+			gpusValue := gpusFlag(fs)
 			memory := memoryFlag(fs)
 			return func(env *Env, args []string) error {
 				if *methodName == "list" {
@@ -40,6 +43,10 @@ is timed on a slice of the inputs when they hold 2^26 elements or more).`,
 				if err := checkMethod(*device, *methodName); err != nil {
 					return err
 				}
+				gpus, err := parseGPUs(*gpusValue, *device)
+				if err != nil {
+					return err
+				}
 				b, err := newBudget(*memory)
 				if err != nil {
 					return err
@@ -48,7 +55,7 @@ is timed on a slice of the inputs when they hold 2^26 elements or more).`,
 				if err != nil {
 					return err
 				}
-				method, err := choosePairwise(env, *device, *methodName, inputs, *count)
+				method, err := choosePairwise(env, *device, *methodName, inputs, *count, gpus)
 				if err != nil {
 					return err
 				}

@@ -325,7 +325,8 @@ func createTemp(target string) (*os.File, string, error) {
 // as it would have without xsect catching it: the shell sees 128 plus the
 // signal's number (130 for SIGINT, 143 for SIGTERM) and a script that was
 // interrupted stops. Signals ignored when xsect started (nohup, a
-// background job) stay ignored. stop undoes it.
+// background job) stay ignored. stop undoes it; it may be called more than
+// once.
 func catchSignals() (stop func()) {
 	var sigs []os.Signal
 	for _, s := range []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM} {
@@ -353,10 +354,10 @@ func catchSignals() (stop func()) {
 		case <-done:
 		}
 	}()
-	return func() {
+	return sync.OnceFunc(func() {
 		signal.Stop(ch)
 		close(done)
-	}
+	})
 }
 
 // dieOf ends the process by signal s, or where that cannot be done,

@@ -55,6 +55,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 			support := fs.String("min-support", "", "minimum support `S`: a count, or a fraction of the transactions below 1")
 			engine := fs.String("engine", "auto", "engine `NAME`: auto, "+joinNames(pairs.Techniques()))
 			device := fs.String("device", "auto", "device: cpu, gpu or auto")
+			gpusValue := gpusFlag(fs)
 			explain := fs.Bool("explain", false, "print the plan (data shape, every engine's estimate, the choice) on standard error")
 			sorted := fs.Bool("sort", false, "print the pairs sorted by a, then b")
 			count := fs.Bool("count", false, "print only the number of frequent pairs")
@@ -87,6 +88,10 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if err := checkThreads(*threads); err != nil {
 					return err
 				}
+				gpus, err := parseGPUs(*gpusValue, *device)
+				if err != nil {
+					return err
+				}
 				b, err := newBudget(*memory)
 				if err != nil {
 					return err
@@ -104,7 +109,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					// estimate does it once the problem is known to be
 					// large: opening it costs every process that does a
 					// few tenths of a second, at its exit if not before.
-					gpubatmap.Prewarm()
+					gpubatmap.PrewarmGPUs(gpus)
 				}
 				w, err := openOutput(env, outPath)
 				if err != nil {
@@ -168,7 +173,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					planBudget = left.left(int64(queue) * chunkCap)
 				}
 				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Technique: *engine, Device: *device, Threads: *threads,
-					Memory: planBudget.bytes, Progress: prog.update, CountOnly: *count})
+					Memory: planBudget.bytes, Progress: prog.update, CountOnly: *count, GPUs: gpus})
 				if err != nil {
 					return planError(err, *engine, *device, planBudget)
 				}
@@ -182,7 +187,9 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 						eng.Bytes(in+plan.Memory()), eng.Bytes(in), eng.Bytes(plan.Memory()), b)
 				}
 				err = runPairs(plan, w, *sorted, *count, prog, queue, left.left(plan.Memory()).bytes)
-				if *timings {
+				if *timings || *explain {
+					// What the engine said: with a GPU, the GPUs used
+					// and each one's share.
 					defer io.WriteString(env.Stderr, plan.Notes())
 				}
 				return err

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/xsect/xsect/internal/gpusimjoin"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/simjoin"
 )
@@ -43,8 +45,14 @@ allpairs (prefix and length filters), ppjoin (with the positional filter) and
 groupjoin (PPJoin over groups of sets with equal prefixes), filtering on every
 core. A planner samples each on the data and picks the fastest; --explain
 prints its statistics, estimates and choice on standard error, and the time
-the run took. --algorithm and --device force a choice; no verification runs
-on a GPU yet.`,
+the run took. --algorithm and --device force a choice.
+
+With --device gpu (or auto, where the planner expects it to pay) the
+candidates that the filters find are verified on the GPU, in chunks, while
+the filters go on: by one of the three kernels of Bellas and Gounaris, a
+thread per probing set, a block per probing set, or threads sharing each
+pair by Intersect Path, which the planner picks from the sets' sizes and
+--gpu-kernel forces. --explain then also prints where the run's time went.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			with := fs.String("with", "", "join FILE with the collection `FILE2` (i indexes FILE, j FILE2) instead of with itself")
 			measure := fs.String("measure", "jaccard", "similarity `measure`: jaccard, cosine, dice or overlap")
@@ -52,6 +60,8 @@ on a GPU yet.`,
 			distinct := fs.Bool("distinct", false, "count equal sets once, as the smallest of their ids")
 			algorithm := fs.String("algorithm", "auto", "algorithm `NAME`, or auto: "+strings.Join(simjoin.Techniques(), ", "))
 			device := fs.String("device", "auto", "device: cpu, gpu or auto")
+			gpuKernel := fs.String("gpu-kernel", "auto", "the GPU's verification `kernel`, or auto: "+strings.Join(simjoin.GPUKernels, ", "))
+			gpusValue := gpusFlag(fs)
 			threads := fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)")
 			memory := memoryFlag(fs)
 			countOnly := fs.Bool("count-only", false, "print only the number of pairs")
@@ -74,6 +84,17 @@ on a GPU yet.`,
 					return usagef("--threshold: %v", err)
 				}
 				if err := checkThreads(*threads); err != nil {
+					return err
+				}
+				if *gpuKernel != "auto" && !slices.Contains(simjoin.GPUKernels, *gpuKernel) {
+					return usagef("--gpu-kernel %q: want auto, %s", *gpuKernel, strings.Join(simjoin.GPUKernels, ", "))
+				}
+				if *device == "gpu" {
+					// Open the GPU while the input is read.
+					gpusimjoin.Prewarm()
+				}
+				gpus, err := parseGPUs(*gpusValue, *device)
+				if err != nil {
 					return err
 				}
 				b, err := newBudget(*memory)
@@ -104,6 +125,8 @@ on a GPU yet.`,
 					Distinct:  *distinct,
 					Memory:    b.left(memoryOf(r) + memoryOf(s)).bytes,
 					Progress:  bar.update,
+					GPUKernel: *gpuKernel,
+					GPUs:      gpus,
 				}
 				plan, err := simjoin.NewPlan(r, s, opt)
 				if plan != nil && *explain {

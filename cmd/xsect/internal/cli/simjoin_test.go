@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/settest"
 )
 
@@ -94,14 +95,25 @@ func TestSimJoinErrors(t *testing.T) {
 		{[]string{"simjoin", a, "--measure", "hamming", "--threshold", "1"}, ExitUsage, "unknown measure"},
 		{[]string{"simjoin", a, "--threshold", "0.5", "--algorithm", "frob"}, ExitUsage, "unknown technique"},
 		{[]string{"simjoin", a, "--threshold", "0.5", "--device", "tpu"}, ExitUsage, "unknown device"},
-		{[]string{"simjoin", a, "--threshold", "0.5", "--device", "gpu"}, ExitUsage, "no GPU verification engine yet"},
-		{[]string{"simjoin", a, "--threshold", "0.5", "--device", "gpu", "--algorithm", "ppjoin"}, ExitUsage, "cannot run"},
+		{[]string{"simjoin", a, "--threshold", "0.5", "--gpu-kernel", "warp"}, ExitUsage, "--gpu-kernel"},
 		{[]string{"simjoin", a, "--threshold", "0.5", "--with", "/nonexistent/file"}, ExitUsage, "no such file"},
 	}
 	for _, tc := range cases {
 		code, stdout, stderr := run(t, tc.args...)
 		if code != tc.code || stdout != "" || !strings.Contains(stderr, tc.msg) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d with %q", tc.args, code, stdout, firstLine(stderr), tc.code, tc.msg)
+		}
+	}
+	// Without a GPU, --device gpu is a failure that says why, not bad
+	// usage.
+	if gpurt.Available() != nil {
+		for _, args := range [][]string{
+			{"simjoin", a, "--threshold", "0.5", "--device", "gpu"},
+			{"simjoin", a, "--threshold", "0.5", "--device", "gpu", "--algorithm", "ppjoin"},
+		} {
+			if code, stdout, stderr := run(t, args...); code != ExitFailure || stdout != "" || !strings.Contains(stderr, "cannot run") {
+				t.Errorf("%v without a GPU: exit %d, stdout %q, stderr %q; want exit 1 with %q", args, code, stdout, firstLine(stderr), "cannot run")
+			}
 		}
 	}
 }

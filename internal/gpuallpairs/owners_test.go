@@ -1,0 +1,211 @@
+package gpuallpairs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/overlap"
+	"github.com/xsect/xsect/sets"
+)
+
+// ownerLists are the sets the owner tests spread runs over: one owner,
+// then two and three owners of GPU 0, which split, schedule and merge as
+// several GPUs do.
+var ownerLists = [][]int{{0}, {0, 0}, {0, 0, 0}}
+
+// TestOwnersMatchOneGPU checks every technique, on several shapes, in
+// tiles and in pairs (threshold and containment), with super-tiles small
+// enough that there are many: two and three owners of the GPU give what
+// one gives, which is what the CPU gives.
+func TestOwnersMatchOneGPU(t *testing.T) {
+	needGPU(t)
+	queries := []overlap.Query{{MinOverlap: 1}, {MinOverlap: 0}, {Containment: overlap.Ratio{Num: 1, Den: 2}}}
+	for _, tc := range testCases() {
+		r := collection(t, tc.r)
+		var s *sets.Collection
+		if tc.s != nil {
+			s = collection(t, tc.s)
+		}
+		const rows, cols = 16, 24
+		want, _, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "cpu", Technique: "scancount"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tech := range techNames {
+			for _, gpus := range ownerLists {
+				t.Run(fmt.Sprintf("%s/%s/tiles/gpus=%v", tc.name, tech, gpus), func(t *testing.T) {
+					got, pl, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "gpu", GPUs: gpus}, tuned(t, tech, tiling(rows*cols, 0)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					compare(t, want, got, r.Len())
+					checkNotes(t, pl, len(gpus))
+				})
+			}
+			for qi, q := range queries {
+				wantPairs, err := overlap.Collect(context.Background(), r, s, q, overlap.Options{Device: "cpu", Technique: "scancount"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, gpus := range ownerLists[1:] {
+					t.Run(fmt.Sprintf("%s/%s/q%d/gpus=%v", tc.name, tech, qi, gpus), func(t *testing.T) {
+						pl, err := planOn(tuned(t, tech, tiling(300, 0)), r, s, q, 0, 0, overlap.Options{Device: "gpu", GPUs: gpus})
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := pl.Collect(context.Background())
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !slices.Equal(got, wantPairs) {
+							t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(wantPairs), firstDiff(got, wantPairs))
+						}
+						checkNotes(t, pl, len(gpus))
+					})
+				}
+			}
+		}
+	}
+}
+
+// checkNotes checks that a run's notes name its owners.
+func checkNotes(t *testing.T, pl *overlap.Plan, owners int) {
+	t.Helper()
+	notes := pl.Notes()
+	if !strings.Contains(notes, "GPU 0") || owners > 1 && !strings.Contains(notes, fmt.Sprintf("(%d owners)", owners)) {
+		t.Errorf("notes do not name the %d owners: %q", owners, notes)
+	}
+}
+
+// TestOwnersInPieces runs every technique in pieces (R and S cut to fit a
+// small memory limit, R's next piece prefetched) on three owners: each
+// owner loads the pieces of the super-tiles it takes, and the prefetch is
+// a guess.
+func TestOwnersInPieces(t *testing.T) {
+	needGPU(t)
+	info := mustDevice(t).dev.Info()
+	rng := rand.New(rand.NewPCG(41, 42))
+	cases := []testCase{
+		{"self", randomSets(rng, 300, 3000, 200), nil},
+		{"rxs", randomSets(rng, 260, 3000, 150), randomSets(rng, 200, 3000, 250)},
+	}
+	for _, tc := range cases {
+		r := collection(t, tc.r)
+		var s *sets.Collection
+		if tc.s != nil {
+			s = collection(t, tc.s)
+		}
+		const rows, cols = 24, 40
+		want, _, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "cpu", Technique: "scancount"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp, err := overlap.NewTilePlan(r, s, rows, cols, overlap.Options{Device: "cpu"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
+			limits := pieceLimits(t, tp.Problem, tech, tiling(2000, 0), info)
+			if len(limits) == 0 {
+				continue
+			}
+			limit := limits[len(limits)-1] // the most pieces
+			for _, gpus := range ownerLists[1:] {
+				t.Run(fmt.Sprintf("%s/%s/limit=%d/gpus=%v", tc.name, tech.name(), limit, gpus), func(t *testing.T) {
+					got, pl, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "gpu", GPUs: gpus}, tuned(t, tech.name(), tiling(2000, limit)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					compare(t, want, got, r.Len())
+					t.Logf("%s", pl.Notes())
+				})
+			}
+		}
+	}
+}
+
+// TestOwnersStopOnError fails the caller's tile callback at its fifth
+// tile: the run stops on every owner and returns that error; a cancelled
+// context stops it likewise.
+func TestOwnersStopOnError(t *testing.T) {
+	needGPU(t)
+	rng := rand.New(rand.NewPCG(43, 44))
+	r := collection(t, randomSets(rng, 400, 2000, 100))
+	boom := errors.New("boom")
+	for _, tech := range techNames {
+		t.Run(tech, func(t *testing.T) {
+			pl, err := planOn(tuned(t, tech, tiling(256, 0)), r, nil, overlap.Query{}, 16, 16, overlap.Options{Device: "gpu", GPUs: []int{0, 0, 0}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var calls atomic.Int64
+			err = pl.Tiles(context.Background(), func(*overlap.Tile) error {
+				if calls.Add(1) == 5 {
+					return boom
+				}
+				return nil
+			})
+			if !errors.Is(err, boom) {
+				t.Fatalf("Tiles = %v, want boom", err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			pl, err = planOn(tuned(t, tech, tiling(256, 0)), r, nil, overlap.Query{MinOverlap: 1}, 0, 0, overlap.Options{Device: "gpu", GPUs: []int{0, 0}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = pl.Join(ctx, func([]overlap.Pair) error {
+				cancel()
+				return nil
+			})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Join after cancel = %v, want context.Canceled", err)
+			}
+			// The owners are free for the next run.
+			got, err := overlap.Collect(context.Background(), r, nil, overlap.Query{MinOverlap: 3}, overlap.Options{Device: "gpu", Technique: tech, GPUs: []int{0, 0}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := overlap.Collect(context.Background(), r, nil, overlap.Query{MinOverlap: 3}, overlap.Options{Device: "cpu", Technique: "scancount"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("after the stopped runs: %d pairs, want %d", len(got), len(want))
+			}
+		})
+	}
+}
+
+// TestSpreadEstimate checks the planner's arithmetic for several GPUs:
+// the super-tiles' time divides by the GPUs (never by more than there are
+// super-tiles), what every GPU does once does not.
+func TestSpreadEstimate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	p := problem(t, randomSets(rng, 3000, 2000, 50), nil, 0, 0)
+	pl, err := plan(p, mmTech{}, tiling(1<<16, 0), gpurt.ReferenceH100(), 1<<34)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.supers < 8 || pl.tiledSec <= 0 || pl.onceSec <= 0 {
+		t.Fatalf("plan of %d super-tiles, %.3g s tiled, %.3g s once", pl.supers, pl.tiledSec, pl.onceSec)
+	}
+	one := pl.onceSec + pl.tiledSec
+	if pl.seconds != one {
+		t.Fatalf("one GPU: %.6g s, want %.6g", pl.seconds, one)
+	}
+	pl.spread(4, "GPUs 0, 1, 2, 3")
+	if want := pl.onceSec + pl.tiledSec/4; pl.seconds != want || !strings.Contains(pl.detail, "spread over GPUs 0, 1, 2, 3") {
+		t.Fatalf("4 GPUs: %.6g s (%s), want %.6g", pl.seconds, pl.detail, want)
+	}
+	pl.spread(pl.supers+100, "many")
+	if want := pl.onceSec + pl.tiledSec/float64(pl.supers); pl.seconds != want {
+		t.Fatalf("more GPUs than super-tiles: %.6g s, want %.6g", pl.seconds, want)
+	}
+}

@@ -1,0 +1,265 @@
+// Package gpuquery answers batches of conjunctive queries on an NVIDIA GPU,
+// after Wu et al., "A Batched GPU Algorithm for Set Intersection": the
+// posting lists, a term table and bitmaps of the longer lists resident on
+// the device, uploaded once per index; a batch's queries sent as they are
+// (their terms' ids, through pinned memory) and prepared there, a thread
+// per query looking its terms up, sorting them by list length and
+// dropping duplicates, the shortest list cut into slices, each a job
+// semi-sorted into a bucket by its length; one launch per bucket, a group
+// of threads per job (a warp for short slices, a block of up to 512
+// threads for long ones) looking each element of the slice up in the
+// query's other lists, then a scan and a compaction; the counts and the
+// ids kept copied back. A query of more than 32 terms, or one whose ids
+// find no room in a batch's buffers, is answered on the host by the CPU
+// engine. docs/QUERY.md has the design and the measurements.
+//
+// It registers itself with package conj as the "svs" engine on the GPU.
+package gpuquery
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/xsect/xsect/internal/conj"
+	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/invindex"
+)
+
+func init() { conj.Register(gpuEngine{}) }
+
+// The cost model, fitted to the H100 host (docs/QUERY.md): seconds to open
+// the GPU and to tear its context down at exit, the upload rate of the
+// lists (from pageable memory through the stager), the fixed cost of a
+// batch (31,432 TREC queries on gcide took 0.72 ms a pass, 62,864 took
+// 0.99 ms), the host's cost per query and thread (packing, reading back),
+// and how many CPU threads' worth of list work the device does.
+const (
+	openSeconds  = 0.25
+	closeSeconds = 0.12
+	uploadRate   = 10e9
+	batchSeconds = 450e-6
+	hostQueryNS  = 85
+	deviceSpeed  = 400
+	// nominalQueries is the workload assumed when the queries are not
+	// known in advance: a service that answers many.
+	nominalQueries = 1e6
+	nominalQueryNS = 1000
+)
+
+type gpuEngine struct{}
+
+func (gpuEngine) Name() string      { return "svs" }
+func (gpuEngine) Kind() engine.Kind { return engine.GPU }
+
+// Device checks that a GPU may be present, without opening it.
+func (gpuEngine) Device() (engine.Device, error) {
+	if err := gpurt.Present(); err != nil {
+		return engine.Device{Kind: engine.GPU, Name: "no GPU"}, engine.Unavailable(engine.Cannot("%v", err))
+	}
+	info := deviceInfo()
+	return engine.Device{Kind: engine.GPU, Name: info.Name, Memory: int64(info.Memory), Parallelism: info.SMs}, nil
+}
+
+// deviceInfo describes the first GPU once the driver has been probed, and
+// a nominal device before.
+func deviceInfo() gpurt.Info {
+	if gpurt.Probed() {
+		if infos, err := gpurt.Devices(); err == nil && len(infos) > 0 {
+			return infos[0]
+		}
+	}
+	return gpurt.Info{Name: "the first GPU (not opened yet)"}
+}
+
+// residentBytes is the device memory an index takes.
+func residentBytes(ix *invindex.Index) int64 {
+	return 4*int64(len(ix.Postings)) + termBytes*int64(ix.Terms()) +
+		8*int64(ix.BitmapWords())*int64(len(gpuDense(ix)))
+}
+
+func (gpuEngine) Estimate(w *conj.Workload) (engine.Estimate, error) {
+	threads := conj.Threads(w.Threads)
+	mem := residentBytes(w.Index) + int64(batchBytes)
+	sec := gpurt.OpenWait(time.Duration(openSeconds * float64(time.Second))).Seconds()
+	if !gpurt.DefaultStarted() {
+		sec += closeSeconds
+	}
+	sec += float64(residentBytes(w.Index)) / uploadRate
+	queries := float64(w.Queries)
+	work := conj.SampleCost(w)
+	if len(w.Sample) == 0 {
+		queries, work = nominalQueries, nominalQueries*nominalQueryNS
+	}
+	batches := max(1, queries/maxQueries)
+	sec += batches*batchSeconds + queries*hostQueryNS*1e-9/float64(threads) + work*1e-9/deviceSpeed
+	return engine.Estimate{Seconds: sec, Memory: mem,
+		Detail: fmt.Sprintf("%s of posting lists resident; a group of threads per query, semi-sorted by shortest list", engine.Bytes(residentBytes(w.Index)))}, nil
+}
+
+func (gpuEngine) Open(ix *invindex.Index, threads int) (conj.Runner, error) {
+	dev, err := gpurt.Default()
+	if err != nil {
+		return nil, engine.Unavailable(err)
+	}
+	return newDevRunner(dev, ix, threads)
+}
+
+// resident is an index's lists on a device, shared by the runners on it:
+// the postings, a term table (each term's list and bitmap, deviceTerm),
+// and bitmaps of the device's own, for many more lists than the index
+// file has: on the device a probe of a bitmap costs one load where a
+// binary search costs a dozen dependent ones.
+type resident struct {
+	postings, table, gbitmaps gpurt.Buffer
+	gdense                    int // lists with a bitmap on the device
+	refs                      int
+}
+
+// The device's own bitmaps: every list of at least 1/gpuDenseRatio of the
+// documents (and at least gpuDenseMin long) gets one, the longest first,
+// within gpuBitmapBytes.
+const (
+	gpuDenseRatio  = 1024
+	gpuDenseMin    = 32
+	gpuBitmapBytes = 1 << 30
+)
+
+// gpuDense returns the terms that get a bitmap on the device.
+func gpuDense(ix *invindex.Index) []uint32 {
+	minLen := max(gpuDenseMin, (ix.NumDocs+gpuDenseRatio-1)/gpuDenseRatio)
+	var terms []uint32
+	for t := range ix.Terms() {
+		if ix.Len(uint32(t)) >= minLen {
+			terms = append(terms, uint32(t))
+		}
+	}
+	each := 8 * ix.BitmapWords()
+	if each > 0 && len(terms)*each > gpuBitmapBytes {
+		slices.SortStableFunc(terms, func(a, b uint32) int { return ix.Len(b) - ix.Len(a) })
+		terms = terms[:gpuBitmapBytes/each]
+		slices.Sort(terms)
+	}
+	return terms
+}
+
+var (
+	residentMu sync.Mutex
+	residents  = map[residentKey]*resident{}
+)
+
+type residentKey struct {
+	dev *gpurt.Device
+	ix  *invindex.Index
+}
+
+// acquire returns ix's lists on dev, uploading them the first time.
+func acquire(dev *gpurt.Device, ix *invindex.Index) (*resident, error) {
+	residentMu.Lock()
+	defer residentMu.Unlock()
+	k := residentKey{dev, ix}
+	if r := residents[k]; r != nil {
+		r.refs++
+		return r, nil
+	}
+	r := &resident{refs: 1}
+	dense := gpuDense(ix)
+	r.gdense = len(dense)
+	words := ix.BitmapWords()
+	err := dev.Do(func(c *gpurt.Ctx) error {
+		var err error
+		free := func() {
+			c.Free(r.postings)
+			c.Free(r.table)
+			c.Free(r.gbitmaps)
+		}
+		// Never a zero-sized buffer: kernels take the pointers.
+		for _, b := range []struct {
+			buf *gpurt.Buffer
+			n   int
+		}{{&r.postings, 4 * len(ix.Postings)}, {&r.table, termBytes * ix.Terms()}, {&r.gbitmaps, 8 * words * len(dense)}} {
+			if *b.buf, err = c.Alloc(max(b.n, 16)); err != nil {
+				free()
+				return err
+			}
+		}
+		table := make([]deviceTerm, ix.Terms())
+		for t := range table {
+			table[t] = deviceTerm{off: ix.Offsets[t], len: uint32(ix.Len(uint32(t))), slot: -1}
+		}
+		for s, t := range dense {
+			table[t].slot = int32(s)
+		}
+		// The lists may be a file mapping: pageable memory, staged
+		// through pinned slots.
+		st := gpurt.NewStager(4, 8<<20)
+		defer st.Free(c)
+		up := st.Uploads(nil)
+		var err1, err2 error
+		if len(ix.Postings) > 0 {
+			err1 = up.Add(r.postings.Slice(0, 4*len(ix.Postings)), gpurt.Bytes(ix.Postings))
+		}
+		if len(table) > 0 {
+			err2 = up.Add(r.table.Slice(0, termBytes*len(table)), unsafe.Slice((*byte)(unsafe.Pointer(&table[0])), termBytes*len(table)))
+		}
+		if err := errors.Join(err1, err2); err != nil {
+			free()
+			return err
+		}
+		if err := up.Flush(c); err != nil {
+			free()
+			return err
+		}
+		// The device's bitmaps, built here a few at a time.
+		const group = 64
+		buf := make([]uint64, group*words)
+		for lo := 0; lo < len(dense); lo += group {
+			hi := min(lo+group, len(dense))
+			clear(buf)
+			for s, t := range dense[lo:hi] {
+				bm := buf[s*words : (s+1)*words]
+				for _, d := range ix.List(t) {
+					bm[d>>6] |= 1 << (d & 63)
+				}
+			}
+			n := 8 * words * (hi - lo)
+			if err := st.Upload(c, nil, r.gbitmaps.Slice(8*words*lo, n), gpurt.Bytes(buf[:words*(hi-lo)])); err != nil {
+				free()
+				return err
+			}
+		}
+		return c.Synchronize()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query: uploading the index to the GPU: %w", err)
+	}
+	residents[k] = r
+	return r, nil
+}
+
+// release drops one reference to ix's lists on dev, freeing them after
+// the last.
+func release(dev *gpurt.Device, ix *invindex.Index) error {
+	residentMu.Lock()
+	defer residentMu.Unlock()
+	k := residentKey{dev, ix}
+	r := residents[k]
+	if r == nil {
+		return nil
+	}
+	if r.refs--; r.refs > 0 {
+		return nil
+	}
+	delete(residents, k)
+	return dev.Do(func(c *gpurt.Ctx) error {
+		if err := c.Synchronize(); err != nil {
+			return err
+		}
+		return errors.Join(c.Free(r.postings), c.Free(r.table), c.Free(r.gbitmaps))
+	})
+}

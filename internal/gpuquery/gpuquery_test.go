@@ -1,0 +1,293 @@
+package gpuquery
+
+import (
+	"bufio"
+	"context"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xsect/xsect/internal/conj"
+	"github.com/xsect/xsect/internal/conj/conjtest"
+	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/invindex"
+	"github.com/xsect/xsect/internal/settest"
+	"github.com/xsect/xsect/setio"
+	"github.com/xsect/xsect/sets"
+)
+
+// openRunner returns a GPU runner on ix, or skips saying why there is no
+// GPU.
+func openRunner(t testing.TB, ix *invindex.Index, threads int) conj.Runner {
+	t.Helper()
+	if err := gpurt.Available(); err != nil {
+		t.Skipf("no GPU: %v; skipping", err)
+	}
+	dev, err := gpurt.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newDevRunner(dev, ix, threads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return r
+}
+
+// compare runs qs on the GPU and the CPU in every mode and checks both
+// against each other, and against the reference when docs is not nil.
+func compare(t *testing.T, r conj.Runner, ix *invindex.Index, docs *sets.Collection, qs []conj.Query, limits []int) {
+	t.Helper()
+	cpu := conj.NewCPU(ix, 0)
+	for _, limit := range limits {
+		for _, countOnly := range []bool{true, false} {
+			got := make([]conj.Result, len(qs))
+			for i := range got {
+				got[i] = conj.Result{Count: -5, IDs: []uint32{1, 2, 3}} // stale
+			}
+			if err := r.Search(context.Background(), qs, limit, countOnly, got); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]conj.Result, len(qs))
+			if err := cpu.Search(context.Background(), qs, limit, countOnly, want); err != nil {
+				t.Fatal(err)
+			}
+			for i := range qs {
+				if got[i].Count != want[i].Count || !slices.Equal(got[i].IDs, want[i].IDs) || countOnly && got[i].IDs != nil {
+					t.Fatalf("limit %d count %v: query %d %v: GPU %d %v, CPU %d %v", limit, countOnly, i, qs[i].Terms,
+						got[i].Count, head(got[i].IDs), want[i].Count, head(want[i].IDs))
+				}
+			}
+			if docs != nil {
+				conjtest.CheckResults(t, docs, qs, got, limit, countOnly)
+			}
+		}
+	}
+}
+
+func head(s []uint32) []uint32 {
+	if len(s) > 20 {
+		return s[:20]
+	}
+	return s
+}
+
+func TestGPUReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, tc := range []struct{ n, terms, maxLen, ratio int }{
+		{1, 3, 2, 0}, {100, 20, 5, 0}, {2000, 300, 12, 0}, {2000, 300, 12, -1}, {2000, 60, 10, 2},
+	} {
+		docs := conjtest.RandomDocs(rng, tc.n, tc.terms, tc.maxLen)
+		ix, err := invindex.FromDocs(docs, invindex.BuildOptions{DenseRatio: tc.ratio})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs := conjtest.AdversarialQueries(rng, ix.Terms(), 3000)
+		// More terms than the device takes.
+		var long conj.Query
+		for i := range devMaxTerms + 3 {
+			long.Terms = append(long.Terms, uint32(i%3))
+		}
+		qs = append(qs, long)
+		compare(t, openRunner(t, ix, 3), ix, docs, qs, []int{-1, 0, 1, 3})
+	}
+}
+
+// longLists builds documents where a few terms have lists long enough for
+// every bucket and for splitting (over splitLen), and queries on them.
+func longLists(rng *rand.Rand, n int) (*sets.Collection, []conj.Query) {
+	docs := sets.New()
+	for d := range n {
+		var s []uint32
+		// Term k holds about n/2^k of the documents; term 20+k every
+		// (k+2)-th one: regular overlaps of every size.
+		for k := range 16 {
+			if rng.IntN(1<<k) == 0 {
+				s = append(s, uint32(k))
+			}
+		}
+		for k := range 6 {
+			if d%(k+2) == 0 {
+				s = append(s, uint32(20+k))
+			}
+		}
+		docs.AddUnsorted(s)
+	}
+	var qs []conj.Query
+	for a := range uint32(26) {
+		for b := range uint32(26) {
+			qs = append(qs, conj.Query{Terms: []uint32{a, b}})
+			qs = append(qs, conj.Query{Terms: []uint32{a, b, (a + b) % 26}})
+		}
+	}
+	return docs, qs
+}
+
+func TestGPULongLists(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	docs, qs := longLists(rng, 40000)
+	for _, ratio := range []int{-1, 0} {
+		ix, err := invindex.FromDocs(docs, invindex.BuildOptions{DenseRatio: ratio})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compare(t, openRunner(t, ix, 2), ix, nil, qs, []int{-1, 0, 7, 10000})
+	}
+}
+
+// TestGPUBatchSplit answers more queries than one device batch takes,
+// whose ids overflow a batch's buffers: the batches split.
+func TestGPUBatchSplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	docs, base := longLists(rng, 1<<15)
+	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{DenseRatio: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qs []conj.Query
+	for len(qs) < maxQueries+1000 {
+		qs = append(qs, base...)
+	}
+	compare(t, openRunner(t, ix, 4), ix, nil, qs, []int{-1, 10})
+}
+
+func TestGPUClosed(t *testing.T) {
+	ix, _ := invindex.FromDocs(sets.FromSets([]uint32{1, 2}), invindex.BuildOptions{})
+	r := openRunner(t, ix, 1)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Search(context.Background(), make([]conj.Query, 1), -1, false, make([]conj.Result, 1)); err == nil {
+		t.Error("Search after Close succeeded")
+	}
+}
+
+// TestEngineWithoutGPU checks the engine's planning on any machine: with
+// no GPU it reports why, and the planner falls back to the CPU.
+func TestEngineWithoutGPU(t *testing.T) {
+	ix, _ := invindex.FromDocs(sets.FromSets([]uint32{1, 2}), invindex.BuildOptions{})
+	w := &conj.Workload{Index: ix, Threads: 1}
+	var e gpuEngine
+	if e.Kind() != engine.GPU || e.Name() != "svs" {
+		t.Fatal(e.Name(), e.Kind())
+	}
+	if _, err := e.Device(); err != nil {
+		if gpurt.Present() == nil {
+			t.Fatalf("a GPU is present, but: %v", err)
+		}
+		cs, err := conj.Plan(w, engine.Choice{Device: "gpu"})
+		if err == nil || len(cs) != 1 {
+			t.Fatalf("device gpu without a GPU: %v", err)
+		}
+		cs, err = conj.Plan(w, engine.Choice{Device: "auto"})
+		if err != nil || cs[0].Engine.Kind() != engine.CPU {
+			t.Fatalf("auto without a GPU: %v %v", cs, err)
+		}
+		return
+	}
+	est, err := e.Estimate(w)
+	if err != nil || est.Memory <= 0 || est.Seconds <= 0 {
+		t.Fatalf("estimate %+v, %v", est, err)
+	}
+}
+
+// TestGPURealData runs the TREC 2005 efficiency queries on gcide on the
+// GPU and the CPU: counts and ids must agree, the counts sum to the
+// anchors' 2,451,938.
+func TestGPURealData(t *testing.T) {
+	if err := gpurt.Available(); err != nil {
+		t.Skipf("no GPU: %v; skipping", err)
+	}
+	docs, err := setio.Load(settest.SharedData(t, "ir", "gcide", "gcide.docs.sets.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := readQueries(t, settest.SharedData(t, "ir", "gcide", "gcide.q.topics.terabyte05.efficiency.txt.sets"))
+	{
+		r := openRunner(t, ix, 0)
+		res := make([]conj.Result, len(qs))
+		if err := r.Search(context.Background(), qs, -1, true, res); err != nil {
+			t.Fatal(err)
+		}
+		sum := 0
+		for i, q := range qs {
+			if len(q.Terms) >= 2 {
+				sum += res[i].Count
+			}
+		}
+		if sum != 2451938 {
+			t.Errorf("counts of the queries of 2+ terms sum to %d, want 2451938", sum)
+		}
+		compare(t, r, ix, nil, qs, []int{-1, 10})
+	}
+}
+
+func readQueries(t testing.TB, path string) []conj.Query {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var qs []conj.Query
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var q conj.Query
+		for _, w := range strings.Fields(sc.Text()) {
+			v, err := strconv.ParseUint(w, 10, 32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q.Terms = append(q.Terms, uint32(v))
+		}
+		qs = append(qs, q)
+	}
+	return qs
+}
+
+// BenchmarkGcide times batches of the TREC queries (2+ terms) on gcide,
+// counting, and the CPU engine on every core beside it.
+func BenchmarkGcide(b *testing.B) {
+	docs, err := setio.Load(settest.SharedData(b, "ir", "gcide", "gcide.docs.sets.gz"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var qs []conj.Query
+	for _, q := range readQueries(b, settest.SharedData(b, "ir", "gcide", "gcide.q.topics.terabyte05.efficiency.txt.sets")) {
+		if len(q.Terms) >= 2 {
+			qs = append(qs, q)
+		}
+	}
+	res := make([]conj.Result, len(qs))
+	run := func(b *testing.B, s conj.Runner, limit int, countOnly bool) {
+		start := time.Now()
+		for b.Loop() {
+			if err := s.Search(context.Background(), qs, limit, countOnly, res); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*len(qs))/time.Since(start).Seconds(), "queries/s")
+	}
+	b.Run("cpu/count", func(b *testing.B) { run(b, conj.NewCPU(ix, 0), -1, true) })
+	b.Run("cpu/ids", func(b *testing.B) { run(b, conj.NewCPU(ix, 0), -1, false) })
+	b.Run("gpu/count", func(b *testing.B) { run(b, openRunner(b, ix, 0), -1, true) })
+	b.Run("gpu/ids", func(b *testing.B) { run(b, openRunner(b, ix, 0), -1, false) })
+	b.Run("gpu/limit10", func(b *testing.B) { run(b, openRunner(b, ix, 0), 10, false) })
+}

@@ -1,0 +1,103 @@
+package gpusimjoin
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/xsect/xsect/internal/simjoin"
+	"github.com/xsect/xsect/sets"
+)
+
+var warm sync.Once
+
+// warmGPU opens the device and loads the kernels once, so that no
+// benchmark's first iteration pays for them.
+func warmGPU(b *testing.B) {
+	warm.Do(func() {
+		c := sets.FromSets([]uint32{1, 2, 3}, []uint32{1, 2, 3, 4})
+		for _, k := range simjoin.GPUKernels {
+			gpuPlan(b, c, nil, simjoin.Options{Threshold: mustThreshold(b, simjoin.Jaccard, "0.5")}, "ppjoin", k).Count(context.Background())
+		}
+	})
+}
+
+// BenchmarkMann times whole joins as issue 12's targets count them (from
+// the loaded collection, preparation included, to the number of pairs,
+// equal sets once; mode join hands every pair with its overlap to a
+// function that drops it) on the five data sets of its anchor: on the CPU
+// alone and with verification on the GPU, the planner's kernel and each
+// one forced (the technique is the planner's among each device's
+// engines). Each iteration runs every variant once, in turn, so that they
+// share the machine's state; each variant reports its median, least and
+// largest time in ms, and the log has the medians of preparation and run
+// and the last run's account.
+func BenchmarkMann(b *testing.B) {
+	needGPU(b)
+	warmGPU(b)
+	variants := []string{"cpu", "gpu", "gpu-thread", "gpu-block", "gpu-pair"}
+	for _, mode := range []string{"count", "join"} {
+		for i, ts := range []string{"0.5", "0.7"} {
+			for _, d := range mannData {
+				b.Run(fmt.Sprintf("%s/t=%s/%s", mode, ts, d.name), func(b *testing.B) {
+					c := loadData(b, d.file)
+					total := make([][]time.Duration, len(variants))
+					prep := make([][]time.Duration, len(variants))
+					notes := make([]string, len(variants))
+					for b.Loop() {
+						for v, how := range variants {
+							opt := simjoin.Options{Threshold: mustThreshold(b, simjoin.Jaccard, ts), Distinct: true, Device: "gpu"}
+							if how == "cpu" {
+								opt.Device = "cpu"
+							}
+							opt.GPUKernel, _ = strings.CutPrefix(how, "gpu-")
+							if !strings.HasPrefix(how, "gpu-") {
+								opt.GPUKernel = "" // the planner's
+							}
+							start := time.Now()
+							pl, err := simjoin.NewPlan(c, nil, opt)
+							if err != nil {
+								b.Fatal(err)
+							}
+							prep[v] = append(prep[v], time.Since(start))
+							var n int64
+							if mode == "count" {
+								n, err = pl.Count(context.Background())
+							} else {
+								var cnt atomic.Int64
+								err = pl.Join(context.Background(), func(ps []simjoin.Pair) error { cnt.Add(int64(len(ps))); return nil })
+								n = cnt.Load()
+							}
+							if err != nil || n != d.pairs[i] {
+								b.Fatalf("%s: %d pairs, %v; want %d", how, n, err, d.pairs[i])
+							}
+							total[v] = append(total[v], time.Since(start))
+							notes[v] = fmt.Sprintf("%s on %s, estimated %.1f ms (%s): %s", pl.Chosen.Engine.Name(), pl.Chosen.Engine.Kind(),
+								1e3*pl.Chosen.Estimate.Seconds, pl.Chosen.Estimate.Detail, strings.TrimSpace(pl.Notes()))
+						}
+					}
+					for v, how := range variants {
+						med, lo, hi := spread(total[v])
+						p, _, _ := spread(prep[v])
+						b.ReportMetric(ms(med), how+"-ms")
+						b.Logf("%-10s median %6.1f ms (min %6.1f, max %6.1f), preparation %5.1f ms; %s", how, ms(med), ms(lo), ms(hi), ms(p), notes[v])
+					}
+				})
+			}
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+
+// spread returns the median, least and largest of ds.
+func spread(ds []time.Duration) (med, lo, hi time.Duration) {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2], s[0], s[len(s)-1]
+}

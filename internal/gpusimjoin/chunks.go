@@ -1,0 +1,189 @@
+package gpusimjoin
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xsect/xsect/internal/simjoin"
+)
+
+// chunk is a chunk of candidate pairs in the layout of
+// simjoin.CandidateBatch, assembled from the filters' batches: probe i
+// (a record of S) with candidates cands[starts[i]:starts[i+1]] (records of
+// R), each needing need[k] common elements. A probe may occur more than
+// once. It is verified by one launch.
+type chunk struct {
+	probes, starts, cands, need []uint32 // at capacity; starts has one more
+	np, nc                      int      // probes and candidates taken
+	// writers counts the batches still being copied in: the chunk may be
+	// sealed before they are done, and is uploaded only after.
+	writers sync.WaitGroup
+}
+
+func newChunk(capProbes, capCands int) *chunk {
+	return &chunk{probes: make([]uint32, capProbes), starts: make([]uint32, capProbes+1),
+		cands: make([]uint32, capCands), need: make([]uint32, capCands)}
+}
+
+// builder assembles the batches that the filters emit, from many
+// goroutines at once, into chunks of at most capCands candidates and
+// capProbes probes. An emitter reserves room under the lock and copies
+// outside it, so that filters fill a chunk in parallel. Sealed chunks go
+// to filled; emitters take empty ones from free, and wait there while the
+// device is behind (the time they wait is stalled).
+type builder struct {
+	capProbes, capCands int
+	free, filled        chan *chunk
+	stop                <-chan struct{} // closed when the run fails
+	stopErr             func() error
+
+	mu  sync.Mutex
+	cur *chunk
+
+	stalled atomic.Int64 // nanoseconds emitters waited for a free chunk
+	pairs   atomic.Int64 // candidates taken
+}
+
+// newBuilder returns a builder with n chunks of the given capacities.
+func newBuilder(n, capProbes, capCands int, stop <-chan struct{}, stopErr func() error) *builder {
+	bd := &builder{capProbes: capProbes, capCands: capCands, free: make(chan *chunk, n), filled: make(chan *chunk, n),
+		stop: stop, stopErr: stopErr}
+	for range n {
+		ch, _ := chunkPool.Get().(*chunk)
+		if ch == nil || len(ch.probes) < capProbes || len(ch.cands) < capCands {
+			ch = newChunk(capProbes, capCands)
+		}
+		bd.free <- ch
+	}
+	return bd
+}
+
+// chunkPool keeps the chunks of earlier runs: allocating (and zeroing)
+// them costs a run more than the filters take on small inputs.
+var chunkPool sync.Pool
+
+// release gives the free chunks to the pool, once the run is over.
+func (bd *builder) release() {
+	for {
+		select {
+		case ch := <-bd.free:
+			chunkPool.Put(ch)
+		default:
+			return
+		}
+	}
+}
+
+// piece is the part of a batch that goes to one chunk: its probes
+// [i0, i1) and candidates [k0, k1) (the first and last probe may be cut),
+// placed at probe p0 and candidate c0 of the chunk.
+type piece struct {
+	ch             *chunk
+	p0, c0         int
+	i0, i1, k0, k1 int
+}
+
+// emit takes a batch of the filters into chunks. It is safe for
+// concurrent use; b is not kept. Each piece is reserved under the lock and
+// copied before the next is reserved: an emitter that waits for a free
+// chunk (holding the lock) has no copy pending, so the device's goroutine,
+// which waits for a sealed chunk's copies, never waits for it.
+func (bd *builder) emit(b *simjoin.CandidateBatch) error {
+	n := len(b.Cands)
+	for i, k := 0, 0; k < n; {
+		bd.mu.Lock()
+		ch := bd.cur
+		if ch == nil {
+			var err error
+			if ch, err = bd.take(); err != nil {
+				bd.mu.Unlock()
+				return err
+			}
+			bd.cur = ch
+		}
+		k1 := min(n, k+bd.capCands-ch.nc)
+		// The probes from i on that start before k1 (probe i starts at
+		// or before k).
+		i1 := i + 1 + sort.Search(len(b.Probes)-i-1, func(q int) bool { return int(b.Starts[i+1+q]) >= k1 })
+		if i1-i > bd.capProbes-ch.np {
+			i1 = i + bd.capProbes - ch.np
+			k1 = int(b.Starts[i1])
+		}
+		pc := piece{ch: ch, p0: ch.np, c0: ch.nc, i0: i, i1: i1, k0: k, k1: k1}
+		ch.writers.Add(1)
+		ch.np += i1 - i
+		ch.nc += k1 - k
+		if ch.nc == bd.capCands || ch.np == bd.capProbes {
+			bd.seal(ch) // full: the device may start on it
+		}
+		bd.mu.Unlock()
+		pc.copy(b)
+		ch.writers.Done()
+		k = k1
+		i = i1
+		if int(b.Starts[i1]) > k1 {
+			i = i1 - 1 // its candidates go on in the next chunk
+		}
+	}
+	bd.pairs.Add(int64(n))
+	return nil
+}
+
+// copy copies its part of b into its chunk.
+func (pc piece) copy(b *simjoin.CandidateBatch) {
+	ch := pc.ch
+	for q := pc.i0; q < pc.i1; q++ {
+		at := pc.p0 + q - pc.i0
+		ch.probes[at] = b.Probes[q]
+		ch.starts[at] = uint32(pc.c0 + max(int(b.Starts[q]), pc.k0) - pc.k0)
+	}
+	copy(ch.cands[pc.c0:], b.Cands[pc.k0:pc.k1])
+	copy(ch.need[pc.c0:], b.Need[pc.k0:pc.k1])
+}
+
+// seal hands ch on to the device; bd.mu is held.
+func (bd *builder) seal(ch *chunk) {
+	ch.starts[ch.np] = uint32(ch.nc)
+	bd.cur = nil
+	bd.filled <- ch // never blocks: it holds every chunk
+}
+
+// take returns an empty chunk, waiting for one if the device holds them
+// all; bd.mu is held, so that other emitters wait too.
+func (bd *builder) take() (*chunk, error) {
+	var ch *chunk
+	select {
+	case ch = <-bd.free:
+	default:
+		start := time.Now()
+		select {
+		case ch = <-bd.free:
+		case <-bd.stop:
+			return nil, bd.stopErr()
+		}
+		bd.stalled.Add(int64(time.Since(start)))
+	}
+	ch.np, ch.nc = 0, 0
+	return ch, nil
+}
+
+// finish seals the last chunk, once the filters are done, and closes
+// filled.
+func (bd *builder) finish() {
+	bd.mu.Lock()
+	if ch := bd.cur; ch != nil {
+		if ch.nc > 0 {
+			bd.seal(ch)
+		} else {
+			bd.cur = nil
+			bd.free <- ch
+		}
+	}
+	bd.mu.Unlock()
+	close(bd.filled)
+}
+
+// recycle gives a chunk back once its copy to the device is queued.
+func (bd *builder) recycle(ch *chunk) { bd.free <- ch }

@@ -1,0 +1,362 @@
+package gpusimjoin
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/settest"
+	"github.com/xsect/xsect/internal/simjoin"
+	"github.com/xsect/xsect/setio"
+	"github.com/xsect/xsect/sets"
+)
+
+var techniques = []string{"allpairs", "ppjoin", "groupjoin"}
+
+// needGPU skips the test, saying why, where no GPU can be used.
+func needGPU(t testing.TB) {
+	t.Helper()
+	if err := gpurt.Available(); err != nil {
+		t.Skipf("GPU verification needs a GPU: %v; skipping", err)
+	}
+}
+
+// withChunks runs f with chunks of at most n candidates (n/3 probes):
+// many chunks, cut probes and both device slots even on small inputs.
+func withChunks(n int, f func()) {
+	old := chunkLimit
+	chunkLimit = n
+	defer func() { chunkLimit = old }()
+	f()
+}
+
+// gpuPlan plans r × s on the GPU with technique and kernel forced.
+func gpuPlan(t testing.TB, r, s *sets.Collection, opt simjoin.Options, technique, kernel string) *simjoin.Plan {
+	t.Helper()
+	opt.Technique, opt.Device, opt.GPUKernel = technique, "gpu", kernel
+	pl, err := simjoin.NewPlan(r, s, opt)
+	if err != nil {
+		t.Fatalf("%s on the GPU, kernel %s: %v", technique, kernel, err)
+	}
+	if pl.Chosen.Engine.Kind() != engine.GPU {
+		t.Fatalf("chose %s on %s", pl.Chosen.Engine.Name(), pl.Chosen.Engine.Kind())
+	}
+	return pl
+}
+
+// check joins r × s (s nil: a self-join) with every filter and kernel on
+// the GPU, with and without Distinct, collecting and counting, against
+// the reference and the CPU engine.
+func check(t *testing.T, name string, r, s *sets.Collection, th simjoin.Threshold) {
+	t.Helper()
+	for _, distinct := range []bool{false, true} {
+		want := reference(r, s, th, distinct)
+		for _, tech := range techniques {
+			opt := simjoin.Options{Threshold: th, Distinct: distinct, Threads: 3}
+			cpu := opt
+			cpu.Technique, cpu.Device = tech, "cpu"
+			pl, err := simjoin.NewPlan(r, s, cpu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromCPU, err := pl.Collect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tag := fmt.Sprintf("%s: %s %s, distinct %v, %s", name, th.Measure, th, distinct, tech)
+			comparePairs(t, tag+" on the CPU", fromCPU, want)
+			for _, kernel := range simjoin.GPUKernels {
+				tag := tag + " kernel " + kernel
+				got, err := gpuPlan(t, r, s, opt, tech, kernel).Collect(context.Background())
+				if err != nil {
+					t.Fatalf("%s: %v", tag, err)
+				}
+				comparePairs(t, tag, got, want)
+				n, err := gpuPlan(t, r, s, opt, tech, kernel).Count(context.Background())
+				if err != nil || n != int64(len(want)) {
+					t.Fatalf("%s: Count = %d, %v; want %d", tag, n, err, len(want))
+				}
+			}
+		}
+	}
+}
+
+var randomThresholds = map[simjoin.Measure][]string{
+	simjoin.Jaccard: {"0.5", "0.8", "1", "1/3"},
+	simjoin.Cosine:  {"0.5", "0.9", "2/3"},
+	simjoin.Dice:    {"0.6", "0.95"},
+	simjoin.Overlap: {"1", "3"},
+}
+
+// TestGPURandom: self-joins and R × S of random collections, in many small
+// chunks and in one.
+func TestGPURandom(t *testing.T) {
+	needGPU(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 4 {
+		u := 40 + rng.IntN(200)
+		r := randomCollection(rng, 150+rng.IntN(150), 3+round*6, u)
+		s := randomCollection(rng, 100+rng.IntN(150), 3+round*5, u+rng.IntN(20))
+		limit := 0
+		if round%2 == 0 {
+			limit = 50
+		}
+		withChunks(limit, func() {
+			for m, ths := range randomThresholds {
+				for _, ts := range ths {
+					th := mustThreshold(t, m, ts)
+					check(t, fmt.Sprintf("round %d", round), r, nil, th)
+					check(t, fmt.Sprintf("round %d R x S", round), r, s, th)
+				}
+			}
+		})
+	}
+}
+
+// atThreshold returns pairs of sets with sizes a in sizes and b from a to
+// a+spread placed exactly at the threshold and one common element below
+// it, as R and S (pair i is R's set i and S's set i).
+func atThreshold(t *testing.T, th simjoin.Threshold, sizes []int, spread int) (r, s *sets.Collection) {
+	r, s = sets.New(), sets.New()
+	next := uint32(0)
+	fresh := func(n int) []uint32 {
+		out := make([]uint32, n)
+		for i := range out {
+			out[i] = next
+			next++
+		}
+		return out
+	}
+	found := 0
+	for _, a := range sizes {
+		for b := a; b <= a+spread; b++ {
+			c := int(th.MinOverlap(uint32(a), uint32(b)))
+			if c > a {
+				continue
+			}
+			if !similarRat(th, c, a, b) || similarRat(th, c-1, a, b) {
+				t.Fatalf("%s %s: MinOverlap(%d, %d) = %d is not the least overlap", th.Measure, th, a, b, c)
+			}
+			found++
+			for _, k := range []int{c, c - 1} {
+				if k < 0 {
+					continue
+				}
+				common := fresh(k)
+				r.AddUnsorted(append(slices.Clone(common), fresh(a-k)...))
+				s.AddUnsorted(append(slices.Clone(common), fresh(b-k)...))
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatalf("%s %s: no size pair reaches the threshold", th.Measure, th)
+	}
+	return r, s
+}
+
+func interleave(r, s *sets.Collection) *sets.Collection {
+	all := sets.New()
+	for i := 0; i < r.Len(); i++ {
+		all.Add(r.Set(i))
+		all.Add(s.Set(i))
+	}
+	return all
+}
+
+// TestGPUAtThreshold: pairs exactly at each measure's threshold are found
+// and those one element below are not, by every kernel.
+func TestGPUAtThreshold(t *testing.T) {
+	needGPU(t)
+	sizes := make([]int, 32)
+	for i := range sizes {
+		sizes[i] = i + 1
+	}
+	for _, tc := range []struct {
+		m  simjoin.Measure
+		th string
+	}{
+		{simjoin.Jaccard, "0.9"}, {simjoin.Jaccard, "0.8"}, {simjoin.Cosine, "0.5"}, {simjoin.Dice, "0.8"},
+		{simjoin.Overlap, "1"}, {simjoin.Overlap, "3"}, {simjoin.Overlap, "10"},
+	} {
+		th := mustThreshold(t, tc.m, tc.th)
+		r, s := atThreshold(t, th, sizes, 20)
+		withChunks(64, func() {
+			check(t, "at threshold", interleave(r, s), nil, th)
+			check(t, "at threshold R x S", r, s, th)
+		})
+	}
+}
+
+// TestGPULong: long records at the threshold (the pair kernel's tiles
+// then span warps and blocks), with every tile size.
+func TestGPULong(t *testing.T) {
+	needGPU(t)
+	for _, tc := range []struct {
+		m  simjoin.Measure
+		th string
+	}{{simjoin.Jaccard, "0.9"}, {simjoin.Cosine, "0.5"}, {simjoin.Dice, "0.8"}, {simjoin.Overlap, "300"}} {
+		th := mustThreshold(t, tc.m, tc.th)
+		r, s := atThreshold(t, th, []int{300, 777, 1500, 2600}, 3)
+		all := interleave(r, s)
+		want := reference(all, nil, th, false)
+		wantRS := reference(r, s, th, false)
+		for _, tile := range []int{4, 32, 64, 256} {
+			forceTile = tile
+			for _, tech := range techniques {
+				tag := fmt.Sprintf("long %s %s, %s, tile %d", th.Measure, th, tech, tile)
+				got, err := gpuPlan(t, all, nil, simjoin.Options{Threshold: th}, tech, "pair").Collect(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				comparePairs(t, tag, got, want)
+				got, err = gpuPlan(t, r, s, simjoin.Options{Threshold: th}, tech, "pair").Collect(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				comparePairs(t, tag+" R x S", got, wantRS)
+			}
+		}
+		forceTile = 0
+		// The other kernels, on the same long records.
+		check(t, "long", all, nil, th)
+	}
+}
+
+// TestGPUAdversarial: empty collections and sets, single elements,
+// identical sets, extreme values, a probe longer than shared memory.
+func TestGPUAdversarial(t *testing.T) {
+	needGPU(t)
+	big := uint32(math.MaxUint32)
+	seq := func(lo, hi uint32) []uint32 {
+		var s []uint32
+		for v := lo; v < hi; v++ {
+			s = append(s, v)
+		}
+		return s
+	}
+	inputs := map[string][][]uint32{
+		"no sets":        {},
+		"one set":        {{1, 2, 3}},
+		"only empty":     {{}, {}, {}},
+		"empty and not":  {{}, {5}, {}, {5}, {}},
+		"singletons":     {{0}, {0}, {1}, {big}, {big}, {0, big}},
+		"identical":      {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}, {1, 2, 3}},
+		"extremes":       {{0, big}, {0, big}, {0, 1, big}, {big - 1, big}, {0}, {big}},
+		"nested":         {{1}, {1, 2}, {1, 2, 3}, {1, 2, 3, 4}, {1, 2, 3, 4, 5}, {1, 2, 3, 4, 5, 6}},
+		"one large":      {seq(0, 500), seq(0, 499), seq(1, 500), seq(250, 750), {7}},
+		"past shared":    {seq(0, 3000), seq(1, 3000), seq(0, 2999), seq(5, 3100)},
+		"long and equal": {seq(0, 300), seq(0, 300), seq(100, 400)},
+	}
+	ths := []simjoin.Threshold{mustThreshold(t, simjoin.Jaccard, "0.5"), mustThreshold(t, simjoin.Jaccard, "1"),
+		mustThreshold(t, simjoin.Cosine, "0.9"), mustThreshold(t, simjoin.Dice, "0.8"), mustThreshold(t, simjoin.Overlap, "1"),
+		mustThreshold(t, simjoin.Overlap, "2")}
+	for name, in := range inputs {
+		c := sets.FromSets(in...)
+		for _, th := range ths {
+			check(t, name, c, nil, th)
+			check(t, name+" R x S", c, sets.FromSets(in[len(in)/2:]...), th)
+		}
+	}
+}
+
+// TestGPUJoinStops: an error from the caller's function stops the join
+// and is returned.
+func TestGPUJoinStops(t *testing.T) {
+	needGPU(t)
+	rng := rand.New(rand.NewPCG(9, 9))
+	c := randomCollection(rng, 3000, 8, 100)
+	th := mustThreshold(t, simjoin.Jaccard, "0.5")
+	withChunks(200, func() {
+		for _, kernel := range simjoin.GPUKernels {
+			var mu sync.Mutex
+			calls := 0
+			err := gpuPlan(t, c, nil, simjoin.Options{Threshold: th}, "ppjoin", kernel).Join(context.Background(), func([]simjoin.Pair) error {
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				return fmt.Errorf("enough")
+			})
+			if err == nil || err.Error() != "enough" {
+				t.Fatalf("kernel %s: Join returned %v, want the function's error", kernel, err)
+			}
+		}
+	})
+}
+
+// mannData are the data sets of issue 12's speed target with their exact
+// counts at Jaccard 0.5 and 0.7, equal sets once (../shared/NOTES.md).
+var mannData = []struct {
+	name, file string
+	pairs      [2]int64
+}{
+	{"BMS2", "fimi/BMS2.dat", [2]int64{152883, 7773}},
+	{"retail", "fimi/retail.dat", [2]int64{432274, 3675}},
+	{"kosarak", "fimi/kosarak_head36682.dat", [2]int64{907966, 5288}},
+	{"tags-math-sx", "hypergraphs/tags-math-sx.dedup.sets", [2]int64{5158665, 132756}},
+	{"gcide", "ir/gcide/gcide.docs.sets.gz", [2]int64{188703, 1757}},
+}
+
+var loaded sync.Map // file -> *sets.Collection
+
+func loadData(tb testing.TB, file string) *sets.Collection {
+	tb.Helper()
+	if c, ok := loaded.Load(file); ok {
+		return c.(*sets.Collection)
+	}
+	c, err := setio.Load(settest.SharedData(tb, file))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	loaded.Store(file, c)
+	return c
+}
+
+// TestGPURealData: on the real data sets, every filter and kernel counts
+// Mann et al.'s pairs, and finds the CPU's pairs.
+func TestGPURealData(t *testing.T) {
+	needGPU(t)
+	for _, d := range mannData {
+		c := loadData(t, d.file)
+		for i, ts := range []string{"0.5", "0.7"} {
+			th := mustThreshold(t, simjoin.Jaccard, ts)
+			opt := simjoin.Options{Threshold: th, Distinct: true}
+			cpu := opt
+			cpu.Device = "cpu"
+			pl, err := simjoin.NewPlan(c, nil, cpu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := pl.Collect(context.Background())
+			if err != nil || int64(len(want)) != d.pairs[i] {
+				t.Fatalf("%s at %s on the CPU: %d pairs, %v; want %d", d.name, ts, len(want), err, d.pairs[i])
+			}
+			for _, tech := range techniques {
+				for _, kernel := range simjoin.GPUKernels {
+					tag := fmt.Sprintf("%s at %s, %s, kernel %s", d.name, ts, tech, kernel)
+					pl := gpuPlan(t, c, nil, opt, tech, kernel)
+					n, err := pl.Count(context.Background())
+					if err != nil || n != d.pairs[i] {
+						t.Errorf("%s: %d pairs, %v; want %d", tag, n, err, d.pairs[i])
+					}
+					if tech != "ppjoin" && testing.Short() {
+						continue
+					}
+					pl = gpuPlan(t, c, nil, opt, tech, kernel)
+					got, err := pl.Collect(context.Background())
+					if err != nil {
+						t.Fatal(err)
+					}
+					comparePairs(t, tag, got, want)
+					t.Logf("%s: %s", tag, strings.TrimSpace(pl.Notes()))
+				}
+			}
+		}
+	}
+}

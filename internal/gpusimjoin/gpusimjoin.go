@@ -1,0 +1,160 @@
+// Package gpusimjoin adds GPU engines to package simjoin: the set
+// similarity join's verification on an NVIDIA GPU, overlapped with
+// filtering on the CPU, after Bellas & Gounaris, "Speeding-up the
+// Verification Phase of Set Similarity Joins in the GPGPU paradigm".
+// Importing it (the public simjoin package does) registers one engine per
+// filter (allpairs, ppjoin, groupjoin) on the GPU; the planner weighs them
+// against the CPU engines.
+//
+// A run uploads the records of both sides once (the caller's sets, sorted,
+// and each record's place), then streams the candidate pairs that the
+// filters find on every core (simjoin.Candidates) to the device in chunks
+// through gpurt's pinned staging: the filters fill a chunk while the
+// device verifies the one before, and goroutines hand the similar pairs
+// that come back to the caller meanwhile. The overlap each pair needs is
+// computed by the filters in exact integer arithmetic and travels with
+// the pair: the device only compares counts.
+//
+// The kernels are the paper's three alternatives (section 3.3.2): a thread
+// per probing record (thread), a block per probing record with the probe
+// in shared memory (block), and a tile of threads per candidate pair that
+// share the merge by Intersect Path (pair). The planner picks one from the
+// records' lengths and the candidates per probe, sizes blocks, tiles and
+// chunks from the data, and says so in its estimate's detail;
+// simjoin.Options.GPUKernel forces one.
+package gpusimjoin
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/simjoin"
+)
+
+//go:embed kernels/verify.cu
+var kernelSource string
+
+var source = gpurt.Source{Name: "simjoin_verify.cu", Code: kernelSource}
+
+func init() {
+	for _, name := range []string{"allpairs", "ppjoin", "groupjoin"} {
+		simjoin.Register(gpuEngine{name})
+	}
+}
+
+// gpuEngine filters with the CPU engine of the same name and verifies on
+// the GPU.
+type gpuEngine struct{ name string }
+
+func (e gpuEngine) Name() string { return e.name }
+
+func (gpuEngine) Kind() engine.Kind { return engine.GPU }
+
+// Device checks only that a GPU is present: the device opens when the
+// engine runs (the filters start meanwhile), not while the planner
+// compares estimates, so that a plan that picks the CPU never pays for it.
+func (gpuEngine) Device() (engine.Device, error) {
+	if err := gpurt.Present(); err != nil {
+		return engine.Device{Kind: engine.GPU, Name: "no GPU"}, engine.Unavailable(engine.Cannot("%v", err))
+	}
+	info := deviceInfo()
+	return engine.Device{Kind: engine.GPU, Name: info.Name, Parallelism: info.SMs}, nil
+}
+
+func (e gpuEngine) Estimate(p *simjoin.Problem) (engine.Estimate, error) {
+	w, err := simjoin.CandidateWork(p, e.name)
+	if err != nil {
+		return engine.Estimate{}, engine.Cannot("%v", err)
+	}
+	info := deviceInfo()
+	pl := plan(p, w, info)
+	if pl.devMemory > int64(info.Memory) {
+		return engine.Estimate{}, engine.Cannot("needs %s of device memory for the records and two chunks, %s has %s",
+			gpurt.FormatBytes(uint64(pl.devMemory)), info.Name, gpurt.FormatBytes(info.Memory))
+	}
+	return engine.Estimate{Seconds: pl.seconds, Memory: pl.hostMemory, Detail: pl.detail(info)}, nil
+}
+
+func (e gpuEngine) Run(ctx context.Context, p *simjoin.Problem, out *simjoin.Output) error {
+	Prewarm() // opens while the filters start
+	w, err := simjoin.CandidateWork(p, e.name)
+	if err != nil {
+		return err
+	}
+	return run(ctx, p, e.name, plan(p, w, deviceInfo()), out)
+}
+
+// Prewarm starts opening the default GPU in the background (driver,
+// context, compiler), so that a command can do it while it reads its
+// input. It returns at once.
+func Prewarm() { gpurt.Prewarm() }
+
+// deviceInfo describes the first GPU once the driver has answered (asked
+// once: the planner asks for every engine, and the driver's answers cost
+// about a millisecond), and before that the device the cost model was
+// fitted on.
+func deviceInfo() gpurt.Info {
+	if info := firstInfo.Load(); info != nil {
+		return *info
+	}
+	if gpurt.Probed() {
+		if infos, err := gpurt.Devices(); err == nil && len(infos) > 0 {
+			firstInfo.Store(&infos[0])
+			return infos[0]
+		}
+	}
+	info := gpurt.ReferenceH100()
+	info.Name = "the first GPU (not opened)"
+	return info
+}
+
+var firstInfo atomic.Pointer[gpurt.Info]
+
+// openWait is the time in seconds a run still waits for the default
+// device to open, as estimated: 0 once it is open.
+func openWait() float64 {
+	return gpurt.OpenWait(time.Duration(openSeconds * float64(time.Second))).Seconds()
+}
+
+// state is the default device's state for this package: its module and a
+// stager, kept from run to run.
+type state struct {
+	dev *gpurt.Device
+	mu  sync.Mutex // one run at a time
+
+	// Owned by the device's goroutine: the module, the staging, the
+	// stream that uploads the records, the slots of chunks in flight
+	// (kept while the next run's chunks fit them), and a buffer for each
+	// side's records.
+	mod                   *gpurt.Module
+	stage                 *gpurt.Stager
+	up                    *gpurt.Stream
+	slots                 [numSlots]*slot
+	slotProbes, slotCands int
+	recs                  [2]gpurt.Buffer
+}
+
+// Pinned staging: slots of 4 MB, enough in flight to keep the bus busy.
+const (
+	stageSlots = 8
+	stageBytes = 4 << 20
+)
+
+var device = sync.OnceValues(func() (*state, error) {
+	dev, err := gpurt.Default()
+	if err != nil {
+		return nil, err
+	}
+	return &state{dev: dev, stage: gpurt.NewStager(stageSlots, stageBytes)}, nil
+})
+
+// errorf wraps a failure of the device in the run's terms.
+func errorf(format string, args ...any) error {
+	return fmt.Errorf("gpusimjoin: "+format, args...)
+}

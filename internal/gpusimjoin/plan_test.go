@@ -1,0 +1,92 @@
+package gpusimjoin
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/simjoin"
+	"github.com/xsect/xsect/sets"
+)
+
+func TestClampPow2(t *testing.T) {
+	for _, tc := range []struct{ n, lo, hi, want int }{
+		{0, 4, 256, 4}, {5, 4, 256, 4}, {31, 4, 256, 16}, {32, 4, 256, 32}, {1000, 4, 256, 256}, {100, 32, 256, 64},
+	} {
+		if got := clampPow2(tc.n, tc.lo, tc.hi); got != tc.want {
+			t.Errorf("clampPow2(%d, %d, %d) = %d, want %d", tc.n, tc.lo, tc.hi, got, tc.want)
+		}
+	}
+	if b := blockFor(10, 5000); b != 256 {
+		t.Errorf("blockFor(10, 5000) = %d", b)
+	}
+	if b := blockFor(100, 150); b != 32 {
+		t.Errorf("blockFor(100, 150) = %d", b)
+	}
+}
+
+// TestChoose: the paper's rule, a block per probe for short records and
+// the pair kernel for long ones, a thread per probe where probes have
+// about one candidate.
+func TestChoose(t *testing.T) {
+	for _, tc := range []struct {
+		avgLen, perProbe float64
+		want             kernel
+	}{{5, 50, kBlock}, {10, 1.2, kThread}, {2000, 2, kPair}, {300, 100, kPair}, {60, 14, kPair}} {
+		if got := choose(tc.avgLen, tc.perProbe); got != tc.want {
+			t.Errorf("choose(%g, %g) = %s, want %s", tc.avgLen, tc.perProbe, got, tc.want)
+		}
+	}
+}
+
+// TestEstimate: the estimate, which needs no GPU, reports the kernel and
+// says whether it was forced; the planner's chunks grow with the pairs.
+func TestEstimate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	c := randomCollection(rng, 4000, 40, 300)
+	th := mustThreshold(t, simjoin.Jaccard, "0.5")
+	for _, kernel := range append([]string{"auto"}, simjoin.GPUKernels...) {
+		pl, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Device: "cpu", GPUKernel: kernel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		est, err := gpuEngine{"ppjoin"}.Estimate(pl.Problem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "(chosen:"
+		if kernel != "auto" {
+			want = "kernel " + kernel + " (forced:"
+		}
+		if !strings.Contains(est.Detail, want) || est.Seconds <= 0 || est.Memory <= 0 {
+			t.Errorf("kernel %s: estimate %+v, want %q in its detail", kernel, est, want)
+		}
+	}
+	if _, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, GPUKernel: "warp"}); err == nil || !strings.Contains(err.Error(), "unknown GPU kernel") {
+		t.Errorf("GPUKernel warp: %v", err)
+	}
+	if small, large := clampPow2(int(1e5/perChunk), minChunk, maxChunk), clampPow2(int(1e9/perChunk), minChunk, maxChunk); small != minChunk || large != maxChunk {
+		t.Errorf("chunks of %d and %d candidates, want %d and %d", small, large, minChunk, maxChunk)
+	}
+}
+
+// TestNoGPU: where there is no GPU, the GPU engines cannot run and say
+// why, and the planner runs on the CPU.
+func TestNoGPU(t *testing.T) {
+	if gpurt.Present() == nil {
+		t.Skip("a GPU may be present: this test is for machines without one")
+	}
+	c := sets.FromSets([]uint32{1, 2, 3}, []uint32{1, 2, 3, 4})
+	th := mustThreshold(t, simjoin.Jaccard, "0.5")
+	_, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Device: "gpu", Technique: "ppjoin"})
+	if !errors.Is(err, engine.ErrCannotRun) || !errors.Is(err, engine.ErrUnavailable) || !strings.Contains(err.Error(), "gpu: ") {
+		t.Fatalf("device gpu without a GPU: %v", err)
+	}
+	pl, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th})
+	if err != nil || pl.Chosen.Engine.Kind() != engine.CPU {
+		t.Fatalf("device auto without a GPU: %v", err)
+	}
+}
