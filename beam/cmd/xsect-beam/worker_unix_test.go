@@ -44,6 +44,7 @@ func TestWorkerProcess(t *testing.T) {
 	cmd := exec.CommandContext(ctx, xsectBeam, "allpairs", "--input", msweb, "--min-overlap", "4", "--tiles", "3", "--output", prefix,
 		"--environment_type", "PROCESS", "--environment_config", `{"command": "`+wrapper+`"}`, "--worker_binary", xsectBeam)
 	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Dir = dir // where the boot program writes pipeline_options.json
 	// Prism ends the boot program with SIGKILL, which leaves the worker
 	// it started running, idle: the run gets a process group of its own,
 	// ended with it.
