@@ -17,6 +17,7 @@ import (
 	"fmt"
 
 	"github.com/xsect/xsect/allpairs"
+	"github.com/xsect/xsect/gpu"
 	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/simjoin"
 )
@@ -55,9 +56,11 @@ type Job struct {
 	Distinct           bool
 
 	// Technique is --technique, --engine or --algorithm; Device --device;
+	// GPUs --gpus ("all", N or a list of ordinals; gpu.ParseGPUs);
 	// Threads --threads; MemoryMiB --memory, of each worker.
 	Technique string
 	Device    string
+	GPUs      string
 	Threads   int
 	MemoryMiB int64
 	// CountOnly writes only the number of pairs, in one file; Sort sorts
@@ -124,6 +127,9 @@ func (j *Job) Check() error {
 	case "", "auto", "cpu", "gpu":
 	default:
 		return badJob("--device %q: want cpu, gpu or auto", j.Device)
+	}
+	if _, err := gpu.ParseGPUs(j.GPUs); err != nil {
+		return badJob("--%v", err)
 	}
 	names := allpairs.Techniques()
 	switch j.Workload {

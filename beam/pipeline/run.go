@@ -16,6 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/xsect/xsect/allpairs"
+	"github.com/xsect/xsect/gpu"
 	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/simjoin"
@@ -56,15 +57,19 @@ func RunTile(ctx context.Context, job *Job, t Tile) (int64, error) {
 	if job.MemoryMiB > 0 {
 		memory = max(job.MemoryMiB<<20-bytesOf(r)-bytesOf(s), 1<<20)
 	}
+	gpus, err := gpu.ParseGPUs(job.GPUs)
+	if err != nil {
+		return 0, badJob("--%v", err)
+	}
 	var n int64
 	var how string
 	switch job.Workload {
 	case "allpairs", "containment":
-		n, how, err = runJoin(ctx, job, r, s, rows, cols, memory, out)
+		n, how, err = runJoin(ctx, job, r, s, rows, cols, memory, gpus, out)
 	case "pairs":
-		n, how, err = runPairs(ctx, job, r, rows, cols, memory, out)
+		n, how, err = runPairs(ctx, job, r, rows, cols, memory, gpus, out)
 	case "simjoin":
-		n, how, err = runSim(ctx, job, r, s, rows, cols, memory, out)
+		n, how, err = runSim(ctx, job, r, s, rows, cols, memory, gpus, out)
 	default:
 		err = badJob("unknown workload %q", job.Workload)
 	}
@@ -146,7 +151,7 @@ func writeSorted[P any](out *tileFile, ps []P, format func([]byte, []P) []byte) 
 	return nil
 }
 
-func runJoin(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols sets.Range, memory int64, out *tileFile) (int64, string, error) {
+func runJoin(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols sets.Range, memory int64, gpus []int, out *tileFile) (int64, string, error) {
 	q := allpairs.Query{MinOverlap: job.MinOverlap}
 	degree := job.Workload == "containment"
 	if degree {
@@ -157,7 +162,7 @@ func runJoin(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols se
 		q = allpairs.Query{Containment: d}
 	}
 	plan, err := allpairs.NewPlan(r, s, q, allpairs.Options{Device: job.Device, Technique: job.Technique, Threads: job.Threads,
-		Largest: job.Largest, Memory: memory, Rows: rows, Cols: cols})
+		Largest: job.Largest, Memory: memory, GPUs: gpus, Rows: rows, Cols: cols})
 	if plan != nil {
 		explain(ctx, job, plan.Explain)
 	}
@@ -182,9 +187,9 @@ func runJoin(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols se
 	return w.n.Load(), how, err
 }
 
-func runPairs(ctx context.Context, job *Job, tx *sets.Collection, rows, cols sets.Range, memory int64, out *tileFile) (int64, string, error) {
+func runPairs(ctx context.Context, job *Job, tx *sets.Collection, rows, cols sets.Range, memory int64, gpus []int, out *tileFile) (int64, string, error) {
 	plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: job.MinSupport, Technique: job.Technique, Device: job.Device,
-		Threads: job.Threads, Memory: memory, CountOnly: job.CountOnly, Rows: rows, Cols: cols})
+		Threads: job.Threads, Memory: memory, CountOnly: job.CountOnly, GPUs: gpus, Rows: rows, Cols: cols})
 	if err != nil {
 		return 0, "", err
 	}
@@ -206,13 +211,13 @@ func runPairs(ctx context.Context, job *Job, tx *sets.Collection, rows, cols set
 	return w.n.Load(), how, err
 }
 
-func runSim(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols sets.Range, memory int64, out *tileFile) (int64, string, error) {
+func runSim(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols sets.Range, memory int64, gpus []int, out *tileFile) (int64, string, error) {
 	th, err := job.simThreshold()
 	if err != nil {
 		return 0, "", err
 	}
 	plan, err := simjoin.NewPlan(r, s, simjoin.Options{Threshold: th, Technique: job.Technique, Device: job.Device, Threads: job.Threads,
-		Distinct: job.Distinct, Memory: memory, Rows: rows, Cols: cols})
+		Distinct: job.Distinct, Memory: memory, GPUs: gpus, Rows: rows, Cols: cols})
 	if plan != nil {
 		explain(ctx, job, plan.Explain)
 	}

@@ -156,6 +156,7 @@ func commonFlags(fs *flag.FlagSet, job *pipeline.Job, explain string) {
 	fs.StringVar(&tileFlags.input, "input", "", "the collection `FILE` (a local path, or gs://, s3:// for a cluster's workers; required)")
 	fs.StringVar(&tileFlags.out, "output", "", "write the tiles' lines to files `PREFIX`-00000-of-00010, ... (required)")
 	fs.StringVar(&job.Device, "device", "auto", "device of each worker: cpu, gpu or auto")
+	fs.StringVar(&job.GPUs, "gpus", "all", "GPUs of each worker to use: all, the first N, or a comma-separated `LIST` of ordinals (\"2,\" is GPU 2 alone)")
 	fs.IntVar(&job.Threads, "threads", 0, "CPU threads of each worker, up to 4096 (0: one per core)")
 	fs.Int64Var(&job.MemoryMiB, "memory", 0, "memory budget of each worker in `MiB` (0: half of its memory)")
 	fs.BoolVar(&job.Explain, "explain", false, explain)

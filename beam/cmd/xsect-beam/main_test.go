@@ -110,6 +110,7 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"allpairs", "--input", in, "--output", out, "--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"allpairs", "--input", in, "--output", out, "--device", "tpu"}, `--device "tpu"`},
 		{[]string{"allpairs", "--input", in, "--output", out, "--technique", "nope"}, `technique "nope"`},
+		{[]string{"allpairs", "--input", in, "--output", out, "--gpus", "x"}, "--gpus"},
 		{[]string{"allpairs", "--input", in, "--output", out, "--threads", "-1"}, "--threads -1"},
 		{[]string{"allpairs", "--input", in, "--output", out, "--with", ""}, "--with: empty value"},
 		{[]string{"allpairs", "--input", in, "--output", out, "--tiles", "-2"}, "tile limits"},
