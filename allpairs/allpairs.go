@@ -59,7 +59,10 @@ type Query = overlap.Query
 // CPU goroutines (0: GOMAXPROCS); Largest, when positive, keeps only that
 // many of the largest sets of each collection; Memory bounds a CPU engine's
 // bytes (0: half of the machine's memory); Progress, if set, is called with
-// the pairs done and their total.
+// the pairs done and their total. Rows and Cols restrict a run to one tile
+// of the pair space (set ids i in Rows, j in Cols; see sets.Range), so that
+// the tiles of a grid, run apart (on several machines), give the whole
+// run's pairs; in a self-join they must be equal or disjoint.
 type Options = overlap.Options
 
 // Tile is a dense block of counts: Counts[x*Cols+y] is |r[Row0+x] ∩

@@ -38,7 +38,10 @@ type Pair = sets.Pair
 // CPU goroutines (0: GOMAXPROCS); Memory bounds the bytes a plan may
 // allocate (0: half of the machine's memory); Progress, if set, is called
 // with the current stage, the work done in it and its total; CountOnly
-// lets engines count pairs without naming them.
+// lets engines count pairs without naming them. Rows and Cols restrict a
+// run to one tile of the pair space (items a in Rows, b in Cols; see
+// sets.Range), so that the tiles of a grid, run apart (on several
+// machines), give the whole run's pairs.
 type Options = freqpairs.Options
 
 // ErrCannotRun is wrapped by the errors of techniques or devices that

@@ -82,7 +82,10 @@ type Pair = sj.Pair
 // a CPU engine's bytes (0: half of the machine's memory); Progress, if
 // set, is called now and then, from any goroutine, with the sets probed so
 // far and their total; GPUKernel forces the GPU's verification kernel (one
-// of GPUKernels, or "auto").
+// of GPUKernels, or "auto"). Rows and Cols restrict a run to one tile of
+// the pair space (set ids i in Rows, j in Cols; see sets.Range), so that
+// the tiles of a grid, run apart (on several machines), give the whole
+// run's pairs; in a self-join they must be equal or disjoint.
 type Options = sj.Options
 
 // GPUKernels are the kernels Options.GPUKernel may force: "thread" (a

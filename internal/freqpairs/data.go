@@ -51,6 +51,7 @@ type Data struct {
 	workers int // the ranges of transactions of the preparation
 
 	costs *costs // the CPU engines' per-unit costs; nil: defaultCosts
+	tile  tile   // the tile mined (Options.Rows and Cols)
 
 	vertOnce sync.Once
 	vert     *sets.Collection
@@ -155,12 +156,12 @@ func (d *Data) Density() float64 {
 
 // prepare counts the supports, keeps the frequent items and builds their
 // tidlists. budget bounds the bytes it may allocate.
-func prepare(tx *sets.Collection, minSupport, threads int, budget int64, horizontal bool) (*Data, error) {
+func prepare(tx *sets.Collection, minSupport, threads int, budget int64, horizontal bool, t tile) (*Data, error) {
 	m := tx.Len()
 	if uint64(m) > 1<<32-1 {
 		return nil, fmt.Errorf("pairs: %d transactions, at most 2^32-1", m)
 	}
-	d := &Data{Transactions: m, MinSupport: minSupport, Threads: threads, AllOccurrences: int64(len(tx.Elements)), tx: tx}
+	d := &Data{Transactions: m, MinSupport: minSupport, Threads: threads, AllOccurrences: int64(len(tx.Elements)), tx: tx, tile: t}
 	var maxItem int64 = -1
 	for t := range m {
 		if s := tx.Set(t); len(s) > 0 {
@@ -188,10 +189,11 @@ func prepare(tx *sets.Collection, minSupport, threads int, budget int64, horizon
 		ids, counts = countSorted(tx)
 	}
 	d.DistinctItems = len(ids)
-	// Frequent items, by increasing id (ids are sorted).
+	// Frequent items, by increasing id (ids are sorted); of a tile, only
+	// those of its rows and columns.
 	f := 0
-	for _, c := range counts {
-		if int(c) >= minSupport {
+	for i, c := range counts {
+		if int(c) >= minSupport && t.item(ids[i]) {
 			f++
 			d.Occurrences += int64(c)
 		}
@@ -199,7 +201,7 @@ func prepare(tx *sets.Collection, minSupport, threads int, budget int64, horizon
 	d.Items = make([]uint32, 0, f)
 	d.Support = make([]uint32, 0, f)
 	for i, c := range counts {
-		if int(c) >= minSupport {
+		if int(c) >= minSupport && t.item(ids[i]) {
 			d.Items = append(d.Items, ids[i])
 			d.Support = append(d.Support, c)
 		}

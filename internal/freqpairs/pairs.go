@@ -51,6 +51,13 @@ type Options struct {
 	// engines that can count without naming them may then give Run's fn
 	// no pairs (Output.CountOnly).
 	CountOnly bool
+	// Rows and Cols, when not the zero Range, restrict the run to one
+	// tile of the pair space: the frequent pairs of items a < b with a in
+	// Rows and b in Cols (item ids), exactly as the whole run reports
+	// them. The items outside both are dropped like infrequent ones; a
+	// tile off the diagonal mines the pairs of its rows and columns and
+	// keeps those across.
+	Rows, Cols sets.Range
 	// GPUs are the GPUs a GPU engine spreads its batches over, by
 	// ordinal; nil means every GPU of the host. An ordinal listed twice
 	// gets two owners on that GPU, which gains nothing but runs the
@@ -214,7 +221,11 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	if opt.Progress != nil {
 		opt.Progress("supports", 0, int64(len(tx.Elements)))
 	}
-	d, err := prepare(tx, opt.MinSupport, threads, budget, !opt.lateHorizontal)
+	t, err := newTile(opt.Rows, opt.Cols)
+	if err != nil {
+		return nil, err
+	}
+	d, err := prepare(tx, opt.MinSupport, threads, budget, !opt.lateHorizontal, t)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +276,10 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 // during the call. An error from fn stops the run and is returned. Pairs
 // come in no particular order.
 func (p *Plan) Run(ctx context.Context, fn func([]Pair) error) (int64, error) {
-	out := &Output{notes: &p.notes, d: p.Data, fn: fn, progress: p.opt.Progress, countOnly: p.opt.CountOnly}
+	// A tile off the diagonal keeps only some of the pairs mined: they
+	// must be named to be counted.
+	filter := p.Data.tile.filters()
+	out := &Output{notes: &p.notes, d: p.Data, fn: fn, progress: p.opt.Progress, countOnly: p.opt.CountOnly && !filter, filter: filter}
 	// The engine's set-up (tidlists, spans, memory), until it reports a
 	// stage of its own.
 	out.Progress("run", 0, 1)
@@ -300,6 +314,9 @@ func (p *Plan) Explain() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "input: %d transactions, %d item occurrences, %d distinct items\n", d.Transactions, d.AllOccurrences, d.DistinctItems)
 	fmt.Fprintf(&b, "min support: %d transactions (%.4g%%)\n", d.MinSupport, 100*float64(d.MinSupport)/float64(max(d.Transactions, 1)))
+	if d.tile != (tile{}) {
+		fmt.Fprintf(&b, "tile: %s\n", d.tile)
+	}
 	fmt.Fprintf(&b, "frequent items: %d, %d occurrences, density %.3g%%, %d pairs of items, %d pair occurrences\n",
 		d.Frequent(), d.Occurrences, 100*d.Density(), int64(d.Frequent())*int64(max(d.Frequent()-1, 0))/2, d.PairSteps)
 	fmt.Fprintf(&b, "threads: %d\n", d.Threads)
@@ -328,6 +345,7 @@ type Output struct {
 	progress  func(stage string, done, total int64)
 	count     atomic.Int64
 	countOnly bool
+	filter    bool // keep only the pairs of the data's tile
 	first     engine.FirstError
 }
 
@@ -400,6 +418,9 @@ func (w *Writer) addRanked(ps []overlap.Pair) {
 }
 
 func (w *Writer) flush() {
+	if w.o.filter {
+		w.buf = w.o.d.tile.keep(w.buf)
+	}
 	w.n += int64(len(w.buf))
 	if len(w.buf) > 0 && !w.o.first.Failed() {
 		if err := w.o.fn(w.buf); err != nil {

@@ -99,6 +99,13 @@ type Options struct {
 	// Progress, if set, is called now and then, from any goroutine, with
 	// the number of pairs done so far and the total.
 	Progress func(done, total int64)
+	// Rows and Cols, when not the zero Range, restrict the run to one
+	// tile of the pair space: the pairs (i, j) with the set id i in Rows
+	// and j in Cols, exactly as the whole run reports them (Largest and
+	// the dropping of empty sets still choose among all the sets). In a
+	// self-join, Rows and Cols must be equal (the tile's own self-join) or
+	// disjoint (rows before columns: an R × S join; after: no pair).
+	Rows, Cols sets.Range
 	// GPUs are the GPUs a GPU engine spreads its tiles over, by ordinal;
 	// nil means every GPU of the host. An ordinal listed twice gets two
 	// owners on that GPU, which gains nothing but runs the splitting on

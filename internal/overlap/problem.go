@@ -196,6 +196,10 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 	} else {
 		p.SIDs = selectSets(s, dropEmpty, opt.Largest)
 	}
+	s, err := p.restrict(r, s, opt.Rows, opt.Cols)
+	if err != nil {
+		return nil, err
+	}
 	var cp compacted
 	if p.Self {
 		cp = compactPair(p.par(), r, p.RIDs, nil, nil)

@@ -38,6 +38,7 @@ type Plan struct {
 
 	opt   Options
 	notes engine.Notes
+	shift shift // added to the ids of a tile's pairs
 }
 
 // Notes returns what the engine said about its run, once it has run.
@@ -67,11 +68,15 @@ func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
 		memory = sysinfo.Memory() / 2
 	}
 	start := time.Now()
+	r, s, sh, err := cutTile(r, s, opt, threads)
+	if err != nil {
+		return nil, err
+	}
 	p, err := newProblem(r, s, opt, threads, memory)
 	if err != nil {
 		return nil, err
 	}
-	pl := &Plan{Problem: p, opt: opt}
+	pl := &Plan{Problem: p, opt: opt, shift: sh}
 	engines := Engines()
 	// CPU engines first, so that a GPU engine sees their estimates.
 	slices.SortStableFunc(engines, func(a, b Engine) int { return int(a.Kind()) - int(b.Kind()) })
@@ -144,7 +149,7 @@ func (pl *Plan) run(ctx context.Context, out *Output) error {
 // goroutines at once (fn must be safe for that); a batch is only valid
 // during the call. An error from fn stops the join and is returned.
 func (pl *Plan) Join(ctx context.Context, fn func([]Pair) error) error {
-	return pl.run(ctx, &Output{sink: fn})
+	return pl.run(ctx, &Output{sink: pl.shift.sink(fn)})
 }
 
 // Count runs the plan and returns the number of similar pairs.

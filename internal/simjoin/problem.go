@@ -158,6 +158,12 @@ type Options struct {
 	// Progress, if set, is called now and then, from any goroutine, with
 	// the records probed so far and their total.
 	Progress func(done, total int64)
+	// Rows and Cols, when not the zero Range, restrict the run to one
+	// tile of the pair space: the pairs (i, j) with the set id i in Rows
+	// and j in Cols, exactly as the whole run reports them. In a
+	// self-join they must be equal (the tile's own self-join) or
+	// disjoint (rows before columns: an R × S join; after: no pair).
+	Rows, Cols sets.Range
 	// GPUKernel forces the kernel that verifies candidates on a GPU, one
 	// of GPUKernels: "thread" (a thread per probing record), "block" (a
 	// block per probing record) or "pair" (threads cooperating on each
