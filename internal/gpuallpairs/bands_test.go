@@ -123,17 +123,27 @@ func (f *fakeBands) direct(ctx context.Context, row0, rows, col0, cols int, dst 
 }
 
 // fakeMMJoin is MMJoin with the product from fakeBands, registered for the
-// tests as a CPU engine (never chosen unless forced).
-type fakeMMJoin struct{ tune tuning }
+// tests as a CPU engine (never chosen unless forced). A test runs its own
+// copy (tuned, then with) with its own configuration.
+type fakeMMJoin struct {
+	tune tuning
+	cfg  *fakeConfig // nil: the registered engine, which never runs
+}
 
-var fakeConfig struct {
-	sync.Mutex
+// fakeConfig is the band cache and fake device of one fakeMMJoin run.
+type fakeConfig struct {
 	slots, bandRows, budget int
-	failAt                  int64
-	last                    *fakeBands
+	failAt                  int64      // the band that fails (0: none)
+	last                    *fakeBands // the fake device of the last run
 }
 
 func init() { overlap.Register(fakeMMJoin{tune: defaultTuning()}) }
+
+// with returns e run with cfg.
+func (e fakeMMJoin) with(cfg *fakeConfig) fakeMMJoin {
+	e.cfg = cfg
+	return e
+}
 
 func (fakeMMJoin) Name() string             { return "gpuallpairs-test-mmjoin" }
 func (fakeMMJoin) Kind() overlap.DeviceKind { return overlap.CPU }
@@ -145,14 +155,14 @@ func (fakeMMJoin) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 }
 
 func (e fakeMMJoin) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
+	if e.cfg == nil {
+		return errors.New("the registered test engine runs only through with")
+	}
 	sp := mmjoinSplit(p, gpurt.ReferenceH100(), e.tune)
-	fakeConfig.Lock()
-	f := newFakeBands(p, sp, fakeConfig.slots)
-	f.failAt = fakeConfig.failAt
-	fakeConfig.last = f
-	rows, budget := fakeConfig.bandRows, fakeConfig.budget
-	fakeConfig.Unlock()
-	c := newBandCache(f, len(sp.HeavyR), len(sp.HeavyS), p.Self, rows, budget)
+	f := newFakeBands(p, sp, e.cfg.slots)
+	f.failAt = e.cfg.failAt
+	e.cfg.last = f
+	c := newBandCache(f, len(sp.HeavyR), len(sp.HeavyS), p.Self, e.cfg.bandRows, e.cfg.budget)
 	c.start()
 	err := overlap.RunMMJoin(ctx, p, out, sp, c.product)
 	c.stop()
@@ -193,7 +203,7 @@ func cheapProduct(wordNS float64) tuning {
 // to one band (workers then wait for bands nobody prefetched), self-joins
 // and joins, pair and containment queries.
 func TestBandCacheMMJoin(t *testing.T) {
-	fake := tuned(t, "gpuallpairs-test-mmjoin", cheapProduct(1e-6))
+	fake := tuned(t, "gpuallpairs-test-mmjoin", cheapProduct(1e-6)).(fakeMMJoin)
 	rng := rand.New(rand.NewPCG(21, 22))
 	r := collection(t, skewedSets(rng, 160, 400, 90))
 	s := collection(t, skewedSets(rng, 130, 500, 70))
@@ -208,10 +218,8 @@ func TestBandCacheMMJoin(t *testing.T) {
 				for _, threads := range []int{1, 4} {
 					name := fmt.Sprintf("self=%v/q%d/slots=%d/rows=%d/budget=%d/threads=%d", other == nil, qi, cfg[0], cfg[1], cfg[2], threads)
 					t.Run(name, func(t *testing.T) {
-						fakeConfig.Lock()
-						fakeConfig.slots, fakeConfig.bandRows, fakeConfig.budget, fakeConfig.failAt = cfg[0], cfg[1], cfg[2], 0
-						fakeConfig.Unlock()
-						pl, err := planOn(fake, r, other, q, 0, 0, overlap.Options{Device: "cpu", Threads: threads})
+						fc := &fakeConfig{slots: cfg[0], bandRows: cfg[1], budget: cfg[2]}
+						pl, err := planOn(fake.with(fc), r, other, q, 0, 0, overlap.Options{Device: "cpu", Threads: threads})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -219,7 +227,7 @@ func TestBandCacheMMJoin(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						f := fakeConfig.last
+						f := fc.last
 						if f.hr == 0 || f.queued.Load() == 0 {
 							t.Fatalf("no heavy product (%d heavy sets, %d bands queued)", f.hr, f.queued.Load())
 						}
@@ -312,13 +320,10 @@ func rng2(a, b int) int { return (a*7919 + b*104729) & 0xffff }
 // TestBandCacheFailure checks that a device error reaches the workers and
 // the caller, and that nothing hangs.
 func TestBandCacheFailure(t *testing.T) {
-	fake := tuned(t, "gpuallpairs-test-mmjoin", cheapProduct(1e-6))
+	fake := tuned(t, "gpuallpairs-test-mmjoin", cheapProduct(1e-6)).(fakeMMJoin)
 	rng := rand.New(rand.NewPCG(23, 24))
 	r := collection(t, skewedSets(rng, 150, 300, 80))
-	fakeConfig.Lock()
-	fakeConfig.slots, fakeConfig.bandRows, fakeConfig.budget, fakeConfig.failAt = 2, 3, 2, 3
-	fakeConfig.Unlock()
-	defer func() { fakeConfig.failAt = 0 }()
+	fake = fake.with(&fakeConfig{slots: 2, bandRows: 3, budget: 2, failAt: 3})
 	pl, err := planOn(fake, r, nil, overlap.Query{MinOverlap: 1}, 0, 0, overlap.Options{Device: "cpu", Threads: 3})
 	if err != nil {
 		t.Fatal(err)

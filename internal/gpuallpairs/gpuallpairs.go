@@ -130,6 +130,9 @@ type tuning struct {
 	bandCounts int64
 	// bandHostBytes caps the host memory of the bands computed ahead.
 	bandHostBytes int64
+	// half multiplies in float16 even where cuBLAS multiplies int8: the
+	// path of devices without an int8 product, which tests take with it.
+	half bool
 }
 
 func defaultTuning() tuning {

@@ -163,7 +163,7 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 		if err := st.load(c); err != nil {
 			return err
 		}
-		half := !st.int8Works(c)
+		half := e.tune.half || !st.int8Works(c)
 		free, _, err := c.MemInfo()
 		if err != nil {
 			return err

@@ -437,8 +437,12 @@ func (st *state) run(ctx context.Context, p *overlap.Problem, t technique, tu tu
 		}
 		half := false
 		if _, ok := t.(mmTech); ok {
-			if half = !st.int8Works(c); half {
-				out.Note("%s: float16 products (exact below 2^24 per count): cuBLAS does not multiply int8 matrices here", t.name())
+			if half = tu.half || !st.int8Works(c); half {
+				why := "cuBLAS does not multiply int8 matrices here"
+				if tu.half {
+					why = "the tuning asks for them"
+				}
+				out.Note("%s: float16 products (exact below 2^24 per count): %s", t.name(), why)
 			}
 		}
 		free, _, err := c.MemInfo()

@@ -110,9 +110,6 @@ func optimiseSplit(p *Problem, wordNS, pairNS float64) *MMJoinSplit {
 	return materialise(p, optimise(p, wordNS, pairNS, 0), splitCostsOf(p, wordNS, pairNS, 0))
 }
 
-// forceMMJoin, set by tests, changes the optimiser's choice.
-var forceMMJoin func(*MMJoinSplit)
-
 // heavyIDs returns the positions of the n sets of c with at least delta1
 // elements.
 func heavyIDs(c *sets.Collection, delta1, n int) []uint32 {

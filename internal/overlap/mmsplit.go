@@ -951,8 +951,8 @@ func materialise(p *Problem, sp splitPlan, sc splitCosts) *MMJoinSplit {
 			ns = x
 		}
 	}
-	if forceMMJoin != nil {
-		forceMMJoin(out)
+	if p.forceMMJoin != nil {
+		p.forceMMJoin(out)
 	}
 	out.Seconds = cpuSeconds(p, ns)
 	if len(out.Columns) == 0 {

@@ -125,15 +125,11 @@ func choosePlanScan(p *Problem) scanPlan {
 			best = sp
 		}
 	}
-	if forceScan != nil {
-		best = forceScan(plans)
+	if p.forceScan != nil {
+		best = p.forceScan(plans)
 	}
 	return best
 }
-
-// forceScan, set by tests, picks the scan-count plan instead of the cost
-// model.
-var forceScan func([]scanPlan) scanPlan
 
 func counterBytes(n int) int64 { return 4 * int64(n) }
 
