@@ -94,7 +94,7 @@ func (f *fakeBands) queue(b *band, slot int) error {
 			for y := range b.ld {
 				v := uint32(0xDEAD) // padding columns: never read
 				if y < b.cols {
-					v = f.prod[(b.r0+x)*f.hs+y]
+					v = f.prod[(b.r0+x)*f.hs+b.c0+y]
 				}
 				b.buf[x*b.ld+y] = v
 			}
@@ -162,7 +162,7 @@ func (e fakeMMJoin) Run(ctx context.Context, p *overlap.Problem, out *overlap.Ou
 	f := newFakeBands(p, sp, e.cfg.slots)
 	f.failAt = e.cfg.failAt
 	e.cfg.last = f
-	c := newBandCache(f, len(sp.HeavyR), len(sp.HeavyS), p.Self, e.cfg.bandRows, e.cfg.budget)
+	c := newBandCache(f, len(sp.HeavyR), len(sp.HeavyS), p.Self, sp.ReadsAfterDiagonal(), e.cfg.bandRows, e.cfg.budget)
 	c.start()
 	err := overlap.RunMMJoin(ctx, p, out, sp, c.product)
 	c.stop()
@@ -199,11 +199,12 @@ func cheapProduct(wordNS float64) tuning {
 }
 
 // TestBandCacheMMJoin runs MMJoin with the band scheduler over a fake
-// device against the CPU's scan-count: bands of every size, budgets down
-// to one band (workers then wait for bands nobody prefetched), self-joins
-// and joins, pair and containment queries.
+// device against the CPU's scan-count: both layouts of its index part,
+// bands of every size, budgets down to one band (workers then wait for
+// bands nobody prefetched), self-joins and joins, pair and containment
+// queries. MMJoin reads only entries that the bands hold: none is
+// computed on the side.
 func TestBandCacheMMJoin(t *testing.T) {
-	fake := tuned(t, "gpuallpairs-test-mmjoin", cheapProduct(1e-6)).(fakeMMJoin)
 	rng := rand.New(rand.NewPCG(21, 22))
 	r := collection(t, skewedSets(rng, 160, 400, 90))
 	s := collection(t, skewedSets(rng, 130, 500, 70))
@@ -215,8 +216,12 @@ func TestBandCacheMMJoin(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, cfg := range [][3]int{{1, 1, 1}, {2, 3, 1}, {2, 7, 2}, {3, 16, 4}, {2, 1000, 100}} {
-				for _, threads := range []int{1, 4} {
-					name := fmt.Sprintf("self=%v/q%d/slots=%d/rows=%d/budget=%d/threads=%d", other == nil, qi, cfg[0], cfg[1], cfg[2], threads)
+				for _, run := range []struct{ threads, layout int }{{1, layoutProbe}, {4, layoutProbe}, {1, layoutElement}, {4, layoutElement}} {
+					threads := run.threads
+					tu := cheapProduct(1e-6)
+					tu.layout = run.layout
+					fake := tuned(t, "gpuallpairs-test-mmjoin", tu).(fakeMMJoin)
+					name := fmt.Sprintf("self=%v/q%d/slots=%d/rows=%d/budget=%d/threads=%d/element-major=%v", other == nil, qi, cfg[0], cfg[1], cfg[2], threads, run.layout == layoutElement)
 					t.Run(name, func(t *testing.T) {
 						fc := &fakeConfig{slots: cfg[0], bandRows: cfg[1], budget: cfg[2]}
 						pl, err := planOn(fake.with(fc), r, other, q, 0, 0, overlap.Options{Device: "cpu", Threads: threads})
@@ -234,6 +239,9 @@ func TestBandCacheMMJoin(t *testing.T) {
 						if f.held.Load() != 0 {
 							t.Fatalf("%d band buffers not given back", f.held.Load())
 						}
+						if f.directs.Load() != 0 {
+							t.Fatalf("%d blocks read outside the bands", f.directs.Load())
+						}
 						if !slices.Equal(got, want) {
 							t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
 						}
@@ -246,12 +254,14 @@ func TestBandCacheMMJoin(t *testing.T) {
 
 // TestBandCacheRequests reads a product through the cache in random blocks
 // from many goroutines (rows once each, as MMJoin does, plus rereads and
-// blocks wider than a self-join's bands), with small budgets.
+// blocks beside a self-join's bands, on either side), with small budgets;
+// in a self-join the entries on the side of the diagonal read.
 func TestBandCacheRequests(t *testing.T) {
 	for iter := range 40 {
 		rng := rand.New(rand.NewPCG(uint64(iter), 99))
 		hr := 1 + rng.IntN(90)
 		self := rng.IntN(2) == 0
+		after := rng.IntN(2) == 0
 		hs := 1 + rng.IntN(90)
 		if self {
 			hs = hr
@@ -262,7 +272,7 @@ func TestBandCacheRequests(t *testing.T) {
 		for i := range f.prod {
 			f.prod[i] = rng.Uint32()
 		}
-		c := newBandCache(f, hr, hs, self, 1+rng.IntN(20), 1+rng.IntN(4))
+		c := newBandCache(f, hr, hs, self, after, 1+rng.IntN(20), 1+rng.IntN(4))
 		c.start()
 		// Row blocks in a random order, each read by one of 4 workers.
 		var blocks [][2]int
@@ -275,25 +285,13 @@ func TestBandCacheRequests(t *testing.T) {
 		reread := blocks[rng.IntN(len(blocks))]
 		blocks = append(blocks, reread)
 		work := make(chan [2]int)
-		errs := make(chan error, 4)
+		errs := make(chan error, len(blocks))
 		var wg sync.WaitGroup
 		for range 4 {
 			wg.Go(func() {
 				for bl := range work {
-					col0 := rng2(iter, bl[0]) % hs
-					cols := hs - col0
-					dst := make([]uint32, bl[1]*cols)
-					if err := c.product(context.Background(), bl[0], bl[1], col0, cols, dst); err != nil {
-						errs <- err
-						return
-					}
-					for x := range bl[1] {
-						for y := range cols {
-							if w := f.prod[(bl[0]+x)*hs+col0+y]; dst[x*cols+y] != w {
-								errs <- fmt.Errorf("entry (%d, %d) = %d, want %d", bl[0]+x, col0+y, dst[x*cols+y], w)
-								return
-							}
-						}
+					if err := readBlock(c, f, self, after, iter, bl[0], bl[1]); err != nil {
+						errs <- err // and take the next block: the sender never waits
 					}
 				}
 			})
@@ -307,12 +305,39 @@ func TestBandCacheRequests(t *testing.T) {
 		c.releaseAll()
 		close(errs)
 		for err := range errs {
-			t.Fatalf("iteration %d (hr %d, hs %d, self %v): %v", iter, hr, hs, self, err)
+			t.Fatalf("iteration %d (hr %d, hs %d, self %v, after %v): %v", iter, hr, hs, self, after, err)
 		}
 		if f.held.Load() != 0 {
 			t.Fatalf("iteration %d: %d buffers not given back", iter, f.held.Load())
 		}
 	}
+}
+
+// readBlock reads rows [row0, row0+rows) of f's product through c, from a
+// column and to a column that depend on the block, and checks them.
+func readBlock(c *bandCache, f *fakeBands, self, after bool, iter, row0, rows int) error {
+	hs := f.hs
+	col0 := rng2(iter, row0) % hs
+	cols := hs - col0
+	if row0%2 == 1 {
+		cols = 1 + rng2(row0, iter)%cols // ending anywhere: left of a band, in it
+	}
+	dst := make([]uint32, rows*cols)
+	if err := c.product(context.Background(), row0, rows, col0, cols, dst); err != nil {
+		return err
+	}
+	for x := range rows {
+		for y := range cols {
+			i, j := row0+x, col0+y
+			if self && (after && j <= i || !after && j >= i) {
+				continue // the side of the diagonal never read
+			}
+			if w := f.prod[i*hs+j]; dst[x*cols+y] != w {
+				return fmt.Errorf("entry (%d, %d) = %d, want %d", i, j, dst[x*cols+y], w)
+			}
+		}
+	}
+	return nil
 }
 
 func rng2(a, b int) int { return (a*7919 + b*104729) & 0xffff }

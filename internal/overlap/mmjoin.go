@@ -47,10 +47,28 @@ type MMJoinSplit struct {
 	elementMajor bool  // run the index part element by element
 }
 
+// ReadsAfterDiagonal reports which entries of the heavy product RunMMJoin
+// reads in a self-join: true, those of each row's columns after it (the
+// element-major layout reports a set with the sets after it, first rows
+// first); false, those before it (the probe-major layout, which reads the
+// last rows first). In a join it reads every entry, rows in order.
+func (sp *MMJoinSplit) ReadsAfterDiagonal() bool { return sp.elementMajor }
+
+// WithElementMajor returns a copy of sp whose index part runs element by
+// element (em) or probe by probe. Both layouts report the same pairs: a
+// device engine's tests run its product under each.
+func (sp *MMJoinSplit) WithElementMajor(em bool) *MMJoinSplit {
+	c := *sp
+	c.elementMajor = em
+	return &c
+}
+
 // HeavyProduct computes a block of the product of the heavy sets over the
 // heavy elements: dst[x*cols+y] = |HeavyR[row0+x] ∩ HeavyS[col0+y] ∩
-// Columns| (every entry, in a self-join too). It is called from several
-// goroutines at once.
+// Columns|. In a self-join RunMMJoin reads only the entries on one side of
+// the diagonal, (i, j) with j < i, or j > i where the split's
+// ReadsAfterDiagonal: the others may be left unset. It is called from
+// several goroutines at once.
 type HeavyProduct func(ctx context.Context, row0, rows, col0, cols int, dst []uint32) error
 
 func (mmJoin) Estimate(p *Problem) (Estimate, error) {
