@@ -209,33 +209,10 @@ func scanSelf(ctx context.Context, p *Problem, out *Output) error {
 	})
 }
 
-// reportColumn reports the qualifying pairs (j, i) for j < len(cnt) from a
-// probe's counters, and zeroes them.
+// reportColumn reports the qualifying pairs (j, i) of a self-join for
+// j < len(cnt) from probe i's counters, and zeroes them.
 func reportColumn(p *Problem, wr *Writer, cnt []uint32, i int) {
-	need, constant := p.ConstNeed()
-	switch {
-	case constant && wr.CountOnly():
-		var n int64
-		for _, v := range cnt {
-			if v >= need {
-				n++
-			}
-		}
-		wr.AddCount(n)
-	case constant:
-		for j, v := range cnt {
-			if v >= need {
-				wr.Add(j, i, v)
-			}
-		}
-	default:
-		ni := p.NeedS(i)
-		for j, v := range cnt {
-			if v >= ni || v >= p.NeedR(j) {
-				wr.Add(j, i, v)
-			}
-		}
-	}
+	reportCounts(p, wr, cnt, i, 0, true)
 	clear(cnt)
 }
 
@@ -294,30 +271,7 @@ func scanCross(ctx context.Context, p *Problem, out *Output) error {
 // reportRow reports the qualifying pairs (i, j) from a probe's counters over
 // S, and zeroes them.
 func reportRow(p *Problem, wr *Writer, cnt []uint32, i int) {
-	need, constant := p.ConstNeed()
-	switch {
-	case constant && wr.CountOnly():
-		var n int64
-		for _, v := range cnt {
-			if v >= need {
-				n++
-			}
-		}
-		wr.AddCount(n)
-	case constant:
-		for j, v := range cnt {
-			if v >= need {
-				wr.Add(i, j, v)
-			}
-		}
-	default:
-		ni := p.NeedR(i)
-		for j, v := range cnt {
-			if v >= ni || v >= p.NeedS(j) {
-				wr.Add(i, j, v)
-			}
-		}
-	}
+	reportCounts(p, wr, cnt, i, 0, false)
 	clear(cnt)
 }
 
