@@ -56,6 +56,7 @@ func choosePlanScan(p *Problem) scanPlan {
 	kr, ks := int64(st.R.Sets), int64(st.S.Sets)
 	nr, ns := float64(st.R.Elements), float64(st.S.Elements)
 	work := float64(st.ScanWork)
+	dense := costs.denseFor(p)
 	u := float64(p.Universe)
 	// Probe-major.
 	idx := 4*(int64(p.Universe)+1) + 4*st.S.Elements
@@ -71,13 +72,13 @@ func choosePlanScan(p *Problem) scanPlan {
 		if !p.Self {
 			bands = math.Ceil(float64(ks) / float64(cols))
 		}
-		pm.ns = build + costs.inc(counterBytes(rows))*work + costs.elemAt(idx)*nr*bands + costs.dense*float64(st.Pairs)
+		pm.ns = build + costs.inc(counterBytes(rows))*work + costs.elemAt(idx)*nr*bands + dense*float64(st.Pairs)
 		pm.detail = "probe-major, per tile"
 		return pm
 	}
-	emit := math.Min(costs.dense*float64(st.Pairs), costs.inc(counterBytes(int(ks)))*work+costs.elemAt(idx)*nr)
+	emit := math.Min(dense*float64(st.Pairs), costs.revisit*costs.inc(counterBytes(int(ks)))*work+costs.elemAt(idx)*nr)
 	if p.ZeroQualifies() {
-		emit = costs.dense * float64(st.Pairs)
+		emit = dense * float64(st.Pairs)
 	}
 	pm.ns = build + costs.elemAt(idx)*nr + costs.inc(counterBytes(int(ks)))*work + emit
 	pm.detail = fmt.Sprintf("probe-major, index %s", bytesString(idx))
@@ -95,7 +96,7 @@ func choosePlanScan(p *Problem) scanPlan {
 		em := scanPlan{elementMajor: true}
 		em.mem = emIdx + priv
 		// Every worker's matrix is zeroed first and read when reporting.
-		em.ns = base + costs.incAt(matrix)*work + (costs.dense*float64(st.Pairs)+costs.clear*float64(matrix))*float64(p.Threads)
+		em.ns = base + costs.incAt(matrix)*work + (dense*float64(st.Pairs)+costs.clear*float64(matrix))*float64(p.Threads)
 		em.detail = fmt.Sprintf("element-major, %d private %s matrices", p.Threads, bytesString(matrix))
 		plans = append(plans, em)
 	}
@@ -105,7 +106,7 @@ func choosePlanScan(p *Problem) scanPlan {
 		eb := scanPlan{elementMajor: true, blockRows: rows}
 		eb.mem = emIdx + int64(p.Threads)*4*int64(rows)*ks
 		search := 2 * math.Log2(float64(st.MaxDF)+2)
-		eb.ns = base + blocks*u*(costs.stream+costs.dense*search) + costs.incAt(4<<20)*work + costs.dense*float64(st.Pairs)
+		eb.ns = base + blocks*u*(costs.stream+costs.dense*search) + costs.incAt(4<<20)*work + dense*float64(st.Pairs)
 		eb.detail = fmt.Sprintf("element-major, %.0f blocks of %d rows", blocks, rows)
 		plans = append(plans, eb)
 	}
