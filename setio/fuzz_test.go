@@ -81,12 +81,8 @@ func FuzzReadText(f *testing.F) {
 			}
 		}
 		want, line, col := refParse(string(text))
-		var got *sets.Collection
-		var err error
 		workers := workerCounts[int(bufSel)/len(bufSizes)%len(workerCounts)]
-		withWorkers(workers, func() {
-			got, err = readText(bytes.NewReader(data), "fuzz", false, bufSizes[int(bufSel)%len(bufSizes)], 0)
-		})
+		got, err := readText(bytes.NewReader(data), "fuzz", textOptions{bufSize: bufSizes[int(bufSel)%len(bufSizes)], workers: workers})
 		if want != nil {
 			if err != nil {
 				t.Fatalf("%q: %v, reference parsed %s", text, err, describe(want))

@@ -17,16 +17,15 @@ import (
 func limitText(t *testing.T, text []byte, limit int64, check func(how string, c *sets.Collection, err error)) {
 	t.Helper()
 	for _, w := range workerCounts {
-		withWorkers(w, func() {
-			for _, n := range []int{16, 100, 4096, defaultBufSize} {
-				for _, hint := range []int64{0, int64(len(text))} {
-					c, err := readTextLimit(bytes.NewReader(text), "in", false, n, hint, limit)
-					check(fmt.Sprintf("%d workers, buffer %d, hint %d", w, n, hint), c, err)
-				}
+		for _, n := range []int{16, 100, 4096, defaultBufSize} {
+			for _, hint := range []int64{0, int64(len(text))} {
+				c, err := readText(bytes.NewReader(text), "in", textOptions{bufSize: n, hint: hint, limit: limit, workers: w})
+				check(fmt.Sprintf("%d workers, buffer %d, hint %d", w, n, hint), c, err)
 			}
-			c, _, err := ReadLimited(bytes.NewReader(gz(t, text)), "in", -1, limit)
-			check(fmt.Sprintf("%d workers, gzipped", w), c, err)
-		})
+		}
+		// What ReadLimited does with gzip text of unknown size.
+		c, err := readText(bytes.NewReader(gz(t, text)), "in", textOptions{limit: limit, workers: w})
+		check(fmt.Sprintf("%d workers, gzipped", w), c, err)
 	}
 }
 

@@ -140,7 +140,7 @@ func ReadLimited(r io.Reader, name string, size, limit int64) (*sets.Collection,
 	if format == Binary {
 		c, err = readBinaryLimit(br, name, size, limit)
 	} else {
-		c, err = readTextLimit(br, name, false, defaultBufSize, max(size, 0), limit)
+		c, err = readText(br, name, textOptions{hint: max(size, 0), limit: limit})
 	}
 	return c, format, err
 }
@@ -191,7 +191,7 @@ func LoadAll(path string) ([]uint32, error) {
 		}
 		c, err = readBinary(br, path, size)
 	} else {
-		c, err = readText(br, path, true, defaultBufSize, fileSize(f))
+		c, err = readText(br, path, textOptions{all: true, hint: fileSize(f)})
 	}
 	if err != nil {
 		return nil, err

@@ -29,9 +29,16 @@ const defaultBufSize = 128 << 10
 // it, starting goroutines costs more than it saves.
 const parallelMin = 512 << 10
 
-// textWorkers is the number of goroutines that parse blocks of text; tests
-// change it.
-var textWorkers = func() int { return runtime.GOMAXPROCS(0) }
+// textOptions say how readText reads text. The zero value reads sets by
+// lines, in blocks of defaultBufSize, on GOMAXPROCS goroutines, with no size
+// hint and no limit; tests set the buffer size and the workers per call.
+type textOptions struct {
+	all     bool  // read every integer into one set, ignoring lines (LoadAll)
+	bufSize int   // the read buffer and block size; 0: defaultBufSize
+	hint    int64 // the size of the data if > 0: the arrays are sized after the first buffer
+	limit   int64 // the bytes the collection may take while read (0: no limit)
+	workers int   // the goroutines that parse blocks; 0: GOMAXPROCS
+}
 
 // ReadText parses the text format from r: one set per line, elements as
 // decimal integers in [0, 2^32-1] separated by spaces or tabs (carriage
@@ -53,28 +60,26 @@ func ReadText(r io.Reader, name string) (*sets.Collection, error) {
 	if l, ok := r.(interface{ Len() int }); ok { // bytes.Reader, strings.Reader, ...
 		hint = int64(l.Len())
 	}
-	return readText(r, name, false, defaultBufSize, hint)
+	return readText(r, name, textOptions{hint: hint})
 }
 
 // ReadTextSize is ReadText for data whose size in bytes is known, such as a
 // file's size on disk (compressed or not): it sizes the arrays once instead
 // of growing them by copies.
 func ReadTextSize(r io.Reader, name string, size int64) (*sets.Collection, error) {
-	return readText(r, name, false, defaultBufSize, size)
+	return readText(r, name, textOptions{hint: size})
 }
 
-// readText is ReadText with the buffer (and block) size exposed to tests;
-// all makes it read every integer into one set, ignoring line structure
-// (LoadAll). If hint > 0 it is the size of the data, which lets the arrays
-// be sized after the first buffer instead of growing by copies.
-func readText(r io.Reader, name string, all bool, bufSize int, hint int64) (*sets.Collection, error) {
-	return readTextLimit(r, name, all, bufSize, hint, 0)
-}
-
-// readTextLimit is readText whose collection's arrays, with the blocks of
-// text being parsed and the copy a growing array makes, may take at most
-// limit bytes (0: no limit); beyond, it returns a *LimitError.
-func readTextLimit(r io.Reader, name string, all bool, bufSize int, hint, limit int64) (*sets.Collection, error) {
+// readText is ReadText as o says. With a limit, the collection's arrays,
+// with the blocks of text being parsed and the copy a growing array makes,
+// may take at most o.limit bytes; beyond, it returns a *LimitError.
+func readText(r io.Reader, name string, o textOptions) (*sets.Collection, error) {
+	if o.bufSize <= 0 {
+		o.bufSize = defaultBufSize
+	}
+	if o.workers <= 0 {
+		o.workers = runtime.GOMAXPROCS(0)
+	}
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		// Small: reads of the parser's own buffer bypass it.
@@ -91,9 +96,9 @@ func readTextLimit(r io.Reader, name string, all bool, bufSize int, hint, limit 
 			return nil, readError(name, err, 1, 1)
 		}
 		src = gz
-		hint = 0 // the compressed size says little
+		o.hint = 0 // the compressed size says little
 	}
-	c, err := parseText(src, name, all, bufSize, hint, limit)
+	c, err := parseText(src, name, o)
 	var pe *ParseError
 	if err != nil && gz != nil && errors.As(err, &pe) && pe.Err == nil {
 		// A bad token in compressed text is most often the garbage a
@@ -105,11 +110,13 @@ func readTextLimit(r io.Reader, name string, all bool, bufSize int, hint, limit 
 	return c, err
 }
 
-// parseText parses the text that src holds, decompressed.
-func parseText(src io.Reader, name string, all bool, bufSize int, hint, limit int64) (*sets.Collection, error) {
+// parseText parses the text that src holds, decompressed; o has its
+// defaults filled in.
+func parseText(src io.Reader, name string, o textOptions) (*sets.Collection, error) {
+	all, bufSize, hint, limit, workers := o.all, o.bufSize, o.hint, o.limit, o.workers
 	// In parallel, unless the limit is too small for the blocks in flight
 	// to be a small part of it.
-	if workers := textWorkers(); !all && workers > 1 && (hint == 0 || hint >= parallelMin) &&
+	if !all && workers > 1 && (hint == 0 || hint >= parallelMin) &&
 		(limit == 0 || limit >= 8*int64(workers+2)*blockCost*int64(bufSize)) {
 		return readBlocks(src, name, workers, bufSize, hint, limit)
 	}

@@ -30,14 +30,6 @@ var bufSizes = []int{1, 2, 3, 5, 7, 16, 100, defaultBufSize}
 // with: 1 is the serial parser, more the parallel one (at any size).
 var workerCounts = []int{1, 2, 3}
 
-// withWorkers runs f with n parsing goroutines.
-func withWorkers(n int, f func()) {
-	old := textWorkers
-	textWorkers = func() int { return n }
-	defer func() { textWorkers = old }()
-	f()
-}
-
 func gz(t testing.TB, data []byte) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -83,21 +75,19 @@ func readAllWays(t *testing.T, text string) (*sets.Collection, error) {
 		}
 	}
 	for _, w := range workerCounts {
-		withWorkers(w, func() {
-			for _, n := range bufSizes {
-				got, err := readText(strings.NewReader(text), "in", false, n, 0)
-				check(fmt.Sprintf("%d workers, buffer %d", w, n), got, err)
-				// A size hint, right or wrong, changes nothing.
-				for _, hint := range []int64{int64(len(text)), 1, 1 << 20} {
-					got, err := readText(strings.NewReader(text), "in", false, n, hint)
-					check(fmt.Sprintf("%d workers, buffer %d, hint %d", w, n, hint), got, err)
-				}
+		for _, n := range bufSizes {
+			got, err := readText(strings.NewReader(text), "in", textOptions{bufSize: n, workers: w})
+			check(fmt.Sprintf("%d workers, buffer %d", w, n), got, err)
+			// A size hint, right or wrong, changes nothing.
+			for _, hint := range []int64{int64(len(text)), 1, 1 << 20} {
+				got, err := readText(strings.NewReader(text), "in", textOptions{bufSize: n, hint: hint, workers: w})
+				check(fmt.Sprintf("%d workers, buffer %d, hint %d", w, n, hint), got, err)
 			}
-			got, err := ReadText(iotest.OneByteReader(strings.NewReader(text)), "in")
-			check(fmt.Sprintf("%d workers, one byte at a time", w), got, err)
-			got, err = ReadText(bytes.NewReader(gz(t, []byte(text))), "in")
-			check(fmt.Sprintf("%d workers, gzipped", w), got, err)
-		})
+		}
+		got, err := readText(iotest.OneByteReader(strings.NewReader(text)), "in", textOptions{workers: w})
+		check(fmt.Sprintf("%d workers, one byte at a time", w), got, err)
+		got, err = readText(bytes.NewReader(gz(t, []byte(text))), "in", textOptions{workers: w})
+		check(fmt.Sprintf("%d workers, gzipped", w), got, err)
 	}
 	return want, wantErr
 }
@@ -172,9 +162,7 @@ func TestReadTextErrors(t *testing.T) {
 				if zipped {
 					data = gz(t, data)
 				}
-				var c *sets.Collection
-				var err error
-				withWorkers(tw.workers, func() { c, err = readText(bytes.NewReader(data), "f.dat", false, n, 0) })
+				c, err := readText(bytes.NewReader(data), "f.dat", textOptions{bufSize: n, workers: tw.workers})
 				if err == nil {
 					t.Errorf("%q (buffer %d, gzip %v): no error, got %s", tc.in, n, zipped, describe(c))
 					continue
@@ -203,11 +191,15 @@ func TestReadTextErrors(t *testing.T) {
 
 func TestReadTextGzipErrors(t *testing.T) {
 	for _, w := range workerCounts {
-		t.Run(fmt.Sprint(w, " workers"), func(t *testing.T) { withWorkers(w, func() { testGzipErrors(t) }) })
+		t.Run(fmt.Sprint(w, " workers"), func(t *testing.T) { testGzipErrors(t, w) })
 	}
 }
 
-func testGzipErrors(t *testing.T) {
+func testGzipErrors(t *testing.T, workers int) {
+	// ReadText on the given number of goroutines.
+	read := func(data []byte) (*sets.Collection, error) {
+		return readText(bytes.NewReader(data), "t.gz", textOptions{hint: int64(len(data)), workers: workers})
+	}
 	var text strings.Builder
 	for i := range 20000 {
 		fmt.Fprintf(&text, "%d %d %d\n", i, i*7, i*13)
@@ -216,7 +208,7 @@ func testGzipErrors(t *testing.T) {
 
 	// Cut anywhere past the header: truncated.
 	for _, cut := range []int{11, 20, len(z) / 3, len(z) / 2, len(z) - 9, len(z) - 1} {
-		_, err := ReadText(bytes.NewReader(z[:cut]), "t.gz")
+		_, err := read(z[:cut])
 		var pe *ParseError
 		if !errors.Is(err, ErrBadInput) || !errors.As(err, &pe) || !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("cut at %d: %v", cut, err)
@@ -227,7 +219,7 @@ func testGzipErrors(t *testing.T) {
 	}
 	// A cut header.
 	for _, cut := range []int{2, 5, 9} {
-		_, err := ReadText(bytes.NewReader(z[:cut]), "t.gz")
+		_, err := read(z[:cut])
 		if !errors.Is(err, ErrBadInput) || err.Error() != "t.gz:1:1: truncated gzip header" {
 			t.Errorf("header cut at %d: %v", cut, err)
 		}
@@ -235,7 +227,7 @@ func testGzipErrors(t *testing.T) {
 	// A wrong CRC in the trailer.
 	bad := slices.Clone(z)
 	bad[len(bad)-8] ^= 0xff
-	if _, err := ReadText(bytes.NewReader(bad), "t.gz"); !errors.Is(err, ErrBadInput) || !errors.Is(err, gzip.ErrChecksum) {
+	if _, err := read(bad); !errors.Is(err, ErrBadInput) || !errors.Is(err, gzip.ErrChecksum) {
 		t.Errorf("bad trailer: %v", err)
 	}
 	// Flipped bits in the deflate stream: corrupt data, a checksum error, or
@@ -243,7 +235,7 @@ func testGzipErrors(t *testing.T) {
 	for i := 12; i < len(z)-8; i += len(z) / 50 {
 		bad := slices.Clone(z)
 		bad[i] ^= 0x55
-		c, err := ReadText(bytes.NewReader(bad), "t.gz")
+		c, err := read(bad)
 		if err == nil {
 			t.Errorf("byte %d flipped: no error, %d sets", i, c.Len())
 		} else if !errors.Is(err, ErrBadInput) {
@@ -255,7 +247,7 @@ func testGzipErrors(t *testing.T) {
 	}
 	// Garbage after the gzip member: whatever it is, it is named.
 	for _, junk := range []string{"junk", "\n1 2 3\n", "\x00\x00\x00\x00", "\x1f", "\x1f\x8b", "\x1f\x8b\x08\x00", "\x1f\x8bxxxxxxxxxxxxxxxx"} {
-		_, err := ReadText(bytes.NewReader(append(slices.Clone(z), junk...)), "t.gz")
+		_, err := read(append(slices.Clone(z), junk...))
 		want := fmt.Sprintf("trailing garbage after the gzip data, at compressed byte %d", len(z))
 		if strings.HasPrefix(junk, "\x1f\x8b") {
 			want = fmt.Sprintf("gzip header of member 2, at compressed byte %d", len(z))
@@ -266,7 +258,7 @@ func testGzipErrors(t *testing.T) {
 	}
 	// Two members are one text (gzip -c a b > ab.gz).
 	two := append(gz(t, []byte("1 2\n3")), gz(t, []byte(" 4\n5\n"))...)
-	c, err := ReadText(bytes.NewReader(two), "t.gz")
+	c, err := read(two)
 	if err != nil || !equalCollections(c, sets.FromSets([]uint32{1, 2}, []uint32{3, 4}, []uint32{5})) {
 		t.Errorf("two members: %s, %v", describe(c), err)
 	}
@@ -278,8 +270,7 @@ func TestReadTextIOError(t *testing.T) {
 	for _, w := range workerCounts {
 		for _, data := range [][]byte{[]byte("1 2 3\n4 5 6\n"), gz(t, []byte("1 2 3\n4 5 6\n"))} {
 			r := io.MultiReader(bytes.NewReader(data[:7]), iotest.ErrReader(boom))
-			var err error
-			withWorkers(w, func() { _, err = ReadText(r, "x") })
+			_, err := readText(r, "x", textOptions{workers: w})
 			if !errors.Is(err, boom) || errors.Is(err, ErrBadInput) {
 				t.Errorf("%d workers: got %v, want boom and not bad input", w, err)
 			}
@@ -321,11 +312,8 @@ func TestRoundTrip(t *testing.T) {
 		if err := WriteText(&text, c); err != nil {
 			t.Fatal(err)
 		}
-		var fromText *sets.Collection
-		var err error
-		withWorkers(workerCounts[i%len(workerCounts)], func() {
-			fromText, err = readText(bytes.NewReader(text.Bytes()), "t", false, bufSizes[i%len(bufSizes)], int64(text.Len()))
-		})
+		fromText, err := readText(bytes.NewReader(text.Bytes()), "t",
+			textOptions{bufSize: bufSizes[i%len(bufSizes)], hint: int64(text.Len()), workers: workerCounts[i%len(workerCounts)]})
 		if err != nil || !equalCollections(fromText, c) {
 			t.Fatalf("text round trip: %v\n%s\n%s", err, describe(c), describe(fromText))
 		}
@@ -549,10 +537,7 @@ func TestReadTextBlocks(t *testing.T) {
 		text = append(text, '\n')
 	}
 	serial := func(data []byte) (*sets.Collection, error) {
-		var c *sets.Collection
-		var err error
-		withWorkers(1, func() { c, err = readText(bytes.NewReader(data), "b.dat", false, defaultBufSize, 0) })
-		return c, err
+		return readText(bytes.NewReader(data), "b.dat", textOptions{workers: 1})
 	}
 	inputs := [][]byte{text, text[:len(text)-1], text[:len(text)/2]}
 	for _, at := range []int{0, 5, len(text) / 3, len(text)/2 + 1, len(text) - 2} {
@@ -564,11 +549,7 @@ func TestReadTextBlocks(t *testing.T) {
 		want, wantErr := serial(data)
 		for _, w := range []int{2, 4} {
 			for _, n := range []int{4096, 64 << 10, defaultBufSize} {
-				var got *sets.Collection
-				var err error
-				withWorkers(w, func() {
-					got, err = readText(bytes.NewReader(data), "b.dat", false, n, int64(len(data)))
-				})
+				got, err := readText(bytes.NewReader(data), "b.dat", textOptions{bufSize: n, hint: int64(len(data)), workers: w})
 				if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
 					t.Fatalf("input %d, %d workers, blocks of %d: error %v, serial %v", k, w, n, err, wantErr)
 				}
@@ -584,8 +565,7 @@ func TestReadTextBlocks(t *testing.T) {
 	for _, cut := range []int{len(z) / 4, len(z) - 20} {
 		_, wantErr := serial(z[:cut])
 		for _, w := range []int{2, 4} {
-			var err error
-			withWorkers(w, func() { _, err = readText(bytes.NewReader(z[:cut]), "b.dat", false, 4096, 0) })
+			_, err := readText(bytes.NewReader(z[:cut]), "b.dat", textOptions{bufSize: 4096, workers: w})
 			if err == nil || wantErr == nil || err.Error() != wantErr.Error() {
 				t.Fatalf("gzip cut at %d, %d workers: %v, serial %v", cut, w, err, wantErr)
 			}

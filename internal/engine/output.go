@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -39,13 +41,62 @@ func (f *FirstError) Err() error {
 	return f.err
 }
 
-// CollectPairs runs join, which calls its argument with batches of pairs
-// from several goroutines at once, and returns every pair sorted by I, then
-// J: the Collect of every pair workload.
-func CollectPairs(join func(fn func([]sets.Pair) error) error) ([]sets.Pair, error) {
+// Send hands the batch buf to sink unless first holds an error already,
+// records sink's error in first, and returns buf emptied for the next
+// batch: how the writers of every workload's Output flush.
+func Send[T any](sink func([]T) error, buf []T, first *FirstError) []T {
+	if len(buf) > 0 && !first.Failed() {
+		if err := sink(buf); err != nil {
+			first.Set(err)
+		}
+	}
+	return buf[:0]
+}
+
+// RunError is the error of a run whose engine returned err while its
+// output recorded outErr (the first error of the caller's callbacks): the
+// callback's error wins when the engine saw none, or only the
+// cancellation that the callback's error caused.
+func RunError(err, outErr error) error {
+	if outErr != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		return outErr
+	}
+	return err
+}
+
+// FreeList keeps values for reuse between goroutines: an Output keeps the
+// writers (and their buffers) that its engine's goroutines closed. The
+// zero value is empty; it is safe for concurrent use.
+type FreeList[T any] struct {
+	mu   sync.Mutex
+	free []T
+}
+
+// Get returns a value put before, if any.
+func (l *FreeList[T]) Get() (x T, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.free); n > 0 {
+		x, ok = l.free[n-1], true
+		l.free = l.free[:n-1]
+	}
+	return x, ok
+}
+
+// Put keeps x for a later Get.
+func (l *FreeList[T]) Put(x T) {
+	l.mu.Lock()
+	l.free = append(l.free, x)
+	l.mu.Unlock()
+}
+
+// Collect runs join, which calls its argument with batches of results from
+// several goroutines at once, and returns them all, sorted by sort: the
+// Collect of every workload.
+func Collect[T any](join func(fn func([]T) error) error, sort func([]T)) ([]T, error) {
 	var mu sync.Mutex
-	var all []sets.Pair
-	err := join(func(ps []sets.Pair) error {
+	var all []T
+	err := join(func(ps []T) error {
 		mu.Lock()
 		all = append(all, ps...)
 		mu.Unlock()
@@ -54,8 +105,13 @@ func CollectPairs(join func(fn func([]sets.Pair) error) error) ([]sets.Pair, err
 	if err != nil {
 		return nil, err
 	}
-	sets.SortPairs(all)
+	sort(all)
 	return all, nil
+}
+
+// CollectPairs is Collect for pairs of sets.Pair, sorted by I, then J.
+func CollectPairs(join func(fn func([]sets.Pair) error) error) ([]sets.Pair, error) {
+	return Collect(join, sets.SortPairs)
 }
 
 // Memos computes a value once per key: the engines of a workload share

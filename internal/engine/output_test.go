@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -64,5 +66,83 @@ func TestMemos(t *testing.T) {
 	}
 	if v := ms.Get("other", func() any { return "x" }); v != "x" {
 		t.Fatalf("another key: %v", v)
+	}
+}
+
+func TestSend(t *testing.T) {
+	var first FirstError
+	var got [][]int
+	boom := errors.New("boom")
+	sink := func(b []int) error {
+		got = append(got, slices.Clone(b))
+		if len(got) == 2 {
+			return boom
+		}
+		return nil
+	}
+	buf := make([]int, 0, 4)
+	buf = Send(sink, append(buf, 1, 2), &first)
+	if len(buf) != 0 || cap(buf) != 4 || len(got) != 1 || first.Err() != nil {
+		t.Fatalf("first batch: buf %v, sent %v, error %v", buf, got, first.Err())
+	}
+	buf = Send(sink, buf, &first) // an empty batch is not sent
+	buf = Send(sink, append(buf, 3), &first)
+	buf = Send(sink, append(buf, 4), &first) // after the error: dropped
+	if len(buf) != 0 || len(got) != 2 || got[1][0] != 3 || first.Err() != boom {
+		t.Fatalf("after the error: buf %v, sent %v, error %v", buf, got, first.Err())
+	}
+}
+
+func TestRunError(t *testing.T) {
+	run, out := errors.New("run"), errors.New("callback")
+	for _, tc := range []struct{ err, outErr, want error }{
+		{nil, nil, nil},
+		{run, nil, run},
+		{nil, out, out},
+		{context.Canceled, out, out},
+		{fmt.Errorf("stopped: %w", context.Canceled), out, out},
+		{run, out, run},
+		{context.Canceled, nil, context.Canceled},
+	} {
+		if got := RunError(tc.err, tc.outErr); got != tc.want {
+			t.Errorf("RunError(%v, %v) = %v, want %v", tc.err, tc.outErr, got, tc.want)
+		}
+	}
+}
+
+func TestFreeList(t *testing.T) {
+	var l FreeList[*int]
+	if x, ok := l.Get(); ok || x != nil {
+		t.Fatalf("empty list gave %v, %v", x, ok)
+	}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() { l.Put(&i) })
+	}
+	wg.Wait()
+	seen := map[int]bool{}
+	for {
+		x, ok := l.Get()
+		if !ok {
+			break
+		}
+		seen[*x] = true
+	}
+	if len(seen) != 16 {
+		t.Fatalf("got back %d values, want 16", len(seen))
+	}
+}
+
+func TestCollect(t *testing.T) {
+	got, err := Collect(func(fn func([]string) error) error {
+		var wg sync.WaitGroup
+		for _, b := range [][]string{{"c", "a"}, {"b"}} {
+			wg.Go(func() { fn(b) })
+		}
+		wg.Wait()
+		return nil
+	}, slices.Sort)
+	if err != nil || !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("Collect = %v, %v", got, err)
 	}
 }

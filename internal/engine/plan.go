@@ -6,10 +6,59 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	"github.com/xsect/xsect/internal/sysinfo"
 )
+
+// Plan is what every workload's plan holds; each workload's Plan embeds
+// it beside its options.
+type Plan[P any, E Named] struct {
+	// Problem is the prepared problem.
+	Problem P
+	// Candidates lists every engine the planner considered, fastest
+	// estimate first, those that cannot run last.
+	Candidates []Candidate[E]
+	// Chosen is the candidate that runs.
+	Chosen Candidate[E]
+	// Prepare is the time spent preparing the problem and estimating.
+	Prepare time.Duration
+	// RunNotes is what the engine says about its run: the workload's
+	// Output adds to it.
+	RunNotes Notes
+}
+
+// Notes returns what the engine said about its run, once it has run.
+func (pl *Plan[P, E]) Notes() string { return pl.RunNotes.String() }
+
+// WriteChoice writes the candidates' table (WriteTable) and the choice:
+// the engine that runs and its device, or why none can run.
+func (pl *Plan[P, E]) WriteChoice(w io.Writer) error {
+	chosen := 0
+	if pl.Chosen.Err != nil {
+		chosen = -1
+	}
+	if err := WriteTable(w, pl.Candidates, chosen); err != nil {
+		return err
+	}
+	if pl.Chosen.Err != nil {
+		_, err := fmt.Fprintf(w, "\nchoice       none: %v\n", Reason(pl.Chosen.Err))
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nchoice       %s on %s (%s)\n", pl.Chosen.Engine.Name(), pl.Chosen.Device.Kind, pl.Chosen.Device.Name)
+	return err
+}
+
+// CPUDevice describes this machine's CPU, as the CPU engines of every
+// workload run on it: GOMAXPROCS threads.
+func CPUDevice() Device {
+	n := runtime.GOMAXPROCS(0)
+	return Device{Kind: CPU, Name: fmt.Sprintf("%s, %d threads", sysinfo.CPUName(), n), Memory: sysinfo.Memory(), Parallelism: n}
+}
 
 // Named is what the registry and the planner need of an engine: its
 // technique and the kind of device it runs on.

@@ -126,3 +126,36 @@ func TestPickMarkers(t *testing.T) {
 		t.Errorf("CheckMemory over the budget: %v does not wrap ErrOverBudget", c.Err)
 	}
 }
+
+// WriteChoice ends every workload's explanation: the table, then the
+// engine that runs, or why none can.
+func TestWriteChoice(t *testing.T) {
+	var pl Plan[int, engine]
+	pl.Candidates = []Candidate[engine]{
+		{Engine: engine{"fast", CPU}, Device: Device{Kind: CPU, Name: "the CPU"}, Estimate: Estimate{Seconds: 1, Detail: "d"}},
+		{Engine: engine{"broken", GPU}, Err: Cannot("no GPU")},
+	}
+	pl.Chosen = pl.Candidates[0]
+	var b strings.Builder
+	if err := pl.WriteChoice(&b); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, "* fast") || !strings.Contains(s, "cannot run: no GPU") || !strings.HasSuffix(s, "\nchoice       fast on cpu (the CPU)\n") {
+		t.Errorf("with a choice:\n%s", s)
+	}
+	pl.Chosen = pl.Candidates[1]
+	b.Reset()
+	if err := pl.WriteChoice(&b); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); strings.Contains(s, "* ") || !strings.HasSuffix(s, "\nchoice       none: no GPU\n") {
+		t.Errorf("with none:\n%s", s)
+	}
+	pl.RunNotes.Add("ran %d", 1)
+	if pl.Notes() != "ran 1\n" {
+		t.Errorf("Notes = %q", pl.Notes())
+	}
+	if d := CPUDevice(); d.Kind != CPU || d.Parallelism < 1 || d.Memory <= 0 || !strings.Contains(d.Name, "threads") {
+		t.Errorf("CPUDevice = %+v", d)
+	}
+}

@@ -6,13 +6,9 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"fmt"
-	"runtime"
 	"unsafe"
 
 	"github.com/xsect/xsect/internal/engine"
-	"github.com/xsect/xsect/internal/sysinfo"
 )
 
 // Engine is one way of mining pairs on one device: Run reports every
@@ -57,10 +53,7 @@ type cpu struct{}
 
 func (cpu) Kind() engine.Kind { return engine.CPU }
 
-func (cpu) Device() (engine.Device, error) {
-	n := runtime.GOMAXPROCS(0)
-	return engine.Device{Kind: engine.CPU, Name: fmt.Sprintf("%s, %d threads", sysinfo.CPUName(), n), Memory: sysinfo.Memory(), Parallelism: n}, nil
-}
+func (cpu) Device() (engine.Device, error) { return engine.CPUDevice(), nil }
 
 // forItemsBytes is the memory forItems takes for f items: their order and
 // weights.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -27,11 +28,13 @@ type fpgrowth struct{ cpu }
 func (fpgrowth) Name() string { return "fpgrowth" }
 
 func (fpgrowth) Estimate(d *Data) (Estimate, error) {
-	// Without knowing the tree, the walk is bounded by the pair
-	// occurrences (a tree that shares no prefix).
+	// The walk is at most the pair occurrences (trees that share no
+	// prefix); transactions that share their most frequent items make it
+	// shorter: estimated from a sample.
 	m := float64(d.Transactions)
 	c := d.unitCosts()
-	sec := (float64(d.PairSteps)*c.fpStep + m*log2(m)*c.fpSort + float64(d.Occurrences)*c.fpNode) / float64(d.Threads)
+	walk := fpWalk(d, fpSample(d))
+	sec := (walk*c.fpStep + m*log2(m)*c.fpSort + float64(d.Occurrences)*c.fpNode) / float64(d.Threads)
 	// The relabelled transactions, the trees' nodes (parent, item,
 	// count, and by item), the transactions kept, each tree's index by
 	// item and the path it builds along, the labels, each thread's
@@ -40,6 +43,117 @@ func (fpgrowth) Estimate(d *Data) (Estimate, error) {
 	mem := d.HorizontalBytes() + 4*d.Occurrences + 16*d.Occurrences + 4*int64(d.Transactions) +
 		parts*(8*(f+1)+8*int64(maxLength(d))) + 8*f + 8*f*int64(d.Threads) + forItemsBytes(int(f)) + writersBytes(d.Threads)
 	return Estimate{Seconds: sec, Memory: mem, Detail: fmt.Sprintf("%d trees of at most %d nodes", d.Threads, d.Occurrences)}, nil
+}
+
+// fpSample is the number of transactions fpWalk samples: 8192, or fewer
+// long ones, about 2^17 item occurrences in all (a few milliseconds).
+func fpSample(d *Data) int {
+	avg := float64(d.Occurrences) / float64(max(d.Transactions, 1))
+	return max(256, min(1<<13, int((1<<17)/max(avg, 1))))
+}
+
+// fpWalk estimates the steps of fpgrowth's counting walk, the sum over the
+// nodes of its trees of their depth less one, from at most n of the
+// transactions that hold pairs, taken evenly. The walk of each tree's
+// share of the sample is counted exactly (its transactions sorted as the
+// tree's are, each adds the nodes below its longest common prefix with
+// the previous one), and that of half of it: the walk grows as a power of
+// the transactions (linearly where they share nothing, slower as they
+// share their most frequent items, as a vocabulary grows with a text), and
+// the exponent measured between the half and the whole sample carries it
+// to the tree's transactions. It is exact when every transaction is
+// sampled, and at most the pair occurrences.
+func fpWalk(d *Data, n int) float64 {
+	tids := make([]int, 0, pairTransactions(d))
+	for t, l := range d.Lengths {
+		if l >= 2 {
+			tids = append(tids, t)
+		}
+	}
+	m := len(tids)
+	if m == 0 {
+		return 0
+	}
+	n = min(n, m)
+	label := supportLabels(d)
+	// The sample, relabelled as Run relabels, in the order of the
+	// transactions, so that consecutive runs of it fall in one tree.
+	sample := make([][]uint32, n)
+	var buf []uint32
+	for i := range sample {
+		t := tids[int(int64(i)*int64(m)/int64(n))]
+		var s []uint32
+		if d.prepared {
+			s = d.horiz.Set(t)
+		} else {
+			s = d.tx.Set(t)
+			buf = slices.Grow(buf[:0], len(s))
+			s = buf[:d.ranks(s, buf[:len(s)])]
+		}
+		x := make([]uint32, len(s))
+		for j, r := range s {
+			x[j] = label[r]
+		}
+		slices.Sort(x)
+		sample[i] = x
+	}
+	parts := fpParts(d)
+	walk := 0.0
+	for p := range parts {
+		tree := sample[p*n/parts : (p+1)*n/parts]
+		size := (p+1)*m/parts - p*m/parts // the tree's transactions
+		if len(tree) == 0 {
+			continue
+		}
+		half := make([][]uint32, 0, (len(tree)+1)/2)
+		for i := 0; i < len(tree); i += 2 {
+			half = append(half, tree[i])
+		}
+		w, wh := trieWalk(tree), trieWalk(half)
+		if len(tree) == size || wh == 0 {
+			walk += w * float64(size) / float64(len(tree))
+			continue
+		}
+		grow := float64(len(tree)) / float64(len(half))
+		alpha := min(max(math.Log(w/wh)/math.Log(grow), 0), 1)
+		walk += w * math.Pow(float64(size)/float64(len(tree)), alpha)
+	}
+	return min(walk, float64(d.PairSteps))
+}
+
+// trieWalk returns the walk of a tree of the transactions ts (sorted in
+// place): the sum over its nodes of their depth less one.
+func trieWalk(ts [][]uint32) float64 {
+	slices.SortFunc(ts, slices.Compare)
+	walk := 0.0
+	for i, s := range ts {
+		prev := 0
+		if i > 0 {
+			p := ts[i-1]
+			for prev < len(p) && prev < len(s) && p[prev] == s[prev] {
+				prev++
+			}
+		}
+		// The new nodes, at depths prev+1 .. len(s).
+		l := len(s)
+		walk += float64(l*(l-1)/2 - prev*(prev-1)/2)
+	}
+	return walk
+}
+
+// supportLabels returns the label of every rank in the order FP-growth
+// stores items: label 0 the most frequent.
+func supportLabels(d *Data) []uint32 {
+	byFreq := make([]uint32, d.Frequent()) // label -> rank
+	for r := range byFreq {
+		byFreq[r] = uint32(r)
+	}
+	slices.SortStableFunc(byFreq, func(a, b uint32) int { return cmp.Compare(d.Support[b], d.Support[a]) })
+	label := make([]uint32, len(byFreq)) // rank -> label
+	for l, r := range byFreq {
+		label[r] = uint32(l)
+	}
+	return label
 }
 
 // pairTransactions is the number of transactions with two frequent items

@@ -422,12 +422,7 @@ func (w *Writer) flush() {
 		w.buf = w.o.d.tile.keep(w.buf)
 	}
 	w.n += int64(len(w.buf))
-	if len(w.buf) > 0 && !w.o.first.Failed() {
-		if err := w.o.fn(w.buf); err != nil {
-			w.o.first.Set(err)
-		}
-	}
-	w.buf = w.buf[:0]
+	w.buf = engine.Send(w.o.fn, w.buf, &w.o.first)
 }
 
 // AddCount reports n pairs without naming them; only when the Output is

@@ -2,12 +2,9 @@ package freqpairs
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/xsect/xsect/internal/engine"
@@ -17,12 +14,6 @@ import (
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/synth"
-)
-
-var (
-	validate       = flag.Bool("validate", false, "run TestValidate: time the planner's choice against every forced CPU engine on data the cost model was not fitted on")
-	validateReps   = flag.Int("validate-reps", 3, "TestValidate: runs of each engine per problem (the table gives the median, min and max)")
-	validateShapes = flag.String("validate-shapes", "", "TestValidate: comma-separated problem names, or \"fit\" for data the costs were fitted on (default: every validation problem)")
 )
 
 // validateShape is one problem of the validation: transactions and a
@@ -53,17 +44,6 @@ func bernoulliTx(n int, p float64, occurrences int64) func(testing.TB) *sets.Col
 	}
 }
 
-func synthTx(cfg synth.Config) func(testing.TB) *sets.Collection {
-	return func(t testing.TB) *sets.Collection {
-		cfg.Seed = 7
-		c, err := synth.Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-}
-
 // validationShapes are problems the cost model was NOT fitted on (it was
 // fitted on retail, T10I4D100K and kosarak at 0.1% and 0.01%, and on the
 // BATMAP paper's instances: p = 5%, 10^7 occurrences, support 0.3%): other
@@ -82,8 +62,8 @@ var validationShapes = []validateShape{
 	{"bernoulli n=500 p=20% 2e7 1%", bernoulliTx(500, 0.2, 2e7), "1%"},
 	{"bernoulli n=1000 p=10% 2e7 0.5%", bernoulliTx(1000, 0.1, 2e7), "0.5%"},
 	{"bernoulli n=20000 p=1% 2e7 0.5%", bernoulliTx(20000, 0.01, 2e7), "0.5%"},
-	{"zipf 400000x20/1e5 0.005%", synthTx(synth.Config{Sets: 400000, Universe: 1e5, AvgSize: 20, Dist: synth.Zipf}), "0.005%"},
-	{"uniform 100000x40/2000 0.5%", synthTx(synth.Config{Sets: 100000, Universe: 2000, AvgSize: 40, Dist: synth.Uniform}), "0.5%"},
+	{"zipf 400000x20/1e5 0.005%", plantest.Synth(synth.Config{Sets: 400000, Universe: 1e5, AvgSize: 20, Dist: synth.Zipf}), "0.005%"},
+	{"uniform 100000x40/2000 0.5%", plantest.Synth(synth.Config{Sets: 100000, Universe: 2000, AvgSize: 40, Dist: synth.Uniform}), "0.5%"},
 }
 
 // fitShapes are data the reference costs were fitted on.
@@ -105,20 +85,7 @@ var fitShapes = []validateShape{
 //
 //	go test ./pairs -run Validate -validate -v -timeout 3h
 func TestValidate(t *testing.T) {
-	if !*validate {
-		t.Skip("needs -validate")
-	}
-	shapes := validationShapes
-	if *validateShapes == "fit" {
-		shapes = fitShapes
-	} else if *validateShapes != "" {
-		shapes = nil
-		for _, sh := range append(slices.Clone(validationShapes), fitShapes...) {
-			if strings.Contains(","+*validateShapes+",", ","+sh.name+",") {
-				shapes = append(shapes, sh)
-			}
-		}
-	}
+	shapes := plantest.Select(t, validationShapes, fitShapes, func(sh validateShape) string { return sh.name })
 	fmt.Printf("machine: %s, %d threads\n\n", sysinfo.CPUName(), runtime.GOMAXPROCS(0))
 	var results []plantest.Result
 	for _, sh := range shapes {
@@ -144,7 +111,9 @@ func TestValidate(t *testing.T) {
 				}
 				_, err = plan.Run(ctx, func([]Pair) error { return nil })
 				for _, c := range plan.Candidates {
-					if c.Engine == plan.Engine {
+					// By name and device: an engine's value may not be
+					// comparable (batmap's holds its layout).
+					if c.Engine.Name() == plan.Engine.Name() && c.Engine.Kind() == plan.Engine.Kind() {
 						return c.Estimate.Seconds, err
 					}
 				}
@@ -155,7 +124,7 @@ func TestValidate(t *testing.T) {
 				prob.Engines = append(prob.Engines, plantest.Engine{Name: c.Engine.Name(), Estimate: c.Estimate.Seconds})
 			}
 		}
-		res, err := plantest.Time(os.Stdout, prob, *validateReps)
+		res, err := plantest.Time(os.Stdout, prob, plantest.Reps())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,18 +11,18 @@ import (
 
 // MMJoin's heavy product is computed ahead in bands of rows, while the CPU
 // runs the index part: a producer goroutine queues bands on the device in
-// the order the CPU's workers will ask for them (a self-join asks for its
-// last, widest rows first; a join in order), keeping at most a budget of
-// them in host memory; a worker that asks for a band nobody has started
+// the order the CPU's workers will ask for them (a probe-major self-join
+// asks for its last, widest rows first; an element-major one and a join in
+// order), keeping at most a budget of them in host memory; a worker that asks for a band nobody has started
 // gets it queued first, beyond the budget. A band's host memory is given
 // back once every one of its rows has been read, so a product larger than
 // host memory streams through. The device side is an interface, so that
 // the scheduling is tested without a GPU.
 
-// band is rows r0.. of the heavy product, columns [0, cols), in a host
-// buffer with rows ld entries apart.
+// band is rows r0.. of the heavy product, columns [c0, c0+cols), in a
+// host buffer with rows ld entries apart.
 type band struct {
-	r0, rows, cols, ld int
+	r0, rows, c0, cols, ld int
 
 	// Guarded by the cache's mutex.
 	state   int
@@ -66,6 +66,8 @@ type bandDevice interface {
 // bandCache schedules the bands of an nr × ns product.
 type bandCache struct {
 	dev    bandDevice
+	self   bool // a self-join: only one side of the diagonal is read
+	after  bool // the side after the diagonal, not the one before
 	bands  []*band
 	order  []int // the predicted order of the workers' requests
 	budget int   // bands held at once for prefetching
@@ -88,27 +90,42 @@ type bandCache struct {
 	firstQueued, lastDone time.Time
 	waited                atomic.Int64 // nanoseconds, all workers together
 	queued                int
+	outside               atomic.Int64 // blocks read outside the bands (through direct)
+}
+
+// bandCols returns the columns [c0, c0+cols) that the band of rows [r0,
+// r0+rows) of an nr × ns product holds: all of them in a join; in a
+// self-join (nr == ns) those up to its last row, where the workers read
+// the entries before the diagonal, or from its first row on, where they
+// read those after it (after: overlap.MMJoinSplit.ReadsAfterDiagonal).
+func bandCols(ns int, self, after bool, r0, rows int) (c0, cols int) {
+	switch {
+	case !self:
+		return 0, ns
+	case after:
+		return r0, ns - r0
+	default:
+		return 0, r0 + rows
+	}
 }
 
 // newBandCache plans bands of at most bandRows rows of an nr × ns product,
-// each ns columns wide, or in a self-join (nr == ns) as wide as its last
-// row (the workers read only the entries left of the diagonal, and ask
-// for the last rows first). At most budget bands are prefetched.
-func newBandCache(dev bandDevice, nr, ns int, self bool, bandRows, budget int) *bandCache {
-	c := &bandCache{dev: dev, budget: max(budget, 1), hold: max(bandRows, 1), failed: make(chan struct{}), done: make(chan struct{})}
+// their columns as bandCols says. The workers of a self-join that read
+// before the diagonal ask for the last rows first, the others in order. At
+// most budget bands are prefetched.
+func newBandCache(dev bandDevice, nr, ns int, self, after bool, bandRows, budget int) *bandCache {
+	c := &bandCache{dev: dev, self: self, after: after, budget: max(budget, 1), hold: max(bandRows, 1), failed: make(chan struct{}), done: make(chan struct{})}
 	c.cond = sync.NewCond(&c.mu)
 	for r0 := 0; r0 < nr; r0 += c.hold {
-		b := &band{r0: r0, rows: min(c.hold, nr-r0), cols: ns, ready: make(chan struct{})}
-		if self {
-			b.cols = r0 + b.rows
-		}
+		b := &band{r0: r0, rows: min(c.hold, nr-r0), ready: make(chan struct{})}
+		b.c0, b.cols = bandCols(ns, self, after, r0, b.rows)
 		b.ld = roundUp(b.cols, 16)
 		b.left = b.rows
 		c.bands = append(c.bands, b)
 	}
 	c.pending = len(c.bands)
 	for i := range c.bands {
-		if self {
+		if self && !after {
 			c.order = append(c.order, len(c.bands)-1-i)
 		} else {
 			c.order = append(c.order, i)
@@ -252,7 +269,8 @@ func (c *bandCache) produce() {
 }
 
 // product is MMJoin's HeavyProduct: dst[x*cols+y] is entry (row0+x,
-// col0+y) of the heavy product.
+// col0+y) of the heavy product; in a self-join only on the side of the
+// diagonal that MMJoin reads (the others are left as they are).
 func (c *bandCache) product(ctx context.Context, row0, rows, col0, cols int, dst []uint32) error {
 	if rows <= 0 || cols <= 0 {
 		return nil
@@ -271,8 +289,25 @@ func (c *bandCache) product(ctx context.Context, row0, rows, col0, cols int, dst
 	return nil
 }
 
-// read copies rows [lo, hi) of b, columns [col0, col0+cols), to dst.
+// need returns the columns of [col0, end) that rows [lo, hi) read: all of
+// them in a join; in a self-join those before the last row's diagonal, or
+// after the first row's. Every band holds them.
+func (c *bandCache) need(lo, hi, col0, end int) (int, int) {
+	switch {
+	case !c.self:
+		return col0, end
+	case c.after:
+		return max(col0, lo+1), end
+	default:
+		return col0, min(end, hi-1)
+	}
+}
+
+// read copies rows [lo, hi) of b, columns [col0, col0+cols), to dst, those
+// that the rows read (need).
 func (c *bandCache) read(ctx context.Context, b *band, lo, hi, col0, cols int, dst []uint32, stride int) error {
+	base := col0
+	col0, end := c.need(lo, hi, col0, col0+cols)
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -282,7 +317,11 @@ func (c *bandCache) read(ctx context.Context, b *band, lo, hi, col0, cols int, d
 	if b.state == bandFreed || b.left <= 0 {
 		// Read twice: the contract allows it, MMJoin never does it.
 		c.mu.Unlock()
-		return c.dev.direct(ctx, lo, hi-lo, col0, cols, dst, stride)
+		if col0 >= end {
+			return nil
+		}
+		c.outside.Add(1)
+		return c.dev.direct(ctx, lo, hi-lo, col0, end-col0, dst[col0-base:], stride)
 	}
 	if b.state == bandIdle {
 		b.state = bandDemanded
@@ -320,23 +359,32 @@ func (c *bandCache) read(ctx context.Context, b *band, lo, hi, col0, cols int, d
 	if b.err != nil {
 		return b.err
 	}
-	inBand := max(0, min(cols, b.cols-col0))
-	float := c.dev.float()
-	for x := lo; x < hi && inBand > 0; x++ {
-		src := b.buf[(x-b.r0)*b.ld+col0:]
-		row := dst[(x-lo)*stride : (x-lo)*stride+inBand]
-		if float {
-			for y := range row {
-				row[y] = uint32(math.Float32frombits(src[y]))
+	// The columns the band holds, then any beside it (none, as the bands
+	// are cut: computed at once for the contract's sake).
+	bandEnd := b.c0 + b.cols
+	if in0, in1 := max(col0, b.c0), min(end, bandEnd); in0 < in1 {
+		float := c.dev.float()
+		for x := lo; x < hi; x++ {
+			src := b.buf[(x-b.r0)*b.ld+in0-b.c0:][:in1-in0]
+			row := dst[(x-lo)*stride+in0-base:][:in1-in0]
+			if float {
+				for y := range row {
+					row[y] = uint32(math.Float32frombits(src[y]))
+				}
+			} else {
+				copy(row, src)
 			}
-		} else {
-			copy(row, src[:inBand])
 		}
 	}
-	if inBand < cols {
-		// Columns right of a self-join band's diagonal: never read by
-		// MMJoin, computed for the contract's sake.
-		return c.dev.direct(ctx, lo, hi-lo, col0+inBand, cols-inBand, dst[inBand:], stride)
+	if left := min(end, b.c0) - col0; left > 0 {
+		c.outside.Add(1)
+		if err := c.dev.direct(ctx, lo, hi-lo, col0, left, dst[col0-base:], stride); err != nil {
+			return err
+		}
+	}
+	if right := max(col0, bandEnd); right < end {
+		c.outside.Add(1)
+		return c.dev.direct(ctx, lo, hi-lo, right, end-right, dst[right-base:], stride)
 	}
 	return nil
 }

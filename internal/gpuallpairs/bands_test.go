@@ -94,7 +94,7 @@ func (f *fakeBands) queue(b *band, slot int) error {
 			for y := range b.ld {
 				v := uint32(0xDEAD) // padding columns: never read
 				if y < b.cols {
-					v = f.prod[(b.r0+x)*f.hs+y]
+					v = f.prod[(b.r0+x)*f.hs+b.c0+y]
 				}
 				b.buf[x*b.ld+y] = v
 			}
@@ -123,17 +123,27 @@ func (f *fakeBands) direct(ctx context.Context, row0, rows, col0, cols int, dst 
 }
 
 // fakeMMJoin is MMJoin with the product from fakeBands, registered for the
-// tests as a CPU engine (never chosen unless forced).
-type fakeMMJoin struct{ tune tuning }
+// tests as a CPU engine (never chosen unless forced). A test runs its own
+// copy (tuned, then with) with its own configuration.
+type fakeMMJoin struct {
+	tune tuning
+	cfg  *fakeConfig // nil: the registered engine, which never runs
+}
 
-var fakeConfig struct {
-	sync.Mutex
+// fakeConfig is the band cache and fake device of one fakeMMJoin run.
+type fakeConfig struct {
 	slots, bandRows, budget int
-	failAt                  int64
-	last                    *fakeBands
+	failAt                  int64      // the band that fails (0: none)
+	last                    *fakeBands // the fake device of the last run
 }
 
 func init() { overlap.Register(fakeMMJoin{tune: defaultTuning()}) }
+
+// with returns e run with cfg.
+func (e fakeMMJoin) with(cfg *fakeConfig) fakeMMJoin {
+	e.cfg = cfg
+	return e
+}
 
 func (fakeMMJoin) Name() string             { return "gpuallpairs-test-mmjoin" }
 func (fakeMMJoin) Kind() overlap.DeviceKind { return overlap.CPU }
@@ -145,14 +155,14 @@ func (fakeMMJoin) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 }
 
 func (e fakeMMJoin) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
+	if e.cfg == nil {
+		return errors.New("the registered test engine runs only through with")
+	}
 	sp := mmjoinSplit(p, gpurt.ReferenceH100(), e.tune)
-	fakeConfig.Lock()
-	f := newFakeBands(p, sp, fakeConfig.slots)
-	f.failAt = fakeConfig.failAt
-	fakeConfig.last = f
-	rows, budget := fakeConfig.bandRows, fakeConfig.budget
-	fakeConfig.Unlock()
-	c := newBandCache(f, len(sp.HeavyR), len(sp.HeavyS), p.Self, rows, budget)
+	f := newFakeBands(p, sp, e.cfg.slots)
+	f.failAt = e.cfg.failAt
+	e.cfg.last = f
+	c := newBandCache(f, len(sp.HeavyR), len(sp.HeavyS), p.Self, sp.ReadsAfterDiagonal(), e.cfg.bandRows, e.cfg.budget)
 	c.start()
 	err := overlap.RunMMJoin(ctx, p, out, sp, c.product)
 	c.stop()
@@ -189,11 +199,12 @@ func cheapProduct(wordNS float64) tuning {
 }
 
 // TestBandCacheMMJoin runs MMJoin with the band scheduler over a fake
-// device against the CPU's scan-count: bands of every size, budgets down
-// to one band (workers then wait for bands nobody prefetched), self-joins
-// and joins, pair and containment queries.
+// device against the CPU's scan-count: both layouts of its index part,
+// bands of every size, budgets down to one band (workers then wait for
+// bands nobody prefetched), self-joins and joins, pair and containment
+// queries. MMJoin reads only entries that the bands hold: none is
+// computed on the side.
 func TestBandCacheMMJoin(t *testing.T) {
-	fake := tuned(t, "gpuallpairs-test-mmjoin", cheapProduct(1e-6))
 	rng := rand.New(rand.NewPCG(21, 22))
 	r := collection(t, skewedSets(rng, 160, 400, 90))
 	s := collection(t, skewedSets(rng, 130, 500, 70))
@@ -205,13 +216,15 @@ func TestBandCacheMMJoin(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, cfg := range [][3]int{{1, 1, 1}, {2, 3, 1}, {2, 7, 2}, {3, 16, 4}, {2, 1000, 100}} {
-				for _, threads := range []int{1, 4} {
-					name := fmt.Sprintf("self=%v/q%d/slots=%d/rows=%d/budget=%d/threads=%d", other == nil, qi, cfg[0], cfg[1], cfg[2], threads)
+				for _, run := range []struct{ threads, layout int }{{1, layoutProbe}, {4, layoutProbe}, {1, layoutElement}, {4, layoutElement}} {
+					threads := run.threads
+					tu := cheapProduct(1e-6)
+					tu.layout = run.layout
+					fake := tuned(t, "gpuallpairs-test-mmjoin", tu).(fakeMMJoin)
+					name := fmt.Sprintf("self=%v/q%d/slots=%d/rows=%d/budget=%d/threads=%d/element-major=%v", other == nil, qi, cfg[0], cfg[1], cfg[2], threads, run.layout == layoutElement)
 					t.Run(name, func(t *testing.T) {
-						fakeConfig.Lock()
-						fakeConfig.slots, fakeConfig.bandRows, fakeConfig.budget, fakeConfig.failAt = cfg[0], cfg[1], cfg[2], 0
-						fakeConfig.Unlock()
-						pl, err := planOn(fake, r, other, q, 0, 0, overlap.Options{Device: "cpu", Threads: threads})
+						fc := &fakeConfig{slots: cfg[0], bandRows: cfg[1], budget: cfg[2]}
+						pl, err := planOn(fake.with(fc), r, other, q, 0, 0, overlap.Options{Device: "cpu", Threads: threads})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -219,12 +232,15 @@ func TestBandCacheMMJoin(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						f := fakeConfig.last
+						f := fc.last
 						if f.hr == 0 || f.queued.Load() == 0 {
 							t.Fatalf("no heavy product (%d heavy sets, %d bands queued)", f.hr, f.queued.Load())
 						}
 						if f.held.Load() != 0 {
 							t.Fatalf("%d band buffers not given back", f.held.Load())
+						}
+						if f.directs.Load() != 0 {
+							t.Fatalf("%d blocks read outside the bands", f.directs.Load())
 						}
 						if !slices.Equal(got, want) {
 							t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
@@ -238,12 +254,14 @@ func TestBandCacheMMJoin(t *testing.T) {
 
 // TestBandCacheRequests reads a product through the cache in random blocks
 // from many goroutines (rows once each, as MMJoin does, plus rereads and
-// blocks wider than a self-join's bands), with small budgets.
+// blocks beside a self-join's bands, on either side), with small budgets;
+// in a self-join the entries on the side of the diagonal read.
 func TestBandCacheRequests(t *testing.T) {
 	for iter := range 40 {
 		rng := rand.New(rand.NewPCG(uint64(iter), 99))
 		hr := 1 + rng.IntN(90)
 		self := rng.IntN(2) == 0
+		after := rng.IntN(2) == 0
 		hs := 1 + rng.IntN(90)
 		if self {
 			hs = hr
@@ -254,7 +272,7 @@ func TestBandCacheRequests(t *testing.T) {
 		for i := range f.prod {
 			f.prod[i] = rng.Uint32()
 		}
-		c := newBandCache(f, hr, hs, self, 1+rng.IntN(20), 1+rng.IntN(4))
+		c := newBandCache(f, hr, hs, self, after, 1+rng.IntN(20), 1+rng.IntN(4))
 		c.start()
 		// Row blocks in a random order, each read by one of 4 workers.
 		var blocks [][2]int
@@ -267,25 +285,13 @@ func TestBandCacheRequests(t *testing.T) {
 		reread := blocks[rng.IntN(len(blocks))]
 		blocks = append(blocks, reread)
 		work := make(chan [2]int)
-		errs := make(chan error, 4)
+		errs := make(chan error, len(blocks))
 		var wg sync.WaitGroup
 		for range 4 {
 			wg.Go(func() {
 				for bl := range work {
-					col0 := rng2(iter, bl[0]) % hs
-					cols := hs - col0
-					dst := make([]uint32, bl[1]*cols)
-					if err := c.product(context.Background(), bl[0], bl[1], col0, cols, dst); err != nil {
-						errs <- err
-						return
-					}
-					for x := range bl[1] {
-						for y := range cols {
-							if w := f.prod[(bl[0]+x)*hs+col0+y]; dst[x*cols+y] != w {
-								errs <- fmt.Errorf("entry (%d, %d) = %d, want %d", bl[0]+x, col0+y, dst[x*cols+y], w)
-								return
-							}
-						}
+					if err := readBlock(c, f, self, after, iter, bl[0], bl[1]); err != nil {
+						errs <- err // and take the next block: the sender never waits
 					}
 				}
 			})
@@ -299,7 +305,7 @@ func TestBandCacheRequests(t *testing.T) {
 		c.releaseAll()
 		close(errs)
 		for err := range errs {
-			t.Fatalf("iteration %d (hr %d, hs %d, self %v): %v", iter, hr, hs, self, err)
+			t.Fatalf("iteration %d (hr %d, hs %d, self %v, after %v): %v", iter, hr, hs, self, after, err)
 		}
 		if f.held.Load() != 0 {
 			t.Fatalf("iteration %d: %d buffers not given back", iter, f.held.Load())
@@ -307,18 +313,42 @@ func TestBandCacheRequests(t *testing.T) {
 	}
 }
 
+// readBlock reads rows [row0, row0+rows) of f's product through c, from a
+// column and to a column that depend on the block, and checks them.
+func readBlock(c *bandCache, f *fakeBands, self, after bool, iter, row0, rows int) error {
+	hs := f.hs
+	col0 := rng2(iter, row0) % hs
+	cols := hs - col0
+	if row0%2 == 1 {
+		cols = 1 + rng2(row0, iter)%cols // ending anywhere: left of a band, in it
+	}
+	dst := make([]uint32, rows*cols)
+	if err := c.product(context.Background(), row0, rows, col0, cols, dst); err != nil {
+		return err
+	}
+	for x := range rows {
+		for y := range cols {
+			i, j := row0+x, col0+y
+			if self && (after && j <= i || !after && j >= i) {
+				continue // the side of the diagonal never read
+			}
+			if w := f.prod[i*hs+j]; dst[x*cols+y] != w {
+				return fmt.Errorf("entry (%d, %d) = %d, want %d", i, j, dst[x*cols+y], w)
+			}
+		}
+	}
+	return nil
+}
+
 func rng2(a, b int) int { return (a*7919 + b*104729) & 0xffff }
 
 // TestBandCacheFailure checks that a device error reaches the workers and
 // the caller, and that nothing hangs.
 func TestBandCacheFailure(t *testing.T) {
-	fake := tuned(t, "gpuallpairs-test-mmjoin", cheapProduct(1e-6))
+	fake := tuned(t, "gpuallpairs-test-mmjoin", cheapProduct(1e-6)).(fakeMMJoin)
 	rng := rand.New(rand.NewPCG(23, 24))
 	r := collection(t, skewedSets(rng, 150, 300, 80))
-	fakeConfig.Lock()
-	fakeConfig.slots, fakeConfig.bandRows, fakeConfig.budget, fakeConfig.failAt = 2, 3, 2, 3
-	fakeConfig.Unlock()
-	defer func() { fakeConfig.failAt = 0 }()
+	fake = fake.with(&fakeConfig{slots: 2, bandRows: 3, budget: 2, failAt: 3})
 	pl, err := planOn(fake, r, nil, overlap.Query{MinOverlap: 1}, 0, 0, overlap.Options{Device: "cpu", Threads: 3})
 	if err != nil {
 		t.Fatal(err)

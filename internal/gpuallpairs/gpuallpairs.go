@@ -144,7 +144,20 @@ type tuning struct {
 	bandCounts int64
 	// bandHostBytes caps the host memory of the bands computed ahead.
 	bandHostBytes int64
+	// half multiplies in float16 even where cuBLAS multiplies int8: the
+	// path of devices without an int8 product, which tests take with it.
+	half bool
+	// layout, if not layoutAuto, replaces the layout of MMJoin's index
+	// part that its optimiser chose (tests run both).
+	layout int
 }
+
+// MMJoin's layouts (tuning.layout).
+const (
+	layoutAuto    = iota // the optimiser's
+	layoutProbe          // probe by probe
+	layoutElement        // element by element
+)
 
 func defaultTuning() tuning {
 	return tuning{tileCounts: 16 << 20, bandCounts: 4 << 20, bandHostBytes: 1 << 30}

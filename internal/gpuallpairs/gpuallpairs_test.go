@@ -339,10 +339,9 @@ func TestPairsMatchCPU(t *testing.T) {
 // against the CPU.
 func TestMMHalfMatchCPU(t *testing.T) {
 	needGPU(t)
-	st := mustDevice(t)
-	old := st.int8OK
-	st.int8OK = -1
-	t.Cleanup(func() { st.int8OK = old })
+	tu := defaultTuning()
+	tu.half = true
+	mm := tuned(t, "mm", tu)
 	queries := []overlap.Query{{MinOverlap: 1}, {MinOverlap: 0}, {Containment: overlap.Ratio{Num: 1, Den: 2}}}
 	for _, tc := range testCases() {
 		r := collection(t, tc.r)
@@ -356,7 +355,7 @@ func TestMMHalfMatchCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				pl, err := overlap.NewPlan(r, s, q, overlap.Options{Device: "gpu", Technique: "mm"})
+				pl, err := planOn(mm, r, s, q, 0, 0, overlap.Options{Device: "gpu"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -406,11 +405,12 @@ func TestLargest(t *testing.T) {
 // TestMMJoinMatchCPU checks MMJoin across devices against the CPU's
 // scan-count: a split that makes many elements heavy, bands of a few rows
 // with a host budget of a few bands (so that workers wait for bands nobody
-// prefetched), int8 and float16 products, self-joins and joins, pair,
-// threshold and containment queries.
+// prefetched), int8 and float16 products, both layouts of the index part
+// (a self-join's bands on either side of the diagonal), self-joins and
+// joins, pair, threshold and containment queries; no block of the product
+// is read outside the bands.
 func TestMMJoinMatchCPU(t *testing.T) {
 	needGPU(t)
-	st := mustDevice(t)
 	rng := rand.New(rand.NewPCG(25, 26))
 	r := collection(t, skewedSets(rng, 300, 2000, 400))
 	s := collection(t, skewedSets(rng, 200, 2500, 300))
@@ -426,16 +426,14 @@ func TestMMJoinMatchCPU(t *testing.T) {
 				counts int64
 				host   int64
 				half   bool
-			}{{1e-6, 16 << 20, 1 << 30, false}, {1e-6, 1000, 8000, false}, {1e-4, 3000, 1 << 30, true}, {0, 4 << 20, 1 << 30, false}} {
-				name := fmt.Sprintf("self=%v/q%d/word=%g/counts=%d/host=%d/half=%v", other == nil, qi, cfg.wordNS, cfg.counts, cfg.host, cfg.half)
+				layout int
+			}{{1e-6, 16 << 20, 1 << 30, false, layoutProbe}, {1e-6, 1000, 8000, false, layoutProbe}, {1e-4, 3000, 1 << 30, true, layoutProbe},
+				{1e-6, 16 << 20, 1 << 30, false, layoutElement}, {1e-6, 1000, 8000, false, layoutElement}, {1e-4, 3000, 1 << 30, true, layoutElement},
+				{0, 4 << 20, 1 << 30, false, layoutAuto}} {
+				name := fmt.Sprintf("self=%v/q%d/word=%g/counts=%d/host=%d/half=%v/layout=%d", other == nil, qi, cfg.wordNS, cfg.counts, cfg.host, cfg.half, cfg.layout)
 				t.Run(name, func(t *testing.T) {
-					oi := st.int8OK
-					if cfg.half {
-						st.int8OK = -1
-					}
-					t.Cleanup(func() { st.int8OK = oi })
 					tu := cheapProduct(cfg.wordNS)
-					tu.bandCounts, tu.bandHostBytes = cfg.counts, cfg.host
+					tu.bandCounts, tu.bandHostBytes, tu.half, tu.layout = cfg.counts, cfg.host, cfg.half, cfg.layout
 					pl, err := planOn(tuned(t, "mmjoin", tu), r, other, q, 0, 0, overlap.Options{Device: "gpu"})
 					if cfg.wordNS == 0 && err != nil && errors.Is(err, overlap.ErrCannotRun) {
 						t.Skipf("the default costs make nothing heavy here: %v", err)
@@ -453,6 +451,9 @@ func TestMMJoinMatchCPU(t *testing.T) {
 					}
 					if !slices.Equal(got, want) {
 						t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
+					}
+					if strings.Contains(pl.Notes(), "outside the bands") {
+						t.Fatalf("the product was read outside its bands: %s", pl.Notes())
 					}
 				})
 			}

@@ -41,7 +41,11 @@ func mmjoinCosts(p *overlap.Problem, info gpurt.Info, tu tuning) (wordNS, pairNS
 
 func mmjoinSplit(p *overlap.Problem, info gpurt.Info, tu tuning) *overlap.MMJoinSplit {
 	w, pr := mmjoinCosts(p, info, tu)
-	return overlap.PlanMMJoin(p, w, pr)
+	sp := overlap.PlanMMJoin(p, w, pr)
+	if tu.layout != layoutAuto {
+		sp = sp.WithElementMajor(tu.layout == layoutElement)
+	}
+	return sp
 }
 
 // mjPlan is a run of the split on one device.
@@ -107,13 +111,11 @@ func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, info gpurt.Info, tu
 	}
 	words := float64((len(sp.Columns) + 63) / 64)
 	m.cpu = max(sp.Seconds-(wordNS*words+pairNS)*float64(pairsHH)/float64(max(p.Threads, 1))/1e9, 0)
-	var entries float64 // counts computed: whole bands, a self-join's up to their last row
+	var entries float64 // counts computed: whole bands, a self-join's on the side of the diagonal read
 	for r0 := 0; r0 < m.hr; r0 += m.bandRows {
-		w := m.hs
-		if p.Self {
-			w = min(m.hs, r0+m.bandRows)
-		}
-		entries += float64(min(m.bandRows, m.hr-r0)) * float64(roundUp(w, 16))
+		rows := min(m.bandRows, m.hr-r0)
+		_, w := bandCols(m.hs, p.Self, sp.ReadsAfterDiagonal(), r0, rows)
+		entries += float64(rows) * float64(roundUp(w, 16))
 	}
 	r := ratesFor(info)
 	rate := r.int8
@@ -170,7 +172,7 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 		if err := st.load(c); err != nil {
 			return err
 		}
-		half := !st.int8Works(c)
+		half := e.tune.half || !st.int8Works(c)
 		free, _, err := c.MemInfo()
 		if err != nil {
 			return err
@@ -187,7 +189,7 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 		return err
 	}
 	defer g.close()
-	cache := newBandCache(g, g.m.hr, g.m.hs, p.Self, g.m.bandRows, g.m.hostBands)
+	cache := newBandCache(g, g.m.hr, g.m.hs, p.Self, sp.ReadsAfterDiagonal(), g.m.bandRows, g.m.hostBands)
 	start := time.Now()
 	cache.start()
 	err = overlap.RunMMJoin(ctx, p, out, sp, cache.product)
@@ -199,6 +201,9 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 		wall.Round(time.Millisecond), g.m.hr, g.m.hs, cache.queued, g.m.bandRows, cache.busy().Round(time.Millisecond))
 	out.Note("mmjoin: on the CPU (%d threads), the light part, the heavy probes and the output: %v of thread time waiting for bands (%.0f%% of the threads' time)",
 		p.Threads, time.Duration(cache.waited.Load()).Round(time.Millisecond), 100*float64(cache.waited.Load())/max(1, float64(wall)*float64(p.Threads)))
+	if n := cache.outside.Load(); n > 0 {
+		out.Note("mmjoin: %d blocks of the product read outside the bands, each computed at once on the GPU", n)
+	}
 	cache.releaseAll()
 	if err == nil {
 		cache.mu.Lock()
@@ -353,7 +358,10 @@ func (g *gpuBands) queue(b *band, slot int) error {
 		kp, es := g.m.kp, g.m.es
 		s := g.streams[slot]
 		a := g.a.Slice(b.r0*kp*es, b.rows*kp*es)
-		if err := c.Gemm(bl, s, g.typ(), b.rows, b.ld, kp, a, kp, g.b, kp, false, g.outs[slot], b.ld); err != nil {
+		// The band's columns: ld rows of S's matrix from c0 (within its
+		// padding of 16 rows beyond the last).
+		bm := g.b.Slice(b.c0*kp*es, b.ld*kp*es)
+		if err := c.Gemm(bl, s, g.typ(), b.rows, b.ld, kp, a, kp, bm, kp, false, g.outs[slot], b.ld); err != nil {
 			return err
 		}
 		if err := c.CopyToHostAsync(h.Bytes()[:n], g.outs[slot].Slice(0, n), s); err != nil {

@@ -481,6 +481,11 @@ func runSet(ctx context.Context, set *gpurt.Set, p *overlap.Problem, t technique
 	// Kernels, cuBLAS's int8 products and memory, owner by owner: one plan
 	// fits them all.
 	half := false
+	if _, ok := t.(mmTech); ok && tu.half {
+		half = true
+		out.Note("%s: float16 products (exact below 2^24 per count): the tuning asks for them", t.name())
+	}
+	int8Fails := false
 	budget := int64(-1)
 	frees := make([]int64, len(sts))
 	for i, st := range sts {
@@ -488,8 +493,8 @@ func runSet(ctx context.Context, set *gpurt.Set, p *overlap.Problem, t technique
 			if err := st.load(c); err != nil {
 				return err
 			}
-			if _, ok := t.(mmTech); ok && !st.int8Works(c) {
-				half = true
+			if _, ok := t.(mmTech); ok && !half && !st.int8Works(c) {
+				int8Fails = true
 			}
 			free, _, err := c.MemInfo()
 			frees[i] = int64(free) / int64(set.Share(i))
@@ -502,7 +507,8 @@ func runSet(ctx context.Context, set *gpurt.Set, p *overlap.Problem, t technique
 			budget = b
 		}
 	}
-	if half {
+	if int8Fails {
+		half = true
 		out.Note("%s: float16 products (exact below 2^24 per count): cuBLAS does not multiply int8 matrices here", t.name())
 	}
 	pl, err := planSet(p, t, tu, set, budget, half)

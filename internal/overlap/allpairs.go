@@ -120,6 +120,12 @@ type Options struct {
 	// maxListed, when positive, is the most tiles a pair plan lists and
 	// orders by cost (tests lower it to take the tiles band by band).
 	maxListed int
+	// forceScan, when set, picks the scan-count layout instead of the cost
+	// model (tests run every layout with it).
+	forceScan func([]scanPlan) scanPlan
+	// forceMMJoin, when set, changes the MMJoin optimiser's choice (tests
+	// run both layouts of its index part with it).
+	forceMMJoin func(*MMJoinSplit)
 }
 
 func (o Options) threads() int {

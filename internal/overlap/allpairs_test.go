@@ -194,15 +194,14 @@ func check(t *testing.T, name string, r, s *sets.Collection, q Query, largest in
 		if quick && v > 0 {
 			break
 		}
-		forceScan = func(plans []scanPlan) scanPlan {
+		force := func(plans []scanPlan) scanPlan {
 			sp := plans[min(v, len(plans)-1)]
 			if sp.blockRows > 0 {
 				sp.blockRows = 1 + v%3 // tiny blocks: many of them
 			}
 			return sp
 		}
-		got, err := Collect(context.Background(), r, s, q, Options{Technique: "scancount", Threads: 3, Largest: largest})
-		forceScan = nil
+		got, err := Collect(context.Background(), r, s, q, Options{Technique: "scancount", Threads: 3, Largest: largest, forceScan: force})
 		if err != nil || !slices.Equal(got, want) {
 			t.Fatalf("%s: scancount layout %d: %v\n%s", name, v, err, diffPairs(got, want))
 		}
@@ -225,9 +224,8 @@ func check(t *testing.T, name string, r, s *sets.Collection, q Query, largest in
 	// heavy.
 	if !quick {
 		for _, em := range []bool{false, true} {
-			forceMMJoin = func(sp *MMJoinSplit) { sp.elementMajor = em }
-			got, err := Collect(context.Background(), r, s, q, Options{Technique: "mmjoin", Threads: 3, Largest: largest})
-			forceMMJoin = nil
+			force := func(sp *MMJoinSplit) { sp.elementMajor = em }
+			got, err := Collect(context.Background(), r, s, q, Options{Technique: "mmjoin", Threads: 3, Largest: largest, forceMMJoin: force})
 			if err != nil || !slices.Equal(got, want) {
 				t.Fatalf("%s: mmjoin element-major %v: %v\n%s", name, em, err, diffPairs(got, want))
 			}
@@ -648,9 +646,9 @@ func TestMMJoinProduct(t *testing.T) {
 			}
 			p := plan.Problem
 			for _, em := range []bool{false, true} {
-				forceMMJoin = func(sp *MMJoinSplit) { sp.elementMajor = em }
+				p.forceMMJoin = func(sp *MMJoinSplit) { sp.elementMajor = em }
 				split := optimiseSplit(p, 1e-6, 0)
-				forceMMJoin = nil
+				p.forceMMJoin = nil
 				if len(split.Columns) == 0 {
 					t.Fatal("no heavy columns with a free product")
 				}

@@ -23,9 +23,11 @@ var costs = costModel{
 	elemL3:     10,
 	elemMem:    50,
 	stream:     0.5,
+	revisit:    3,
 	walk:       20,
 	indexElem:  8,
 	dense:      0.35,
+	needLookup: 0.65,
 	word:       0.6,
 	wordL3:     0.6,
 	wordMM:     0.5,
@@ -49,12 +51,22 @@ type costModel struct {
 	// indexElem of placing one element when building an index; stream of
 	// reading one list entry or list start in order.
 	elem, elemL3, elemMem, indexElem, stream float64
+	// revisit is the cost of one list entry of a probe's second walk over
+	// its lists, when it reports the few counters it touched (the counter
+	// read again, tested and zeroed), in increments of the same counters:
+	// the increments need no answer, the test waits for the counter.
+	// Fitted on BMS2, where the second walk takes 4 ns an entry on the
+	// Xeon VM and the increments 1.0 (1.4 in this model).
+	revisit float64
 	// walk is the cost of one element of the universe in an element-major
 	// walk: its list's bounds and weight (in splitting the work), even when
 	// the list is empty or too short to count.
 	walk float64
-	// dense is the cost of looking at one counter of a dense pass.
-	dense float64
+	// dense is the cost of looking at one counter of a dense pass;
+	// needLookup is added when the threshold depends on the pair's sets
+	// (containment): the other set's threshold loaded and compared (1.0
+	// ns a counter against 0.35 on the Xeon VM, retail at containment 0.8).
+	dense, needLookup float64
 	// word is one AND + popcount of two 64-bit words, pair by pair, with
 	// the bitmaps in memory (wordL3: when they all fit in L3); wordMM the
 	// same inside the blocked bit-matrix product.
@@ -78,6 +90,15 @@ type costModel struct {
 	clear float64
 	// startup is the fixed cost of starting the workers, in ns.
 	startup float64
+}
+
+// denseFor returns the cost of looking at one counter of a dense pass on
+// p: more where every pair has its own threshold.
+func (c costModel) denseFor(p *Problem) float64 {
+	if _, constant := p.ConstNeed(); constant {
+		return c.dense
+	}
+	return c.dense + c.needLookup
 }
 
 // inc returns the cost of one increment into a counter array of n bytes.

@@ -1,12 +1,6 @@
 package overlap
 
-import (
-	"fmt"
-	"runtime"
-
-	"github.com/xsect/xsect/internal/engine"
-	"github.com/xsect/xsect/internal/sysinfo"
-)
+import "github.com/xsect/xsect/internal/engine"
 
 // Engine is one technique on one device for this workload: Estimate must
 // be cheap (O(sets + universe) at most, from p.Stats, p.DFR, p.DFS and the
@@ -54,11 +48,6 @@ func Engines() []Engine { return registered.Engines() }
 // Techniques returns the names of the registered techniques, sorted.
 func Techniques() []string { return registered.Names() }
 
-// cpuDevice describes this machine's CPU for the built-in engines.
-func cpuDevice(threads int) Device {
-	return Device{Kind: CPU, Name: fmt.Sprintf("%s, %d threads", sysinfo.CPUName(), threads), Memory: sysinfo.Memory(), Parallelism: threads}
-}
-
 // cpuEngine is the part the built-in engines share.
 type cpuEngine struct{ name string }
 
@@ -66,7 +55,7 @@ func (e cpuEngine) Name() string { return e.name }
 
 func (e cpuEngine) Kind() DeviceKind { return CPU }
 
-func (e cpuEngine) Device() (Device, error) { return cpuDevice(runtime.GOMAXPROCS(0)), nil }
+func (e cpuEngine) Device() (Device, error) { return engine.CPUDevice(), nil }
 
 func cannot(format string, args ...any) error { return engine.Cannot(format, args...) }
 

@@ -47,10 +47,28 @@ type MMJoinSplit struct {
 	elementMajor bool  // run the index part element by element
 }
 
+// ReadsAfterDiagonal reports which entries of the heavy product RunMMJoin
+// reads in a self-join: true, those of each row's columns after it (the
+// element-major layout reports a set with the sets after it, first rows
+// first); false, those before it (the probe-major layout, which reads the
+// last rows first). In a join it reads every entry, rows in order.
+func (sp *MMJoinSplit) ReadsAfterDiagonal() bool { return sp.elementMajor }
+
+// WithElementMajor returns a copy of sp whose index part runs element by
+// element (em) or probe by probe. Both layouts report the same pairs: a
+// device engine's tests run its product under each.
+func (sp *MMJoinSplit) WithElementMajor(em bool) *MMJoinSplit {
+	c := *sp
+	c.elementMajor = em
+	return &c
+}
+
 // HeavyProduct computes a block of the product of the heavy sets over the
 // heavy elements: dst[x*cols+y] = |HeavyR[row0+x] ∩ HeavyS[col0+y] ∩
-// Columns| (every entry, in a self-join too). It is called from several
-// goroutines at once.
+// Columns|. In a self-join RunMMJoin reads only the entries on one side of
+// the diagonal, (i, j) with j < i, or j > i where the split's
+// ReadsAfterDiagonal: the others may be left unset. It is called from
+// several goroutines at once.
 type HeavyProduct func(ctx context.Context, row0, rows, col0, cols int, dst []uint32) error
 
 func (mmJoin) Estimate(p *Problem) (Estimate, error) {
@@ -109,9 +127,6 @@ func planMMJoin(p *Problem, wordNS, pairNS, mapNS float64) *MMJoinSplit {
 func optimiseSplit(p *Problem, wordNS, pairNS float64) *MMJoinSplit {
 	return materialise(p, optimise(p, wordNS, pairNS, 0), splitCostsOf(p, wordNS, pairNS, 0))
 }
-
-// forceMMJoin, set by tests, changes the optimiser's choice.
-var forceMMJoin func(*MMJoinSplit)
 
 // heavyIDs returns the positions of the n sets of c with at least delta1
 // elements.
@@ -456,6 +471,24 @@ func (m *mmParts) emitDense(wr *Writer, i int, row []uint32, j0 int, prod []uint
 	clear(row)
 }
 
+// withLight adds to the tasks of heavy probes those of the n light probes
+// of c, split by the list entries they walk plus report(i), the cost of
+// reporting probe i: first where a device computes the product ahead
+// (lightFirst), last otherwise.
+func (m *mmParts) withLight(heavy []span, c *sets.Collection, n int, report func(i int) int64) []span {
+	light := splitWork(n, m.p.Threads*tasksPerThread, func(i int) int64 {
+		var w int64
+		for _, l := range m.lim[c.Offsets[i]:c.Offsets[i+1]] {
+			w += int64(l)
+		}
+		return w + report(i)
+	})
+	if m.lightFirst {
+		return append(light, heavy...)
+	}
+	return append(heavy, light...)
+}
+
 func (m *mmParts) runSelf(ctx context.Context, out *Output) error {
 	p, c := m.p, m.r
 	k, nl := c.Len(), m.lightR
@@ -470,18 +503,7 @@ func (m *mmParts) runSelf(ctx context.Context, out *Output) error {
 		}
 	}
 	if nl > 1 {
-		light := splitWork(nl, p.Threads*tasksPerThread, func(i int) int64 {
-			var w int64
-			for _, r := range m.lim[c.Offsets[i]:c.Offsets[i+1]] {
-				w += int64(r)
-			}
-			return w + int64(i)/8
-		})
-		if m.lightFirst {
-			tasks = append(light, tasks...)
-		} else {
-			tasks = append(tasks, light...)
-		}
+		tasks = m.withLight(tasks, c, nl, func(i int) int64 { return int64(i) / 8 })
 	}
 	counters := make([][]uint32, p.Threads)
 	tiles := make([][]uint32, p.Threads)
@@ -544,18 +566,7 @@ func (m *mmParts) runCross(ctx context.Context, out *Output) error {
 		}
 	}
 	if nlr > 0 {
-		light := splitWork(nlr, p.Threads*tasksPerThread, func(i int) int64 {
-			var w int64
-			for _, l := range m.lim[r.Offsets[i]:r.Offsets[i+1]] {
-				w += int64(l)
-			}
-			return w + int64(ks)/8
-		})
-		if m.lightFirst {
-			tasks = append(light, tasks...)
-		} else {
-			tasks = append(tasks, light...)
-		}
+		tasks = m.withLight(tasks, r, nlr, func(int) int64 { return int64(ks) / 8 })
 	}
 	counters := make([][]uint32, p.Threads)
 	tiles := make([][]uint32, p.Threads)
@@ -676,12 +687,7 @@ func (m *mmParts) runElementMajor(ctx context.Context, out *Output, sp *MMJoinSp
 	if err != nil {
 		return err
 	}
-	var used [][]uint32
-	for _, mat := range mats {
-		if mat != nil {
-			used = append(used, mat)
-		}
-	}
+	used := allocated(mats)
 	// Report in spans of rows; heavy rows take the product in bands.
 	const band = 64
 	var tasks []span
@@ -719,22 +725,13 @@ func (m *mmParts) runElementMajor(ctx context.Context, out *Output, sp *MMJoinSp
 				return err
 			}
 		}
-		if sums[w] == nil {
-			sums[w] = make([]uint32, ks)
-		}
 		var pairs int64
 		for a := a0; a < a1; a++ {
 			b0 := 0
 			if p.Self {
 				b0 = a + 1
 			}
-			row := sums[w][b0:ks]
-			clear(row) // no worker ran when no element occurs
-			for _, mat := range used {
-				for b, v := range mat[a*ks+b0 : (a+1)*ks] {
-					row[b] += v
-				}
-			}
+			row := sumRow(used, a, b0, ks, &sums[w])
 			pairs += int64(ks - b0)
 			if prod == nil {
 				m.emitDense(wr, a, row, b0, nil)

@@ -44,7 +44,10 @@ type splitCosts struct {
 	// mapNS is the cost of mapping one occurrence of a heavy set to its
 	// column and setting its bit, when the product is the CPU's (a device
 	// builds its matrices itself, in its own estimate).
-	mapNS   float64
+	mapNS float64
+	// denseNS is the cost of reporting one heavy pair from its counts
+	// (costModel.denseFor).
+	denseNS float64
 	copyNS  float64
 	layouts []splitLayout
 }
@@ -69,7 +72,7 @@ func splitCostsOf(p *Problem, wordNS, pairNS, mapNS float64) splitCosts {
 	if !p.Self {
 		n += st.S.Elements
 	}
-	sc := splitCosts{wordNS: wordNS, pairNS: pairNS, mapNS: mapNS, copyNS: costs.stream * float64(n)} // the reordered copy of the sets
+	sc := splitCosts{wordNS: wordNS, pairNS: pairNS, mapNS: mapNS, denseNS: costs.denseFor(p), copyNS: costs.stream * float64(n)} // the reordered copy of the sets
 	// The index part runs probe-major or element-major (see scanPlan),
 	// with the increments costing what they cost there.
 	plan := planScan(p)
@@ -86,7 +89,7 @@ func splitCostsOf(p *Problem, wordNS, pairNS, mapNS float64) splitCosts {
 func (sc splitCosts) price(l splitLayout, pairsHH int64, elems, cols, saved float64) (float64, bool) {
 	perWord := sc.wordNS * float64(pairsHH)
 	gain := l.inc*saved - perWord*math.Ceil(cols/64)
-	return l.base + sc.copyNS - gain + (costs.dense+sc.pairNS)*float64(pairsHH) + sc.mapNS*elems, gain > 0
+	return l.base + sc.copyNS - gain + (sc.denseNS+sc.pairNS)*float64(pairsHH) + sc.mapNS*elems, gain > 0
 }
 
 // theta is the threshold of w(e) over which an element pays for its column.
@@ -222,7 +225,7 @@ func splitLevels(p *Problem, sc splitCosts) []splitLevel {
 			lv.elems += float64(prefS[lv.heavyS].sum)
 		}
 		bound := 2 * float64(st.ScanWork) * sizeProduct(lv.heavyR, lv.heavyS) / allProduct
-		if maxInc*bound <= (costs.dense+sc.pairNS)*float64(lv.pairsHH) {
+		if maxInc*bound <= (sc.denseNS+sc.pairNS)*float64(lv.pairsHH) {
 			continue
 		}
 		out = append(out, lv)
@@ -951,8 +954,8 @@ func materialise(p *Problem, sp splitPlan, sc splitCosts) *MMJoinSplit {
 			ns = x
 		}
 	}
-	if forceMMJoin != nil {
-		forceMMJoin(out)
+	if p.forceMMJoin != nil {
+		p.forceMMJoin(out)
 	}
 	out.Seconds = cpuSeconds(p, ns)
 	if len(out.Columns) == 0 {

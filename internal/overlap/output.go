@@ -23,9 +23,7 @@ type Output struct {
 	count  atomic.Int64
 	done   atomic.Int64
 	first  engine.FirstError
-
-	freeMu sync.Mutex
-	free   []*Writer
+	free   engine.FreeList[*Writer]
 }
 
 // batchSize is the number of pairs a Writer buffers before it calls the
@@ -62,11 +60,7 @@ type Writer struct {
 
 // Writer returns a writer for one goroutine; the engine must Close it.
 func (o *Output) Writer() *Writer {
-	o.freeMu.Lock()
-	defer o.freeMu.Unlock()
-	if n := len(o.free); n > 0 {
-		w := o.free[n-1]
-		o.free = o.free[:n-1]
+	if w, ok := o.free.Get(); ok {
 		return w
 	}
 	w := &Writer{o: o, rids: o.p.RIDs, sids: o.p.SIDs, countOnly: o.countOnly}
@@ -95,14 +89,7 @@ func (w *Writer) CountOnly() bool { return w.countOnly }
 // AddCount reports n pairs without naming them; only for CountOnly writers.
 func (w *Writer) AddCount(n int64) { w.n += n }
 
-func (w *Writer) flush() {
-	if len(w.buf) > 0 && !w.o.first.Failed() {
-		if err := w.o.sink(w.buf); err != nil {
-			w.o.fail(err)
-		}
-	}
-	w.buf = w.buf[:0]
-}
+func (w *Writer) flush() { w.buf = engine.Send(w.o.sink, w.buf, &w.o.first) }
 
 // Close flushes the writer and returns it to its Output for reuse.
 func (w *Writer) Close() {
@@ -111,9 +98,7 @@ func (w *Writer) Close() {
 	if !w.countOnly {
 		w.flush()
 	}
-	w.o.freeMu.Lock()
-	w.o.free = append(w.o.free, w)
-	w.o.freeMu.Unlock()
+	w.o.free.Put(w)
 }
 
 // Tile delivers a dense tile of counts computed by an engine (RowIDs and

@@ -16,25 +16,12 @@ import (
 	"github.com/xsect/xsect/sets"
 )
 
-// Plan is a problem with the engine chosen to run it.
+// Plan is a problem with the engine chosen to run it. Its Prepare is the
+// time spent selecting, renumbering, measuring and estimating.
 type Plan struct {
-	// Problem is the measured problem.
-	Problem *Problem
-	// Candidates lists every engine the planner considered, fastest
-	// estimate first, those that cannot run last.
-	Candidates []Candidate
-	// Chosen is the candidate that runs.
-	Chosen Candidate
-	// Prepare is the time spent selecting, renumbering, measuring and
-	// estimating.
-	Prepare time.Duration
-
-	opt   Options
-	notes engine.Notes
+	engine.Plan[*Problem, Engine]
+	opt Options
 }
-
-// Notes returns what the engine said about its run, once it has run.
-func (pl *Plan) Notes() string { return pl.notes.String() }
 
 // Memory is the CPU memory the plan holds and its engine is predicted to
 // take at its peak: the problem's Bytes and, for a CPU engine, its
@@ -90,7 +77,8 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Problem: p, opt: opt}
+	plan := &Plan{opt: opt}
+	plan.Problem = p
 	engines := Engines()
 	// CPU engines first: their estimates decide whether a GPU is worth
 	// opening at all. Engines with a lower bound come after the others
@@ -165,16 +153,12 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 func (pl *Plan) run(ctx context.Context, out *Output) error {
 	p := pl.Problem
 	out.p = p
-	out.notes = &pl.notes
+	out.notes = &pl.RunNotes
 	out.progress = pl.opt.Progress
 	if p.Stats.Pairs == 0 {
 		return nil
 	}
-	err := pl.Chosen.Engine.Run(ctx, p, out)
-	if oerr := out.Err(); oerr != nil && (err == nil || errors.Is(err, context.Canceled)) {
-		err = oerr
-	}
-	return err
+	return engine.RunError(pl.Chosen.Engine.Run(ctx, p, out), out.Err())
 }
 
 // Join runs a pair plan, calling fn with batches of pairs (see the package
@@ -246,15 +230,7 @@ func (pl *Plan) Explain(w io.Writer) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	chosen := 0
-	if pl.Chosen.Err != nil {
-		chosen = -1
-	}
-	if err := engine.WriteTable(w, pl.Candidates, chosen); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "\nchoice       %s on %s (%s)\n", pl.Chosen.Engine.Name(), pl.Chosen.Device.Kind, pl.Chosen.Device.Name)
-	return err
+	return pl.WriteChoice(w)
 }
 
 func secondsString(s float64) string { return engine.Seconds(s) }

@@ -46,9 +46,11 @@ type Problem struct {
 	// GPUs are the GPUs GPU engines may use (Options.GPUs; nil: all).
 	GPUs []int
 
-	tileRows, tileCols int // the caller's tile grid; 0 for pair plans
-	minParallel        int // Options.minParallel, or its default
-	maxListed          int // Options.maxListed, or maxListedTiles
+	tileRows, tileCols int                       // the caller's tile grid; 0 for pair plans
+	minParallel        int                       // Options.minParallel, or its default
+	maxListed          int                       // Options.maxListed, or maxListedTiles
+	forceScan          func([]scanPlan) scanPlan // Options.forceScan
+	forceMMJoin        func(*MMJoinSplit)        // Options.forceMMJoin
 	needR, needS       []uint32
 	need               uint32 // the threshold when needR is nil
 	zero               bool   // some pair qualifies with overlap 0
@@ -182,6 +184,7 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 		p.minParallel = minParallel
 	}
 	p.maxListed = opt.maxListed
+	p.forceScan, p.forceMMJoin = opt.forceScan, opt.forceMMJoin
 	if p.maxListed <= 0 {
 		p.maxListed = maxListedTiles
 	}

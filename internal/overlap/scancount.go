@@ -56,6 +56,7 @@ func choosePlanScan(p *Problem) scanPlan {
 	kr, ks := int64(st.R.Sets), int64(st.S.Sets)
 	nr, ns := float64(st.R.Elements), float64(st.S.Elements)
 	work := float64(st.ScanWork)
+	dense := costs.denseFor(p)
 	u := float64(p.Universe)
 	// Probe-major.
 	idx := 4*(int64(p.Universe)+1) + 4*st.S.Elements
@@ -71,13 +72,13 @@ func choosePlanScan(p *Problem) scanPlan {
 		if !p.Self {
 			bands = math.Ceil(float64(ks) / float64(cols))
 		}
-		pm.ns = build + costs.inc(counterBytes(rows))*work + costs.elemAt(idx)*nr*bands + costs.dense*float64(st.Pairs)
+		pm.ns = build + costs.inc(counterBytes(rows))*work + costs.elemAt(idx)*nr*bands + dense*float64(st.Pairs)
 		pm.detail = "probe-major, per tile"
 		return pm
 	}
-	emit := math.Min(costs.dense*float64(st.Pairs), costs.inc(counterBytes(int(ks)))*work+costs.elemAt(idx)*nr)
+	emit := math.Min(dense*float64(st.Pairs), costs.revisit*costs.inc(counterBytes(int(ks)))*work+costs.elemAt(idx)*nr)
 	if p.ZeroQualifies() {
-		emit = costs.dense * float64(st.Pairs)
+		emit = dense * float64(st.Pairs)
 	}
 	pm.ns = build + costs.elemAt(idx)*nr + costs.inc(counterBytes(int(ks)))*work + emit
 	pm.detail = fmt.Sprintf("probe-major, index %s", bytesString(idx))
@@ -95,7 +96,7 @@ func choosePlanScan(p *Problem) scanPlan {
 		em := scanPlan{elementMajor: true}
 		em.mem = emIdx + priv
 		// Every worker's matrix is zeroed first and read when reporting.
-		em.ns = base + costs.incAt(matrix)*work + (costs.dense*float64(st.Pairs)+costs.clear*float64(matrix))*float64(p.Threads)
+		em.ns = base + costs.incAt(matrix)*work + (dense*float64(st.Pairs)+costs.clear*float64(matrix))*float64(p.Threads)
 		em.detail = fmt.Sprintf("element-major, %d private %s matrices", p.Threads, bytesString(matrix))
 		plans = append(plans, em)
 	}
@@ -105,7 +106,7 @@ func choosePlanScan(p *Problem) scanPlan {
 		eb := scanPlan{elementMajor: true, blockRows: rows}
 		eb.mem = emIdx + int64(p.Threads)*4*int64(rows)*ks
 		search := 2 * math.Log2(float64(st.MaxDF)+2)
-		eb.ns = base + blocks*u*(costs.stream+costs.dense*search) + costs.incAt(4<<20)*work + costs.dense*float64(st.Pairs)
+		eb.ns = base + blocks*u*(costs.stream+costs.dense*search) + costs.incAt(4<<20)*work + dense*float64(st.Pairs)
 		eb.detail = fmt.Sprintf("element-major, %.0f blocks of %d rows", blocks, rows)
 		plans = append(plans, eb)
 	}
@@ -125,15 +126,11 @@ func choosePlanScan(p *Problem) scanPlan {
 			best = sp
 		}
 	}
-	if forceScan != nil {
-		best = forceScan(plans)
+	if p.forceScan != nil {
+		best = p.forceScan(plans)
 	}
 	return best
 }
-
-// forceScan, set by tests, picks the scan-count plan instead of the cost
-// model.
-var forceScan func([]scanPlan) scanPlan
 
 func counterBytes(n int) int64 { return 4 * int64(n) }
 
@@ -213,33 +210,10 @@ func scanSelf(ctx context.Context, p *Problem, out *Output) error {
 	})
 }
 
-// reportColumn reports the qualifying pairs (j, i) for j < len(cnt) from a
-// probe's counters, and zeroes them.
+// reportColumn reports the qualifying pairs (j, i) of a self-join for
+// j < len(cnt) from probe i's counters, and zeroes them.
 func reportColumn(p *Problem, wr *Writer, cnt []uint32, i int) {
-	need, constant := p.ConstNeed()
-	switch {
-	case constant && wr.CountOnly():
-		var n int64
-		for _, v := range cnt {
-			if v >= need {
-				n++
-			}
-		}
-		wr.AddCount(n)
-	case constant:
-		for j, v := range cnt {
-			if v >= need {
-				wr.Add(j, i, v)
-			}
-		}
-	default:
-		ni := p.NeedS(i)
-		for j, v := range cnt {
-			if v >= ni || v >= p.NeedR(j) {
-				wr.Add(j, i, v)
-			}
-		}
-	}
+	reportCounts(p, wr, cnt, i, 0, true)
 	clear(cnt)
 }
 
@@ -298,30 +272,7 @@ func scanCross(ctx context.Context, p *Problem, out *Output) error {
 // reportRow reports the qualifying pairs (i, j) from a probe's counters over
 // S, and zeroes them.
 func reportRow(p *Problem, wr *Writer, cnt []uint32, i int) {
-	need, constant := p.ConstNeed()
-	switch {
-	case constant && wr.CountOnly():
-		var n int64
-		for _, v := range cnt {
-			if v >= need {
-				n++
-			}
-		}
-		wr.AddCount(n)
-	case constant:
-		for j, v := range cnt {
-			if v >= need {
-				wr.Add(i, j, v)
-			}
-		}
-	default:
-		ni := p.NeedR(i)
-		for j, v := range cnt {
-			if v >= ni || v >= p.NeedS(j) {
-				wr.Add(i, j, v)
-			}
-		}
-	}
+	reportCounts(p, wr, cnt, i, 0, false)
 	clear(cnt)
 }
 

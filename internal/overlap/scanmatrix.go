@@ -71,12 +71,7 @@ func scanPrivate(ctx context.Context, p *Problem, out *Output, xr, xs *index) er
 	if err != nil {
 		return err
 	}
-	var used [][]uint32
-	for _, m := range mats {
-		if m != nil {
-			used = append(used, m)
-		}
-	}
+	used := allocated(mats)
 	rows := splitWork(kr, p.Threads*tasksPerThread, func(a int) int64 {
 		if p.Self {
 			return int64(ks - a)
@@ -93,28 +88,46 @@ func scanPrivate(ctx context.Context, p *Problem, out *Output, xr, xs *index) er
 			if p.Self {
 				b0 = a + 1
 			}
-			var row []uint32
-			if len(used) == 1 {
-				row = used[0][a*ks+b0 : (a+1)*ks]
-			} else {
-				// Sum the workers' matrices (none ran if no element occurs).
-				if sums[w] == nil {
-					sums[w] = make([]uint32, ks)
-				}
-				row = sums[w][:ks-b0]
-				clear(row)
-				for _, m := range used {
-					for b, v := range m[a*ks+b0 : (a+1)*ks] {
-						row[b] += v
-					}
-				}
-			}
-			reportRowFrom(p, wr, row, a, b0)
+			row := sumRow(used, a, b0, ks, &sums[w])
+			reportCounts(p, wr, row, a, b0, false)
 			pairs += int64(len(row))
 		}
 		out.Progress(pairs - pairs/2)
 		return out.Err()
 	})
+}
+
+// allocated returns the private matrices that workers allocated: a worker
+// that took no task has none.
+func allocated(mats [][]uint32) [][]uint32 {
+	var used [][]uint32
+	for _, m := range mats {
+		if m != nil {
+			used = append(used, m)
+		}
+	}
+	return used
+}
+
+// sumRow returns the counts of row a, columns b0 to ks, of the private
+// matrices (ks columns each): the one matrix's own row, or their sum in
+// *sum (allocated on first use), zero if there is none (no worker ran
+// when no element occurs). The caller may change the row.
+func sumRow(used [][]uint32, a, b0, ks int, sum *[]uint32) []uint32 {
+	if len(used) == 1 {
+		return used[0][a*ks+b0 : (a+1)*ks]
+	}
+	if *sum == nil {
+		*sum = make([]uint32, ks)
+	}
+	row := (*sum)[:ks-b0]
+	clear(row)
+	for _, m := range used {
+		for b, v := range m[a*ks+b0 : (a+1)*ks] {
+			row[b] += v
+		}
+	}
+	return row
 }
 
 func scanBlocks(ctx context.Context, p *Problem, out *Output, xr, xs *index, blockRows int) error {
@@ -169,7 +182,7 @@ func scanBlocks(ctx context.Context, p *Problem, out *Output, xr, xs *index, blo
 				b0 = a + 1
 			}
 			row := m[(a-a0)*ks+b0 : (a-a0+1)*ks]
-			reportRowFrom(p, wr, row, a, b0)
+			reportCounts(p, wr, row, a, b0, false)
 			pairs += int64(len(row))
 		}
 		clear(m)
@@ -178,30 +191,39 @@ func scanBlocks(ctx context.Context, p *Problem, out *Output, xr, xs *index, blo
 	})
 }
 
-// reportRowFrom reports the qualifying pairs (a, b0+y) for the counts
-// row[y].
-func reportRowFrom(p *Problem, wr *Writer, row []uint32, a, b0 int) {
+// reportCounts reports the qualifying pairs of set i from its counts
+// cnt[y] with the sets b0+y of the other side: pairs (i, b0+y), or, in a
+// self-join's column, (b0+y, i). A self-join's thresholds are the same
+// for R and S, so the test is the same either way.
+func reportCounts(p *Problem, wr *Writer, cnt []uint32, i, b0 int, column bool) {
+	add := func(j int, v uint32) {
+		if column {
+			wr.Add(j, i, v)
+		} else {
+			wr.Add(i, j, v)
+		}
+	}
 	need, constant := p.ConstNeed()
 	switch {
 	case constant && wr.CountOnly():
 		var n int64
-		for _, v := range row {
+		for _, v := range cnt {
 			if v >= need {
 				n++
 			}
 		}
 		wr.AddCount(n)
 	case constant:
-		for y, v := range row {
+		for y, v := range cnt {
 			if v >= need {
-				wr.Add(a, b0+y, v)
+				add(b0+y, v)
 			}
 		}
 	default:
-		na := p.NeedR(a)
-		for y, v := range row {
-			if v >= na || v >= p.NeedS(b0+y) {
-				wr.Add(a, b0+y, v)
+		ni := p.NeedR(i)
+		for y, v := range cnt {
+			if v >= ni || v >= p.NeedS(b0+y) {
+				add(b0+y, v)
 			}
 		}
 	}

@@ -2,11 +2,8 @@ package overlap
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/xsect/xsect/internal/plantest"
@@ -14,12 +11,6 @@ import (
 	"github.com/xsect/xsect/internal/sysinfo"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/synth"
-)
-
-var (
-	validate       = flag.Bool("validate", false, "run TestValidate: time the planner's choice against every forced CPU technique on shapes the cost model was not fitted on")
-	validateReps   = flag.Int("validate-reps", 3, "TestValidate: runs of each technique per shape (the table gives the median, min and max)")
-	validateShapes = flag.String("validate-shapes", "", "TestValidate: comma-separated shape names, or \"fit\" for the shapes the constants were fitted on (default: every validation shape)")
 )
 
 // validateShape is one problem of the validation: a collection and a query.
@@ -36,17 +27,6 @@ var (
 	c08         = Query{Containment: Ratio{4, 5}}
 )
 
-func synthShape(cfg synth.Config) func(testing.TB) *sets.Collection {
-	return func(t testing.TB) *sets.Collection {
-		cfg.Seed = 7
-		c, err := synth.Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-}
-
 func realShape(name string) func(testing.TB) *sets.Collection {
 	return func(t testing.TB) *sets.Collection {
 		return loadText(t, settest.SharedData(t, name), 0)
@@ -58,14 +38,14 @@ func realShape(name string) func(testing.TB) *sets.Collection {
 // spreads than TestCalibrate's) and real collections TestCalibrate does not
 // read (hypergraphs, graphs, containment, other FIMI files, roaring, IR).
 var validationShapes = []validateShape{
-	{"normal-2000x5k/1e6 t1", synthShape(synth.Config{Sets: 2000, Universe: 1e6, AvgSize: 5000, Dist: synth.Normal}), t1, 0},
-	{"normal-20000x100/1e5 t3", synthShape(synth.Config{Sets: 20000, Universe: 1e5, AvgSize: 100, Dist: synth.Normal}), t3, 0},
-	{"zipf-5000x2k/1e5 t10", synthShape(synth.Config{Sets: 5000, Universe: 1e5, AvgSize: 2000, Dist: synth.Zipf, ZipfS: 0.7}), t10, 0},
-	{"zipf-3000x1500/5e4 t10", synthShape(synth.Config{Sets: 3000, Universe: 5e4, AvgSize: 1500, Dist: synth.Zipf, SizeSpread: 0.9}), t10, 0},
-	{"zipf-50000x40/1e6 c0.8", synthShape(synth.Config{Sets: 50000, Universe: 1e6, AvgSize: 40, Dist: synth.Zipf, SizeSpread: 0.9}), c08, 0},
-	{"uniform-20000x32/500 t3", synthShape(synth.Config{Sets: 20000, Universe: 500, AvgSize: 32, Dist: synth.Uniform, SizeSpread: 0.8}), t3, 0},
-	{"uniform-200x50k/1e7 t1", synthShape(synth.Config{Sets: 200, Universe: 1e7, AvgSize: 50000, Dist: synth.Uniform}), t1, 0},
-	{"uniform-4000x300/2e4 c0.8", synthShape(synth.Config{Sets: 4000, Universe: 2e4, AvgSize: 300, Dist: synth.Uniform, SizeSpread: 0.9}), c08, 0},
+	{"normal-2000x5k/1e6 t1", plantest.Synth(synth.Config{Sets: 2000, Universe: 1e6, AvgSize: 5000, Dist: synth.Normal}), t1, 0},
+	{"normal-20000x100/1e5 t3", plantest.Synth(synth.Config{Sets: 20000, Universe: 1e5, AvgSize: 100, Dist: synth.Normal}), t3, 0},
+	{"zipf-5000x2k/1e5 t10", plantest.Synth(synth.Config{Sets: 5000, Universe: 1e5, AvgSize: 2000, Dist: synth.Zipf, ZipfS: 0.7}), t10, 0},
+	{"zipf-3000x1500/5e4 t10", plantest.Synth(synth.Config{Sets: 3000, Universe: 5e4, AvgSize: 1500, Dist: synth.Zipf, SizeSpread: 0.9}), t10, 0},
+	{"zipf-50000x40/1e6 c0.8", plantest.Synth(synth.Config{Sets: 50000, Universe: 1e6, AvgSize: 40, Dist: synth.Zipf, SizeSpread: 0.9}), c08, 0},
+	{"uniform-20000x32/500 t3", plantest.Synth(synth.Config{Sets: 20000, Universe: 500, AvgSize: 32, Dist: synth.Uniform, SizeSpread: 0.8}), t3, 0},
+	{"uniform-200x50k/1e7 t1", plantest.Synth(synth.Config{Sets: 200, Universe: 1e7, AvgSize: 50000, Dist: synth.Uniform}), t1, 0},
+	{"uniform-4000x300/2e4 c0.8", plantest.Synth(synth.Config{Sets: 4000, Universe: 2e4, AvgSize: 300, Dist: synth.Uniform, SizeSpread: 0.9}), c08, 0},
 	{"tags-math-sx t3", realShape("hypergraphs/tags-math-sx.dedup.sets"), t3, 0},
 	{"congress-bills t10", realShape("hypergraphs/congress-bills.dedup.sets"), t10, 0},
 	{"congress-bills c0.8", realShape("hypergraphs/congress-bills.dedup.sets"), c08, 0},
@@ -84,10 +64,10 @@ var validationShapes = []validateShape{
 	// Set B: added after the first validation run (whose shapes above
 	// informed two fixes: prefix's planning time and element-major's walk
 	// of the universe), and run only for the final table.
-	{"B normal-500x20k/2e6 t3", synthShape(synth.Config{Sets: 500, Universe: 2e6, AvgSize: 20000, Dist: synth.Normal}), t3, 0},
-	{"B zipf-10000x500/2e5 t10", synthShape(synth.Config{Sets: 10000, Universe: 2e5, AvgSize: 500, Dist: synth.Zipf, ZipfS: 1.1}), t10, 0},
-	{"B uniform-1000x2000/5e4 c0.8", synthShape(synth.Config{Sets: 1000, Universe: 5e4, AvgSize: 2000, Dist: synth.Uniform, SizeSpread: 0.5}), c08, 0},
-	{"B normal-30000x60/3e4 t1", synthShape(synth.Config{Sets: 30000, Universe: 3e4, AvgSize: 60, Dist: synth.Normal, Sigma: 0.05}), t1, 0},
+	{"B normal-500x20k/2e6 t3", plantest.Synth(synth.Config{Sets: 500, Universe: 2e6, AvgSize: 20000, Dist: synth.Normal}), t3, 0},
+	{"B zipf-10000x500/2e5 t10", plantest.Synth(synth.Config{Sets: 10000, Universe: 2e5, AvgSize: 500, Dist: synth.Zipf, ZipfS: 1.1}), t10, 0},
+	{"B uniform-1000x2000/5e4 c0.8", plantest.Synth(synth.Config{Sets: 1000, Universe: 5e4, AvgSize: 2000, Dist: synth.Uniform, SizeSpread: 0.5}), c08, 0},
+	{"B normal-30000x60/3e4 t1", plantest.Synth(synth.Config{Sets: 30000, Universe: 3e4, AvgSize: 60, Dist: synth.Normal, Sigma: 0.05}), t1, 0},
 	{"B tags-ask-ubuntu t3", realShape("hypergraphs/tags-ask-ubuntu.dedup.sets"), t3, 0},
 	{"B email-Eu t1", realShape("hypergraphs/email-Eu.dedup.sets"), t1, 0},
 	{"B NDC-substances c0.8", realShape("hypergraphs/NDC-substances.dedup.sets"), c08, 0},
@@ -124,20 +104,7 @@ var fitShapes = []validateShape{
 //
 //	go test ./allpairs -run Validate -validate -v -timeout 3h
 func TestValidate(t *testing.T) {
-	if !*validate {
-		t.Skip("needs -validate")
-	}
-	shapes := validationShapes
-	if *validateShapes == "fit" {
-		shapes = fitShapes
-	} else if *validateShapes != "" {
-		shapes = nil
-		for _, sh := range append(slices.Clone(validationShapes), fitShapes...) {
-			if strings.Contains(","+*validateShapes+",", ","+sh.name+",") {
-				shapes = append(shapes, sh)
-			}
-		}
-	}
+	shapes := plantest.Select(t, validationShapes, fitShapes, func(sh validateShape) string { return sh.name })
 	fmt.Printf("machine: %s, %d threads, caches %+v\n\n", sysinfo.CPUName(), Options{}.threads(), sysinfo.CPUCaches())
 	var results []plantest.Result
 	for _, sh := range shapes {
@@ -176,7 +143,7 @@ func TestValidate(t *testing.T) {
 			}
 			prob.Engines = append(prob.Engines, plantest.Engine{Name: cand.Engine.Name(), Estimate: est})
 		}
-		res, err := plantest.Time(os.Stdout, prob, *validateReps)
+		res, err := plantest.Time(os.Stdout, prob, plantest.Reps())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,15 +9,72 @@ package plantest
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
 	"slices"
+	"strings"
+	"testing"
 	"text/tabwriter"
 	"time"
 
 	"github.com/xsect/xsect/internal/sysinfo"
+	"github.com/xsect/xsect/sets"
+	"github.com/xsect/xsect/synth"
 )
+
+// The flags of every workload's TestValidate: a test binary that imports
+// this package has them.
+var (
+	validate = flag.Bool("validate", false, "run TestValidate: time the planner's choice against every CPU engine forced, on problems its cost model was not fitted on")
+	reps     = flag.Int("validate-reps", 3, "TestValidate: runs of each engine per problem (the table gives the median, min and max)")
+	shapes   = flag.String("validate-shapes", "", "TestValidate: comma-separated problem names, or \"fit\" for the problems the costs were fitted on (default: every validation problem)")
+)
+
+// Select returns the problems a validation runs, and skips t without
+// -validate: those that -validate-shapes names, among validation and fit;
+// fit for "fit"; validation by default. name returns a problem's name.
+func Select[S any](t testing.TB, validation, fit []S, name func(S) string) []S {
+	t.Helper()
+	if !*validate {
+		t.Skip("needs -validate")
+	}
+	return choose(*shapes, validation, fit, name)
+}
+
+// choose is Select for -validate-shapes spec.
+func choose[S any](spec string, validation, fit []S, name func(S) string) []S {
+	switch spec {
+	case "":
+		return validation
+	case "fit":
+		return fit
+	}
+	var out []S
+	for _, sh := range slices.Concat(validation, fit) {
+		if strings.Contains(","+spec+",", ","+name(sh)+",") {
+			out = append(out, sh)
+		}
+	}
+	return out
+}
+
+// Reps returns -validate-reps: the runs of each engine per problem.
+func Reps() int { return *reps }
+
+// Synth returns the data that cfg generates with seed 7, made when a
+// validation asks for them.
+func Synth(cfg synth.Config) func(testing.TB) *sets.Collection {
+	return func(t testing.TB) *sets.Collection {
+		cfg.Seed = 7
+		c, err := synth.Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+}
 
 // Auto names the planner's own choice among the engines.
 const Auto = "auto"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -96,5 +97,23 @@ func TestSummarize(t *testing.T) {
 	}
 	if strings.Contains(s, "p3") {
 		t.Errorf("a problem without a forced run is listed:\n%s", s)
+	}
+}
+
+func TestChoose(t *testing.T) {
+	validation, fit := []string{"a 1", "b", "c"}, []string{"fit x", "fit y"}
+	id := func(s string) string { return s }
+	for _, tc := range []struct {
+		spec string
+		want []string
+	}{
+		{"", validation},
+		{"fit", fit},
+		{"c,fit y,a 1", []string{"a 1", "c", "fit y"}},
+		{"a", nil}, // whole names only
+	} {
+		if got := choose(tc.spec, validation, fit, id); !slices.Equal(got, tc.want) {
+			t.Errorf("choose(%q) = %q, want %q", tc.spec, got, tc.want)
+		}
 	}
 }

@@ -3,10 +3,8 @@ package simjoin
 import (
 	"context"
 	"fmt"
-	"runtime"
 
 	"github.com/xsect/xsect/internal/engine"
-	"github.com/xsect/xsect/internal/sysinfo"
 )
 
 // Engine is one technique on one device: Run reports every similar pair of
@@ -56,10 +54,7 @@ func (e cpuFilter) Name() string { return e.name }
 
 func (cpuFilter) Kind() engine.Kind { return engine.CPU }
 
-func (cpuFilter) Device() (engine.Device, error) {
-	n := runtime.GOMAXPROCS(0)
-	return engine.Device{Kind: engine.CPU, Name: fmt.Sprintf("%s, %d threads", sysinfo.CPUName(), n), Memory: sysinfo.Memory(), Parallelism: n}, nil
-}
+func (cpuFilter) Device() (engine.Device, error) { return engine.CPUDevice(), nil }
 
 func (e cpuFilter) Estimate(p *Problem) (engine.Estimate, error) {
 	if e.alg == groupJoin {

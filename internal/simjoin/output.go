@@ -1,7 +1,6 @@
 package simjoin
 
 import (
-	"sync"
 	"sync/atomic"
 
 	"github.com/xsect/xsect/internal/engine"
@@ -32,39 +31,21 @@ type Output struct {
 	progress  func(done, total int64)
 	total     int64
 
-	count  atomic.Int64
-	done   atomic.Int64
-	failed atomic.Bool
-	errMu  sync.Mutex
-	err    error
-
-	freeMu sync.Mutex
-	free   []*Writer
+	count atomic.Int64
+	done  atomic.Int64
+	first engine.FirstError
+	free  engine.FreeList[*Writer]
 }
 
 // batchSize is the number of pairs a Writer buffers before it calls the
 // sink: large enough that the sink's per-call costs vanish.
 const batchSize = 1 << 13
 
-func (o *Output) fail(err error) {
-	o.errMu.Lock()
-	if o.err == nil {
-		o.err = err
-	}
-	o.errMu.Unlock()
-	o.failed.Store(true)
-}
+func (o *Output) fail(err error) { o.first.Set(err) }
 
 // Err returns the first error of the caller's callbacks, if any; engines
 // check it between chunks of work and stop.
-func (o *Output) Err() error {
-	if !o.failed.Load() {
-		return nil
-	}
-	o.errMu.Lock()
-	defer o.errMu.Unlock()
-	return o.err
-}
+func (o *Output) Err() error { return o.first.Err() }
 
 // Note records a line of the run's account, which the plan's Notes return.
 func (o *Output) Note(format string, args ...any) { o.notes.Add(format, args...) }
@@ -94,11 +75,7 @@ type Writer struct {
 
 // Writer returns a writer for one goroutine; the engine must Close it.
 func (o *Output) Writer() *Writer {
-	o.freeMu.Lock()
-	defer o.freeMu.Unlock()
-	if n := len(o.free); n > 0 {
-		w := o.free[n-1]
-		o.free = o.free[:n-1]
+	if w, ok := o.free.Get(); ok {
 		return w
 	}
 	p := o.p
@@ -159,14 +136,7 @@ func (w *Writer) add(i, j, c uint32, sim float64) {
 	}
 }
 
-func (w *Writer) flush() {
-	if len(w.buf) > 0 && !w.o.failed.Load() {
-		if err := w.o.sink(w.buf); err != nil {
-			w.o.fail(err)
-		}
-	}
-	w.buf = w.buf[:0]
-}
+func (w *Writer) flush() { w.buf = engine.Send(w.o.sink, w.buf, &w.o.first) }
 
 // Close flushes the writer and returns it to its Output for reuse.
 func (w *Writer) Close() {
@@ -175,9 +145,7 @@ func (w *Writer) Close() {
 	if !w.countOnly {
 		w.flush()
 	}
-	w.o.freeMu.Lock()
-	w.o.free = append(w.o.free, w)
-	w.o.freeMu.Unlock()
+	w.o.free.Put(w)
 }
 
 // addEqualSets reports, in a self-join that is not Distinct, the pairs of
@@ -208,7 +176,7 @@ func (o *Output) addEqualSets() {
 				w.add(i, j, n, sim)
 			}
 		}
-		if w.o.failed.Load() {
+		if w.o.first.Failed() {
 			return
 		}
 	}

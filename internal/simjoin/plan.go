@@ -9,8 +9,8 @@
 package simjoin
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -26,23 +26,10 @@ import (
 
 // Plan is a prepared problem with the engine chosen to run it.
 type Plan struct {
-	// Problem is the prepared problem.
-	Problem *Problem
-	// Candidates lists every engine the planner considered, fastest
-	// estimate first, those that cannot run last.
-	Candidates []Candidate
-	// Chosen is the candidate that runs.
-	Chosen Candidate
-	// Prepare is the time spent preparing the sets and estimating.
-	Prepare time.Duration
-
+	engine.Plan[*Problem, Engine]
 	opt   Options
-	notes engine.Notes
 	shift shift // added to the ids of a tile's pairs
 }
-
-// Notes returns what the engine said about its run, once it has run.
-func (pl *Plan) Notes() string { return pl.notes.String() }
 
 // NewPlan prepares r × s (s == nil: the self-join of r) and picks the
 // engine with the lowest estimated time among those that opt.Device and
@@ -76,7 +63,8 @@ func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &Plan{Problem: p, opt: opt, shift: sh}
+	pl := &Plan{opt: opt, shift: sh}
+	pl.Problem = p
 	engines := Engines()
 	// CPU engines first, so that a GPU engine sees their estimates.
 	slices.SortStableFunc(engines, func(a, b Engine) int { return int(a.Kind()) - int(b.Kind()) })
@@ -128,7 +116,7 @@ func (pl *Plan) run(ctx context.Context, out *Output) error {
 	}
 	p := pl.Problem
 	out.p = p
-	out.notes = &pl.notes
+	out.notes = &pl.RunNotes
 	out.progress = pl.opt.Progress
 	out.total = int64(p.S.Len())
 	if p.Self {
@@ -139,10 +127,7 @@ func (pl *Plan) run(ctx context.Context, out *Output) error {
 	if err == nil {
 		err = pl.Chosen.Engine.Run(ctx, p, out)
 	}
-	if oerr := out.Err(); oerr != nil && (err == nil || errors.Is(err, context.Canceled)) {
-		err = oerr
-	}
-	return err
+	return engine.RunError(err, out.Err())
 }
 
 // Join runs the plan, calling fn with batches of pairs from several
@@ -161,39 +146,17 @@ func (pl *Plan) Count(ctx context.Context) (int64, error) {
 
 // Collect runs the plan and returns its pairs sorted by I, then J.
 func (pl *Plan) Collect(ctx context.Context) ([]Pair, error) {
-	var mu sync.Mutex
-	var all []Pair
-	err := pl.Join(ctx, func(b []Pair) error {
-		mu.Lock()
-		all = append(all, b...)
-		mu.Unlock()
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	SortPairs(all)
-	return all, nil
+	return engine.Collect(func(fn func([]Pair) error) error { return pl.Join(ctx, fn) }, SortPairs)
 }
 
 // SortPairs sorts pairs by I, then J.
 func SortPairs(ps []Pair) {
 	slices.SortFunc(ps, func(a, b Pair) int {
-		if a.I != b.I {
-			return cmpU32(a.I, b.I)
+		if c := cmp.Compare(a.I, b.I); c != 0 {
+			return c
 		}
-		return cmpU32(a.J, b.J)
+		return cmp.Compare(a.J, b.J)
 	})
-}
-
-func cmpU32(a, b uint32) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Explain writes the problem's statistics, every engine's estimate (or why
@@ -225,17 +188,5 @@ func (pl *Plan) Explain(w io.Writer) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	chosen := 0
-	if pl.Chosen.Err != nil {
-		chosen = -1
-	}
-	if err := engine.WriteTable(w, pl.Candidates, chosen); err != nil {
-		return err
-	}
-	if pl.Chosen.Err != nil {
-		_, err := fmt.Fprintf(w, "\nchoice       none: %v\n", engine.Reason(pl.Chosen.Err))
-		return err
-	}
-	_, err := fmt.Fprintf(w, "\nchoice       %s on %s (%s)\n", pl.Chosen.Engine.Name(), pl.Chosen.Device.Kind, pl.Chosen.Device.Name)
-	return err
+	return pl.WriteChoice(w)
 }

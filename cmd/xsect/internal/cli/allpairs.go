@@ -13,7 +13,6 @@ import (
 
 	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/engine"
-	"github.com/xsect/xsect/internal/progress"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -124,7 +123,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if *jo.sorted && !*jo.countOnly {
 		planBudget = left.left(minSortBudget)
 	}
-	bar := &joinBar{}
+	bar := newJoinBar()
 	opt := allpairs.Options{
 		Device:    *jo.device,
 		Technique: *jo.technique,
@@ -153,9 +152,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	switch {
 	case *jo.countOnly:
 		n, err = plan.Count(context.Background())
-		if err == nil {
-			_, err = io.WriteString(w, strconv.FormatInt(n, 10)+"\n")
-		}
+		err = writeCount(w, n, err)
 	case *jo.sorted:
 		sorter := newPairSorter(left.left(plan.Memory()).bytes)
 		err = plan.Join(context.Background(), sorter.add)
@@ -174,13 +171,29 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		n = pw.n
 	}
 	bar.done()
+	return finishJoin(env, w, plan, *jo.explain, start, n, err)
+}
+
+// ranPlan is what finishJoin says of a plan that ran.
+type ranPlan interface {
+	Technique() string
+	Device() string
+	Prepared() time.Duration
+	Notes() string
+}
+
+// finishJoin ends a join that ran from start and wrote n pairs to w (err:
+// how the run and the writing went): it commits the output and, with
+// --explain, says on standard error what ran, for how long, and the
+// engine's notes.
+func finishJoin(env *Env, w *outputFile, plan ranPlan, explain bool, start time.Time, n int64, err error) error {
 	if err != nil {
 		return err
 	}
 	if err := w.commit(); err != nil {
 		return err
 	}
-	if *jo.explain {
+	if explain {
 		fmt.Fprintf(env.Stderr, "ran          %s on %s in %s (%d pairs), after %s of preparation\n",
 			plan.Technique(), plan.Device(), time.Since(start).Round(time.Millisecond), n, plan.Prepared().Round(time.Millisecond))
 		io.WriteString(env.Stderr, plan.Notes())
@@ -188,30 +201,22 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	return nil
 }
 
-// joinBar shows the join's progress on a terminal.
-type joinBar struct {
-	mu   sync.Mutex
-	bar  *progress.Bar
-	last int64
+// writeCount writes the number of pairs n of a run that ended with err,
+// unless err is not nil.
+func writeCount(w io.Writer, n int64, err error) error {
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, strconv.FormatInt(n, 10)+"\n")
+	return err
 }
 
-func (b *joinBar) update(done, total int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.bar == nil {
-		b.bar = progress.Start("pairs", "pairs", total)
-	}
-	if done > b.last {
-		b.bar.Add(done - b.last)
-		b.last = done
-	}
-}
+// joinBar shows a join's progress on a terminal: one stage, in pairs.
+type joinBar struct{ stageBars }
 
-func (b *joinBar) done() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.bar.Done()
-}
+func newJoinBar() *joinBar { return &joinBar{stageBars{unit: "pairs"}} }
+
+func (b *joinBar) update(done, total int64) { b.stageBars.update("pairs", done, total) }
 
 // pairWriter formats batches of pairs on the workers that find them and
 // writes them one batch at a time.

@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -249,9 +248,7 @@ func runPairs(plan *pairs.Plan, w *outputFile, sorted, count bool, prog *stageBa
 		n, err = plan.Count(ctx)
 		prog.done()
 		prog.mark("write")
-		if err == nil {
-			_, err = io.WriteString(w, strconv.FormatInt(n, 10)+"\n")
-		}
+		err = writeCount(w, n, err)
 	case sorted:
 		sorter := newPairSorter(sortBudget)
 		err = plan.Join(ctx, sorter.add)
@@ -527,6 +524,7 @@ func putDecimal(b []byte, n int, v uint32) int {
 // Reports may come from several goroutines out of order; the bar follows
 // the largest.
 type stageBars struct {
+	unit  string // of the counts shown
 	mu    sync.Mutex
 	stage string
 	shown int64
@@ -571,7 +569,7 @@ func (s *stageBars) update(stage string, done, total int64) {
 	if stage != s.stage {
 		s.bar.Done()
 		s.stage, s.shown = stage, 0
-		s.bar = progress.Start(stage, "", total)
+		s.bar = progress.Start(stage, s.unit, total)
 	}
 	if done > s.shown {
 		s.bar.Add(done - s.shown)

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"runtime"
 	"slices"
@@ -116,7 +115,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 						return err
 					}
 				}
-				bar := &joinBar{}
+				bar := newJoinBar()
 				opt := simjoin.Options{
 					Threshold: th,
 					Technique: *algorithm,
@@ -142,9 +141,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 				switch {
 				case *countOnly:
 					n, err = plan.Count(context.Background())
-					if err == nil {
-						_, err = io.WriteString(w, strconv.FormatInt(n, 10)+"\n")
-					}
+					err = writeCount(w, n, err)
 				case *sorted:
 					var ps []simjoin.Pair
 					ps, err = plan.Collect(context.Background())
@@ -158,18 +155,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					n = sw.n
 				}
 				bar.done()
-				if err != nil {
-					return err
-				}
-				if err := w.commit(); err != nil {
-					return err
-				}
-				if *explain {
-					fmt.Fprintf(env.Stderr, "ran          %s on %s in %s (%d pairs), after %s of preparation\n",
-						plan.Technique(), plan.Device(), time.Since(start).Round(time.Millisecond), n, plan.Prepared().Round(time.Millisecond))
-					io.WriteString(env.Stderr, plan.Notes())
-				}
-				return nil
+				return finishJoin(env, w, plan, *explain, start, n, err)
 			}
 		},
 	})
