@@ -45,8 +45,8 @@ func (b *CandidateBatch) flush(emit func(*CandidateBatch) error) error {
 	return err
 }
 
-// Candidates runs the filter of the named technique (allpairs, ppjoin or
-// groupjoin) over p on the CPU, on p.Threads workers, and hands every pair
+// Candidates runs the filter of the named technique (allpairs, ppjoin,
+// groupjoin or pairjoin) over p on the CPU, on p.Threads workers, and hands every pair
 // of records it cannot decide without their elements to emit, in batches,
 // from several goroutines at once (emit must be safe for that; a batch is
 // only valid during the call). It is how an engine on another device
@@ -65,8 +65,10 @@ func Candidates(ctx context.Context, p *Problem, technique string, out *Output, 
 		alg = ppJoin
 	case "groupjoin":
 		alg = groupJoin
+	case "pairjoin":
+		alg = pairJoin
 	default:
-		return fmt.Errorf("simjoin: no filter %q (allpairs, ppjoin or groupjoin)", technique)
+		return fmt.Errorf("simjoin: no filter %q (allpairs, ppjoin, groupjoin or pairjoin)", technique)
 	}
 	j := newJoin(p, out, alg)
 	j.emit = emit

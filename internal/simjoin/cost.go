@@ -7,17 +7,21 @@ import (
 
 // workStats is what a sample of a filter's probes predicts of its run.
 type workStats struct {
-	alg      algorithm
-	units    int     // probing units (records, or groups)
-	records  int     // probing records
-	indexed  int     // index entries
-	entries  float64 // list entries the probes walk
-	cands    float64 // candidate units: distinct, and kept by the positional filter
-	pairs    float64 // pairs of records past the bound
-	merged   float64 // those that their signatures do not reject
-	steps    float64 // the elements of their remainders
-	sampled  int     // probes sampled
-	elements int64   // elements of the probing side's records
+	alg     algorithm
+	units   int     // probing units (records, or groups)
+	records int     // probing records
+	indexed int     // index entries
+	entries float64 // list entries the probes walk
+	lookups float64 // lists looked up (PairJoin: elements and pairs)
+	// PairJoin's entries walked in pair lists, and its candidates met
+	// there (entries and cands count the element lists').
+	pairEntries, pairCands float64
+	cands                  float64 // candidate units: distinct, and kept by the positional filter
+	pairs                  float64 // pairs of records past the bound
+	merged                 float64 // those that their signatures do not reject
+	steps                  float64 // the elements of their remainders
+	sampled                int     // probes sampled
+	elements               int64   // elements of the probing side's records
 }
 
 // work samples the filter alg on p, once per problem and algorithm.
@@ -41,11 +45,29 @@ func sample(p *Problem, alg algorithm) *workStats {
 	pr := j.getProber()
 	defer j.putProber(pr)
 	stride := sampleStride(j.prb.n)
-	for u := stride / 2; u < j.prb.n; u += stride {
-		j.sampleProbe(pr, u, st)
-		st.sampled++
+	if alg == pairJoin {
+		// The probes themselves, counting their work.
+		var pc probeCounts
+		pr.count = &pc
+		w := out.Writer()
+		for u := stride / 2; u < j.prb.n; u += stride {
+			j.probe(pr, u, w)
+			st.sampled++
+		}
+		w.Close()
+		pr.count = nil
+		st.entries, st.lookups, st.cands, st.merged = float64(pc.entries), float64(pc.lookups), float64(pc.cands), float64(pc.merged)
+		st.pairEntries, st.pairCands = float64(pc.pairEntries), float64(pc.pairCands)
+	} else {
+		for u := stride / 2; u < j.prb.n; u += stride {
+			j.sampleProbe(pr, u, st)
+			st.sampled++
+		}
 	}
 	scale := float64(j.prb.n) / float64(st.sampled)
+	st.lookups *= scale
+	st.pairEntries *= scale
+	st.pairCands *= scale
 	st.entries *= scale
 	st.cands *= scale
 	st.pairs *= scale
@@ -181,6 +203,13 @@ const (
 	costUnit       = 51
 	costUniverse   = 26
 	costGroupElem  = 3 // grouping, per element, when GroupJoin is estimated from PPJoin's sample
+	// PairJoin's, from its probes' counts: per list entry walked (of
+	// elements or pairs), per list looked up, per candidate and per
+	// candidate verified.
+	costPairEntry = 3
+	costLookup    = 10
+	costPairCand  = 15
+	costMerge     = 10
 )
 
 // seconds predicts the run's time on p.Threads cores.
@@ -188,6 +217,9 @@ func (w *workStats) seconds(p *Problem) float64 {
 	par := w.entries*costEntry + w.cands*costCand
 	if w.alg == groupJoin {
 		par = w.entries*costGroupEntry + w.cands*costCand + w.pairs*costGroupPair
+	}
+	if w.alg == pairJoin {
+		par = w.entries*costEntry + w.cands*costCand + w.pairEntries*costPairEntry + w.lookups*costLookup + w.pairCands*costPairCand + w.merged*costMerge
 	}
 	perWorker := float64(w.units)*costUnit + float64(p.Universe)*costUniverse
 	return (par/float64(max(1, p.Threads)) + perWorker) * 1e-9
@@ -204,6 +236,10 @@ func (w *workStats) memory(p *Problem) int64 {
 
 // detail describes the sample for Explain.
 func (w *workStats) detail() string {
+	if w.alg == pairJoin {
+		return fmt.Sprintf("%.3g list entries, %.3g of pair lists, %.3g lookups, %.3g candidates, %.3g pairs to merge",
+			w.entries+w.pairEntries, w.pairEntries, w.lookups, w.cands+w.pairCands, w.merged)
+	}
 	s := fmt.Sprintf("%.3g list entries, %.3g candidates, %.3g pairs to merge", w.entries, w.cands, w.merged)
 	if w.alg == groupJoin {
 		s += fmt.Sprintf(" (%d groups of %d records)", w.units, w.records)

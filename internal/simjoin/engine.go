@@ -50,6 +50,7 @@ func init() {
 	Register(cpuFilter{"allpairs", allPairs})
 	Register(cpuFilter{"ppjoin", ppJoin})
 	Register(cpuFilter{"groupjoin", groupJoin})
+	Register(cpuFilter{"pairjoin", pairJoin})
 }
 
 func (e cpuFilter) Name() string { return e.name }

@@ -286,6 +286,13 @@ type join struct {
 	exact      bool     // the caller wants every pair's overlap
 	sigIdx     []uint64 // GroupJoin's record signatures
 	sigPrb     []uint64
+	// probe1 is the prefix by size whose element lists a probe walks.
+	probe1 []uint32
+	// PairJoin's prefixes and pair index, and the range of records that
+	// the index holds; nil for the other filters.
+	pb                   *pairBounds
+	px                   *pairIndex
+	pairRecLo, pairRecHi uint32
 	// emit, when set, receives the pairs of records to verify instead of
 	// verifying them (Candidates).
 	emit func(*CandidateBatch) error
@@ -298,13 +305,25 @@ const (
 	allPairs algorithm = iota
 	ppJoin
 	groupJoin
+	pairJoin
 )
 
 func newJoin(p *Problem, out *Output, alg algorithm) *join {
 	j := &join{p: p, out: out, positional: alg != allPairs, exact: !out.CountOnly()}
 	j.b = problemBounds(p)
 	j.idxPrefix = indexPrefix(p, j.b)
-	f := filterIndex(p, alg == groupJoin)
+	j.probe1 = j.b.probe
+	var f *filterData
+	if alg == pairJoin {
+		f = pairFilterIndex(p)
+		j.pb, j.px = f.pb, f.px
+		j.idxPrefix, j.probe1 = f.pb.prefix1, f.pb.probe1
+		if f.pb.lo <= f.pb.hi {
+			j.pairRecLo, j.pairRecHi = p.R.SizeStart[f.pb.lo], p.R.SizeStart[f.pb.hi+1]
+		}
+	} else {
+		f = filterIndex(p, alg == groupJoin)
+	}
 	j.f, j.idx, j.prb, j.x = f, f.idx, f.prb, f.x
 	j.sigIdx, j.sigPrb = f.sigIdx, f.sigPrb
 	return j
@@ -336,6 +355,31 @@ type filterData struct {
 	free     []*prober // for the next run (getProber)
 	// sigIdx and sigPrb are the records' signatures, for groups.
 	sigIdx, sigPrb []uint64
+	// pb and px are PairJoin's.
+	pb *pairBounds
+	px *pairIndex
+}
+
+// pairFilterIndex returns PairJoin's units, element index and pair index,
+// built once.
+func pairFilterIndex(p *Problem) *filterData {
+	return p.Memo("simjoin.pairs", func() any {
+		b := problemBounds(p)
+		pairMax := uint32(defaultPairMax)
+		if p.pairMax > 0 {
+			pairMax = uint32(p.pairMax)
+		}
+		pb := newPairBounds(p, b, pairMax)
+		f := &filterData{pb: pb, idx: recordUnits(p.R)}
+		f.prb = f.idx
+		if !p.Self {
+			f.prb = recordUnits(p.S)
+		}
+		f.x = buildIndex(p.Threads, f.idx, p.Universe, p.Unique, pb.prefix1, true)
+		f.px = buildPairIndex(f.idx, p.Universe, p.Unique, pb)
+		f.idx.setInfo(pb.prefix1)
+		return f
+	}).(*filterData)
 }
 
 // filterIndex returns the units and index of p, by records or by groups,
@@ -387,8 +431,13 @@ type prober struct {
 	cand    []cand
 	touched []uint32
 	cursor  []uint32 // by element: the first list entry the length filter keeps
-	need    []uint32 // MinOverlap(a, b) by b, for probes of size needA
-	needA   uint32
+	cursor2 []uint32 // by pair list, the same (PairJoin)
+	// PairJoin's counters of the records indexed by pairs (see
+	// probePairs), and the candidates among them.
+	pcnt     []uint32
+	ptouched []uint32
+	need     []uint32 // MinOverlap(a, b) by b, for probes of size needA
+	needA    uint32
 	// stamp[e] is seq<<32 | e's position in the record last marked, if it
 	// holds e: a short remainder is verified by looking its elements up.
 	stamp   []uint64
@@ -396,6 +445,14 @@ type prober struct {
 	marked  bool // the probe's record is marked
 	pending []pending
 	batch   *CandidateBatch // for emit
+	// count, when set, counts the work of the probes (PairJoin's sample).
+	count *probeCounts
+}
+
+// probeCounts is the work of some probes.
+type probeCounts struct {
+	entries, lookups, cands, merged int64
+	pairEntries, pairCands          int64 // PairJoin's pair lists
 }
 
 // pending is a pair of groups to verify record by record.
@@ -461,9 +518,16 @@ func (j *join) getProber() *prober {
 	f.mu.Unlock()
 	if pr != nil {
 		copy(pr.cursor, j.x.start[:j.p.Universe])
+		if j.px != nil {
+			copy(pr.cursor2, j.px.start)
+		}
 		return pr
 	}
 	pr = &prober{cand: make([]cand, j.idx.n), cursor: slices.Clone(j.x.start[:j.p.Universe]), stamp: make([]uint64, j.p.Universe)}
+	if j.px != nil {
+		pr.cursor2 = slices.Clone(j.px.start)
+		pr.pcnt = make([]uint32, j.pairRecHi-j.pairRecLo)
+	}
 	for y, in := range j.idx.info {
 		pr.cand[y].unitInfo = in
 	}
@@ -507,8 +571,17 @@ func (j *join) run(ctx context.Context) error {
 	weight := func(u int) int64 {
 		a := j.prb.size[u]
 		w := int64(1)
-		for _, e := range j.prb.record(u)[:j.b.probe[a]] {
+		xr := j.prb.record(u)
+		for _, e := range xr[:j.probe1[a]] {
 			w += int64(j.x.start[e+1] - j.x.start[e])
+		}
+		if j.pb != nil {
+			// The entries of the pairs that start with each element: a
+			// bound, which the lookups' cost makes no worse.
+			px := j.px
+			for _, e := range xr[:j.pb.probe2[a]] {
+				w += 1 + int64(px.start[px.first[e+1]]-px.start[px.first[e]])
+			}
 		}
 		return w
 	}
@@ -584,8 +657,12 @@ func (j *join) run(ctx context.Context) error {
 // probe finds and verifies the candidates of probing unit u.
 func (j *join) probe(pr *prober, u int, w *Writer) {
 	a := j.prb.size[u]
-	p := j.b.probe[a]
-	if p == 0 {
+	p := j.probe1[a]
+	var p2 uint32
+	if j.pb != nil {
+		p2 = j.pb.probe2[a]
+	}
+	if p == 0 && p2 == 0 {
 		return
 	}
 	xr := j.prb.record(u)
@@ -610,15 +687,20 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	cands := pr.cand
 	need := pr.need
 	unique := j.p.Unique
+	var walked uint32
 	for q, e := range xr[:p] {
 		if e < unique {
 			continue // in this record only: nothing to walk
 		}
 		k, hi := pr.cursor[e], x.start[e+1]
+		if k == hi {
+			continue
+		}
 		for k < hi && x.ids[k] < lo {
 			k++
 		}
 		pr.cursor[e] = k
+		walked -= k
 		if j.positional {
 			ids, pos := x.ids[:hi], x.pos[:hi]
 			for ; k < hi; k++ {
@@ -657,11 +739,26 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 				cd.q = uint32(q)
 			}
 		}
+		walked += k
+	}
+	if pr.count != nil {
+		pr.count.entries += int64(walked)
+		pr.count.lookups += int64(p)
+		pr.count.cands += int64(len(touched))
+	}
+	if p2 > 0 {
+		lo2 := max(lo, j.idx.sizeStart[j.pb.from2[a]])
+		if end2 := min(end, j.pairRecHi); lo2 < end2 {
+			j.probePairs(pr, xr, a, lo2, end2)
+		}
 	}
 	pr.touched = touched
 	pr.marked = false
 	pr.pending = pr.pending[:0]
-	last := xr[p-1]
+	var last uint32
+	if p > 0 {
+		last = xr[p-1]
+	}
 	xsig := noSig // groups compare their records' signatures one by one
 	if j.prb.first == nil {
 		xsig = signature(xr)
@@ -713,6 +810,9 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 			pr.batch.add(uint32(u), y, nd)
 			continue
 		}
+		if pr.count != nil {
+			pr.count.merged++
+		}
 		var v uint32
 		var ok bool
 		if j.byStamps(b - ys) {
@@ -730,6 +830,9 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	}
 	if len(pr.pending) > 0 {
 		j.verifyGroups(pr, u, w)
+	}
+	if len(pr.ptouched) > 0 {
+		j.verifyPairs(pr, u, xr, xsig, w)
 	}
 }
 

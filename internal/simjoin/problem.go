@@ -45,6 +45,7 @@ type Problem struct {
 	Stats Stats
 
 	stampUniverse int // see Options.stampUniverse
+	pairMax       int // see Options.pairMax
 
 	memos engine.Memos
 }
@@ -58,8 +59,8 @@ func (p *Problem) Memo(key string, build func() any) any {
 
 // Side is one prepared collection. Its records are its distinct nonempty
 // sets in increasing size, their elements renumbered. Only the probing
-// prefix of each record (Threshold.ProbePrefix of its size, which no
-// filter reads past) is sorted; the rest of a record, its larger
+// prefix of each record and one more element (Threshold.ProbePrefix of its
+// size plus one, which no filter reads past) are sorted; the rest of a record, its larger
 // elements, is in no particular order: what verification needs of it is
 // which elements it holds, and the caller's set, in the caller's order,
 // serves merges. Records of equal size are in lexicographic order of
@@ -157,6 +158,9 @@ type Options struct {
 	// which remainders of any length are verified by stamps (tests lower
 	// it to run the kernels' path on small inputs).
 	stampUniverse int
+	// pairMax, when positive, replaces the largest size of the records
+	// that PairJoin indexes by pairs.
+	pairMax int
 }
 
 // newProblem prepares r × s (s nil: the self-join of r).
@@ -167,7 +171,7 @@ func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (
 	if err := opt.Threshold.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory, stampUniverse: opt.stampUniverse}
+	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory, stampUniverse: opt.stampUniverse, pairMax: opt.pairMax}
 	if p.stampUniverse <= 0 {
 		p.stampUniverse = 1 << 20
 	}
@@ -189,7 +193,9 @@ func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (
 	}
 	tm := newTokenMap(threads, r, rd, s, sd)
 	p.Universe, p.Unique = tm.universe, tm.unique
-	prefix := func(n uint32) uint32 { return opt.Threshold.ProbePrefix(n) }
+	// The probing prefix and one more element: PairJoin's pair prefixes
+	// are up to one longer.
+	prefix := func(n uint32) uint32 { return min(opt.Threshold.ProbePrefix(n)+1, n) }
 	p.R = tm.side(threads, r, rd, prefix)
 	p.S = p.R
 	if s != nil {
