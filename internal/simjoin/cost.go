@@ -38,7 +38,7 @@ func sampleStride(n int) int { return max(1, n/512) }
 func sample(p *Problem, alg algorithm) *workStats {
 	out := &Output{p: p, countOnly: true}
 	j := newJoin(p, out, alg)
-	st := &workStats{alg: alg, units: j.prb.n, records: j.prb.side.Len(), indexed: len(j.x.ids), elements: int64(len(j.prb.side.Tok))}
+	st := &workStats{alg: alg, units: j.prb.n, records: j.prb.side.Len(), indexed: len(j.x.ent), elements: int64(len(j.prb.side.Tok))}
 	if j.prb.n == 0 {
 		return st
 	}
@@ -111,17 +111,17 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 	x := j.x
 	touched := pr.touched[:0]
 	for q, e := range xr[:p] {
-		list := x.ids[x.start[e]:x.start[e+1]]
-		k, _ := slices.BinarySearch(list, lo)
-		for ; k < len(list) && list[k] < end; k++ {
+		list := x.ent[x.start[e]:x.start[e+1]]
+		k, _ := slices.BinarySearchFunc(list, lo, func(en entry, lo uint32) int { return cmpU32(en.id, lo) })
+		for ; k < len(list) && list[k].id < end; k++ {
 			st.entries++
-			y := list[k]
+			y := list[k].id
 			cd := &pr.cand[y]
 			c := cd.cnt
 			if c&pruned != 0 {
 				continue
 			}
-			jy := x.pos[int(x.start[e])+k]
+			jy := list[k].pos
 			if j.positional {
 				b := cd.size
 				if c+min(a-uint32(q), b-jy) < pr.need[b] {

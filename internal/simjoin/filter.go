@@ -202,11 +202,32 @@ func newBounds(t Threshold, maxSize uint32) *bounds {
 // element's position in the unit.
 type index struct {
 	start []uint32 // list of e: [start[e], start[e+1])
-	ids   []uint32
-	pos   []uint32
+	ent   []entry
 }
 
-func buildIndex(threads int, us *units, universe int, unique uint32, prefix []uint32, positional bool) *index {
+// entry is a list entry: a unit and a position, which the filters read
+// together (one cache line, not two).
+type entry struct{ id, pos uint32 }
+
+// span is a worker's part of a list that the length filter keeps: [k,
+// end), the lower bound moving forward as the probes grow; next to each
+// other, a probe reads both with one access.
+type span struct{ k, end uint32 }
+
+// spans returns each list of start's as a span.
+func spans(start []uint32, dst []span) []span {
+	n := len(start) - 1
+	if cap(dst) < n {
+		dst = make([]span, n)
+	}
+	dst = dst[:n]
+	for i := range dst {
+		dst[i] = span{start[i], start[i+1]}
+	}
+	return dst
+}
+
+func buildIndex(threads int, us *units, universe int, unique uint32, prefix []uint32) *index {
 	var entries int64
 	for u := 0; u < us.n; u++ {
 		entries += int64(prefix[us.size[u]])
@@ -246,10 +267,7 @@ func buildIndex(threads int, us *units, universe int, unique uint32, prefix []ui
 		}
 	}
 	x.start[universe] = sum
-	x.ids = make([]uint32, sum)
-	if positional {
-		x.pos = make([]uint32, sum)
-	}
+	x.ent = make([]entry, sum)
 	chunks(parts, parts, entries, func(lo, hi int) {
 		for w := lo; w < hi; w++ {
 			fill := counts[w]
@@ -259,11 +277,7 @@ func buildIndex(threads int, us *units, universe int, unique uint32, prefix []ui
 					if e < unique {
 						continue
 					}
-					k := fill[e]
-					x.ids[k] = uint32(u)
-					if positional {
-						x.pos[k] = uint32(q)
-					}
+					x.ent[fill[e]] = entry{uint32(u), uint32(q)}
 					fill[e]++
 				}
 			}
@@ -375,7 +389,7 @@ func pairFilterIndex(p *Problem) *filterData {
 		if !p.Self {
 			f.prb = recordUnits(p.S)
 		}
-		f.x = buildIndex(p.Threads, f.idx, p.Universe, p.Unique, pb.prefix1, true)
+		f.x = buildIndex(p.Threads, f.idx, p.Universe, p.Unique, pb.prefix1)
 		f.px = buildPairIndex(f.idx, p.Universe, p.Unique, pb)
 		f.idx.setInfo(pb.prefix1)
 		return f
@@ -408,7 +422,7 @@ func filterIndex(p *Problem, groups bool) *filterData {
 				f.prb = recordUnits(p.S)
 			}
 		}
-		f.x = buildIndex(p.Threads, f.idx, p.Universe, p.Unique, indexPrefix(p, b), true)
+		f.x = buildIndex(p.Threads, f.idx, p.Universe, p.Unique, indexPrefix(p, b))
 		f.idx.setInfo(indexPrefix(p, b))
 		return f
 	}).(*filterData)
@@ -430,8 +444,8 @@ const pruned = 1 << 31
 type prober struct {
 	cand    []cand
 	touched []uint32
-	cursor  []uint32 // by element: the first list entry the length filter keeps
-	cursor2 []uint32 // by pair list, the same (PairJoin)
+	lists   []span // by element: the entries the length filter keeps
+	lists2  []span // by pair list, the same (PairJoin)
 	// PairJoin's counters of the records indexed by pairs (see
 	// probePairs), and the candidates among them.
 	pcnt     []uint32
@@ -445,6 +459,7 @@ type prober struct {
 	marked  bool // the probe's record is marked
 	pending []pending
 	batch   *CandidateBatch // for emit
+	sink  uint32 // keeps the loads that bring list heads in
 	// count, when set, counts the work of the probes (PairJoin's sample).
 	count *probeCounts
 }
@@ -517,15 +532,15 @@ func (j *join) getProber() *prober {
 	}
 	f.mu.Unlock()
 	if pr != nil {
-		copy(pr.cursor, j.x.start[:j.p.Universe])
+		pr.lists = spans(j.x.start, pr.lists)
 		if j.px != nil {
-			copy(pr.cursor2, j.px.start)
+			pr.lists2 = spans(j.px.start, pr.lists2)
 		}
 		return pr
 	}
-	pr = &prober{cand: make([]cand, j.idx.n), cursor: slices.Clone(j.x.start[:j.p.Universe]), stamp: make([]uint64, j.p.Universe)}
+	pr = &prober{cand: make([]cand, j.idx.n), lists: spans(j.x.start, nil), stamp: make([]uint64, j.p.Universe)}
 	if j.px != nil {
-		pr.cursor2 = slices.Clone(j.px.start)
+		pr.lists2 = spans(j.px.start, nil)
 		pr.pcnt = make([]uint32, j.pairRecHi-j.pairRecLo)
 	}
 	for y, in := range j.idx.info {
@@ -688,29 +703,39 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	need := pr.need
 	unique := j.p.Unique
 	var walked uint32
+	// The head of every list first: their cache misses, independent of
+	// one another, overlap instead of coming one after the other.
+	var sink uint32
+	for _, e := range xr[:p] {
+		if sp := pr.lists[e]; sp.k < sp.end {
+			sink += x.ent[sp.k].id
+		}
+	}
+	pr.sink = sink
 	for q, e := range xr[:p] {
 		if e < unique {
 			continue // in this record only: nothing to walk
 		}
-		k, hi := pr.cursor[e], x.start[e+1]
+		sp := &pr.lists[e]
+		k, hi := sp.k, sp.end
 		if k == hi {
 			continue
 		}
-		for k < hi && x.ids[k] < lo {
+		ent := x.ent[:hi]
+		for k < hi && ent[k].id < lo {
 			k++
 		}
-		pr.cursor[e] = k
+		sp.k = k
 		walked -= k
 		if j.positional {
-			ids, pos := x.ids[:hi], x.pos[:hi]
 			for ; k < hi; k++ {
-				y := ids[k]
+				y := ent[k].id
 				if y >= end {
 					break
 				}
 				cd := &cands[y]
 				c := cd.cnt
-				jy, b := pos[k], cd.size
+				jy, b := ent[k].pos, cd.size
 				// The positional filter: what is left after this common
 				// element on the shorter side bounds the overlap.
 				if c+min(a-uint32(q), b-jy) < need[b] {
@@ -725,9 +750,8 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 				cd.cnt, cd.q, cd.j = c+1, uint32(q), jy
 			}
 		} else {
-			ids := x.ids[:hi]
 			for ; k < hi; k++ {
-				y := ids[k]
+				y := ent[k].id
 				if y >= end {
 					break
 				}

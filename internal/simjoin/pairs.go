@@ -134,8 +134,7 @@ type pairIndex struct {
 	first  []uint32 // by element
 	second []uint32 // by directory entry: e2
 	start  []uint32 // by directory entry: its list is [start[k], start[k+1])
-	ids    []uint32
-	pos    []uint32
+	ent    []entry
 }
 
 // buildPairIndex indexes the pairs of the records of us of sizes [lo, hi]
@@ -186,7 +185,7 @@ func buildPairIndex(us *units, universe int, unique uint32, pb *pairBounds) *pai
 			e1s[k], ys[k], js[k] = e1, uint32(y), j|uint32(len(s.Record(y)))<<8
 		})
 	}
-	px.ids, px.pos = make([]uint32, total), make([]uint32, total)
+	px.ent = make([]entry, total)
 	seconds := make([]uint32, total)
 	at := count1[:universe] // e1's next slot
 	for e2 := 0; e2 < universe; e2++ {
@@ -194,7 +193,7 @@ func buildPairIndex(us *units, universe int, unique uint32, pb *pairBounds) *pai
 			e1 := e1s[k]
 			d := at[e1]
 			at[e1]++
-			px.ids[d], px.pos[d], seconds[d] = ys[k], js[k], uint32(e2)
+			px.ent[d], seconds[d] = entry{ys[k], js[k]}, uint32(e2)
 		}
 	}
 	// Now at[e1] is the end of e1's entries: the directory.
@@ -258,14 +257,27 @@ func pairsShared(hits uint32) uint32 {
 func (j *join) probePairs(pr *prober, xr []uint32, a uint32, lo, end uint32) {
 	px := j.px
 	pre := xr[:j.pb.probe2[a]]
+	pr.ptouched = pr.ptouched[:0]
+	if len(pre) < 2 {
+		return
+	}
 	need := pr.need
 	unique := j.p.Unique
-	ids, pos := px.ids, px.pos
-	cursor := pr.cursor2
+	ent := px.ent
+	lists := pr.lists2
 	base := j.pairRecLo
 	pcnt := pr.pcnt
 	touched := pr.ptouched[:0]
 	var walked, lookups uint32
+	// Each element's directory first, all at once: the cache misses
+	// overlap.
+	sink := pr.sink
+	for _, e1 := range pre[:len(pre)-1] {
+		if d := px.first[e1]; d < px.first[e1+1] {
+			sink += px.second[d]
+		}
+	}
+	pr.sink = sink
 	for i := 0; i+1 < len(pre); i++ {
 		e1 := pre[i]
 		if e1 < unique {
@@ -285,16 +297,17 @@ func (j *join) probePairs(pr *prober, xr []uint32, a uint32, lo, end uint32) {
 			if px.second[d] != e2 {
 				continue
 			}
-			k, hi := cursor[d], px.start[d+1]
-			for k < hi && ids[k] < lo {
+			sp := &lists[d]
+			k, hi := sp.k, sp.end
+			for k < hi && ent[k].id < lo {
 				k++
 			}
-			cursor[d] = k
+			sp.k = k
 			walked -= k
 			rest := a - 1 - uint32(jx)
 			first := uint32(jx)<<8 | 1<<16
 			for ; k < hi; k++ {
-				y := ids[k]
+				y := ent[k].id
 				if y >= end {
 					break
 				}
@@ -304,7 +317,7 @@ func (j *join) probePairs(pr *prober, xr []uint32, a uint32, lo, end uint32) {
 					continue
 				}
 				// The first pair met is (c1, c2): the positional filter.
-				jb := pos[k]
+				jb := ent[k].pos
 				jy, b := jb&0xff, jb>>8
 				if 2+min(rest, b-1-jy) < need[b] {
 					continue
