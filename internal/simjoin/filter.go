@@ -459,7 +459,7 @@ type prober struct {
 	marked  bool // the probe's record is marked
 	pending []pending
 	batch   *CandidateBatch // for emit
-	sink  uint32 // keeps the loads that bring list heads in
+	sink    uint32          // keeps the loads that bring list heads in
 	// count, when set, counts the work of the probes (PairJoin's sample).
 	count *probeCounts
 }
