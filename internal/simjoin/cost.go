@@ -12,16 +12,17 @@ type workStats struct {
 	records int     // probing records
 	indexed int     // index entries
 	entries float64 // list entries the probes walk
-	lookups float64 // lists looked up (PairJoin: elements and pairs)
-	// PairJoin's entries walked in pair lists, and its candidates met
-	// there (entries and cands count the element lists').
-	pairEntries, pairCands float64
-	cands                  float64 // candidate units: distinct, and kept by the positional filter
-	pairs                  float64 // pairs of records past the bound
-	merged                 float64 // those that their signatures do not reject
-	steps                  float64 // the elements of their remainders
-	sampled                int     // probes sampled
-	elements               int64   // elements of the probing side's records
+	heads   float64 // element lists they walk (not counted for GroupJoin)
+	// PairJoin's entries walked in pair lists, its lookups there (first
+	// elements and pairs), and its candidates met there (entries and
+	// cands count the element lists').
+	pairEntries, lookups, pairCands float64
+	cands                           float64 // candidate units: distinct, and kept by the positional filter
+	pairs                           float64 // pairs of records past the bound (GroupJoin)
+	merged                          float64 // those that their signatures do not reject
+	steps                           float64 // the elements of their remainders
+	sampled                         int     // probes sampled
+	elements                        int64   // elements of the probing side's records
 }
 
 // work samples the filter alg on p, once per problem and algorithm.
@@ -45,7 +46,7 @@ func sample(p *Problem, alg algorithm) *workStats {
 	pr := j.getProber()
 	defer j.putProber(pr)
 	stride := sampleStride(j.prb.n)
-	if alg == pairJoin {
+	if alg != groupJoin {
 		// The probes themselves, counting their work.
 		var pc probeCounts
 		pr.count = &pc
@@ -56,8 +57,8 @@ func sample(p *Problem, alg algorithm) *workStats {
 		}
 		w.Close()
 		pr.count = nil
-		st.entries, st.lookups, st.cands, st.merged = float64(pc.entries), float64(pc.lookups), float64(pc.cands), float64(pc.merged)
-		st.pairEntries, st.pairCands = float64(pc.pairEntries), float64(pc.pairCands)
+		st.entries, st.heads, st.cands, st.merged, st.steps = float64(pc.entries), float64(pc.heads), float64(pc.cands), float64(pc.merged), float64(pc.steps)
+		st.pairEntries, st.lookups, st.pairCands = float64(pc.pairEntries), float64(pc.lookups), float64(pc.pairCands)
 	} else {
 		for u := stride / 2; u < j.prb.n; u += stride {
 			j.sampleProbe(pr, u, st)
@@ -66,6 +67,7 @@ func sample(p *Problem, alg algorithm) *workStats {
 	}
 	scale := float64(j.prb.n) / float64(st.sampled)
 	st.lookups *= scale
+	st.heads *= scale
 	st.pairEntries *= scale
 	st.pairCands *= scale
 	st.entries *= scale
@@ -113,7 +115,8 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 	for q, e := range xr[:p] {
 		list := x.ent[x.start[e]:x.start[e+1]]
 		k, _ := slices.BinarySearchFunc(list, lo, func(en entry, lo uint32) int { return cmpU32(en.id, lo) })
-		for ; k < len(list) && list[k].id < end; k++ {
+		stop := min(end, pr.stop[q])
+		for ; k < len(list) && list[k].id < stop; k++ {
 			st.entries++
 			y := list[k].id
 			cd := &pr.cand[y]
@@ -138,7 +141,7 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 		}
 	}
 	pr.touched = touched
-	xsig := signature(xr)
+	xsig := j.prb.side.sig[j.prb.firstRecord(u)]
 	for _, y := range touched {
 		cd := pr.cand[y]
 		pr.cand[y].cnt = 0
@@ -150,10 +153,11 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 		yr := j.idx.record(int(y))
 		ip := j.idxPrefix[b]
 		var xs, ys uint32
-		if xr[p-1] > yr[ip-1] {
+		pb := pr.pfx[b]
+		if xr[pb-1] > yr[ip-1] {
 			xs, ys = cd.q+1, ip
 		} else {
-			xs, ys = p, cd.j+1
+			xs, ys = pb, cd.j+1
 			if !j.positional {
 				ys = cd.cnt
 			}
@@ -186,42 +190,45 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 }
 
 // Costs in nanoseconds on one core, set by TestCalibrate's runs on the
-// development machine (eight real data sets, three thresholds, every
-// algorithm): per list entry walked (by the record filters, and by
-// GroupJoin over groups), per candidate, per pair of records that
-// GroupJoin expands its pairs of groups to, and the fixed costs of each
-// worker, per unit and per element of the universe. The constants were
-// searched for the choices that cost least in all, ties going to the
-// engine registered first as the planner breaks them: within 2% of the
-// best algorithm's time summed over the runs, with estimates off by 32% on
-// average. The merges go with the entries in these runs.
+// development machine (eight real data sets, thresholds 0.5, 0.7 and 0.9,
+// every algorithm). The record filters (AllPairs, PPJoin, PairJoin) count
+// their work on the sampled probes themselves: per element list entry
+// walked, per list walked, per pair list entry, per pair looked up, per
+// candidate, per pair verified and per element of its remainder; plus the
+// fixed costs of each worker, per unit and per element of the universe.
+// These were searched for estimates close to the measured times (off by
+// 17% on average) and for the choices that cost least (within 1% of the
+// best algorithm's time summed over the runs). GroupJoin's, from its own
+// sample: per list entry walked over groups, per candidate, per pair of
+// records that its pairs of groups expand to, and its fixed costs.
 const (
-	costEntry      = 10
-	costGroupEntry = 18
-	costCand       = 2
-	costGroupPair  = 4
-	costUnit       = 51
-	costUniverse   = 26
-	costGroupElem  = 3 // grouping, per element, when GroupJoin is estimated from PPJoin's sample
-	// PairJoin's, from its probes' counts: per list entry walked (of
-	// elements or pairs), per list looked up, per candidate and per
-	// candidate verified.
-	costPairEntry = 3
-	costLookup    = 10
-	costPairCand  = 15
-	costMerge     = 10
+	costEntry     = 4
+	costHead      = 22
+	costPairEntry = 7
+	costLookup    = 26
+	costCand      = 4
+	costMerge     = 28
+	costStep      = 1
+	costUnit      = 15
+	costUniverse  = 4
+
+	costGroupEntry    = 18
+	costGroupCand     = 2
+	costGroupPair     = 4
+	costGroupUnit     = 51
+	costGroupUniverse = 26
+	costGroupElem     = 3 // grouping, per element, when GroupJoin is estimated from PPJoin's sample
 )
 
 // seconds predicts the run's time on p.Threads cores.
 func (w *workStats) seconds(p *Problem) float64 {
-	par := w.entries*costEntry + w.cands*costCand
-	if w.alg == groupJoin {
-		par = w.entries*costGroupEntry + w.cands*costCand + w.pairs*costGroupPair
-	}
-	if w.alg == pairJoin {
-		par = w.entries*costEntry + w.cands*costCand + w.pairEntries*costPairEntry + w.lookups*costLookup + w.pairCands*costPairCand + w.merged*costMerge
-	}
+	par := w.entries*costEntry + w.heads*costHead + w.pairEntries*costPairEntry + w.lookups*costLookup +
+		(w.cands+w.pairCands)*costCand + w.merged*costMerge + w.steps*costStep
 	perWorker := float64(w.units)*costUnit + float64(p.Universe)*costUniverse
+	if w.alg == groupJoin {
+		par = w.entries*costGroupEntry + w.cands*costGroupCand + w.pairs*costGroupPair
+		perWorker = float64(w.units)*costGroupUnit + float64(p.Universe)*costGroupUniverse
+	}
 	return (par/float64(max(1, p.Threads)) + perWorker) * 1e-9
 }
 

@@ -80,17 +80,6 @@ func sigBound(a, b uint64) uint32 {
 	return uint32(m * 0x0101010101010101 >> 56)
 }
 
-// signatures returns the signature of each record of s.
-func signatures(threads int, s *Side) []uint64 {
-	sigs := make([]uint64, s.Len())
-	chunks(threads, s.Len(), int64(len(s.Tok)), func(lo, hi int) {
-		for x := lo; x < hi; x++ {
-			sigs[x] = signature(s.Record(x))
-		}
-	})
-	return sigs
-}
-
 func recordUnits(s *Side) *units {
 	n := s.Len()
 	us := &units{side: s, n: n, size: make([]uint32, n), sizeStart: s.SizeStart}
@@ -154,7 +143,7 @@ func (us *units) setInfo(prefix []uint32) {
 		if ip := prefix[size]; ip > 0 {
 			last = s.Tok[off+ip-1]
 		}
-		us.info[u] = unitInfo{off, size, last, signature(s.Tok[off : off+size])}
+		us.info[u] = unitInfo{off, size, last, s.sig[x]}
 	}
 }
 
@@ -286,6 +275,21 @@ func buildIndex(threads int, us *units, universe int, unique uint32, prefix []ui
 	return x
 }
 
+// seekEntry returns the number of entries of ent, in increasing order of
+// unit, below unit y.
+func seekEntry(ent []entry, y uint32) int {
+	lo, hi := 0, len(ent)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ent[m].id < y {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
 // join is one run of a filter.
 type join struct {
 	f          *filterData
@@ -306,6 +310,7 @@ type join struct {
 	// the index holds; nil for the other filters.
 	pb                   *pairBounds
 	px                   *pairIndex
+	past                 []uint32
 	pairRecLo, pairRecHi uint32
 	// emit, when set, receives the pairs of records to verify instead of
 	// verifying them (Candidates).
@@ -327,16 +332,17 @@ func newJoin(p *Problem, out *Output, alg algorithm) *join {
 	j.b = problemBounds(p)
 	j.idxPrefix = indexPrefix(p, j.b)
 	j.probe1 = j.b.probe
-	var f *filterData
+	f := filterIndex(p, alg == groupJoin)
 	if alg == pairJoin {
-		f = pairFilterIndex(p)
-		j.pb, j.px = f.pb, f.px
-		j.idxPrefix, j.probe1 = f.pb.prefix1, f.pb.probe1
-		if f.pb.lo <= f.pb.hi {
-			j.pairRecLo, j.pairRecHi = p.R.SizeStart[f.pb.lo], p.R.SizeStart[f.pb.hi+1]
+		// PPJoin's index, and the pair index of the records that it
+		// leaves to pairs: walks of element lists skip them.
+		pd := pairData(p)
+		f = pd.f
+		j.pb, j.px, j.past = pd.pb, pd.px, pd.past
+		j.probe1 = pd.pb.probe1
+		if pd.pb.lo <= pd.pb.hi {
+			j.pairRecLo, j.pairRecHi = p.R.SizeStart[pd.pb.lo], p.R.SizeStart[pd.pb.hi+1]
 		}
-	} else {
-		f = filterIndex(p, alg == groupJoin)
 	}
 	j.f, j.idx, j.prb, j.x = f, f.idx, f.prb, f.x
 	j.sigIdx, j.sigPrb = f.sigIdx, f.sigPrb
@@ -369,14 +375,22 @@ type filterData struct {
 	free     []*prober // for the next run (getProber)
 	// sigIdx and sigPrb are the records' signatures, for groups.
 	sigIdx, sigPrb []uint64
-	// pb and px are PairJoin's.
-	pb *pairBounds
-	px *pairIndex
 }
 
-// pairFilterIndex returns PairJoin's units, element index and pair index,
-// built once.
-func pairFilterIndex(p *Problem) *filterData {
+// pairFilter is PairJoin's: PPJoin's index (and probers), whose lists
+// PairJoin walks for the records not indexed by pairs, the bounds and the
+// pair index.
+type pairFilter struct {
+	f  *filterData
+	pb *pairBounds
+	px *pairIndex
+	// past[e] is the first entry of e's element list past the records
+	// indexed by pairs.
+	past []uint32
+}
+
+// pairData returns PairJoin's filter data, built once.
+func pairData(p *Problem) *pairFilter {
 	return p.Memo("simjoin.pairs", func() any {
 		b := problemBounds(p)
 		pairMax := uint32(defaultPairMax)
@@ -384,16 +398,18 @@ func pairFilterIndex(p *Problem) *filterData {
 			pairMax = uint32(p.pairMax)
 		}
 		pb := newPairBounds(p, b, pairMax)
-		f := &filterData{pb: pb, idx: recordUnits(p.R)}
-		f.prb = f.idx
-		if !p.Self {
-			f.prb = recordUnits(p.S)
+		f := filterIndex(p, false)
+		pf := &pairFilter{f: f, pb: pb, px: buildPairIndex(f.idx, p.Universe, p.Unique, pb)}
+		if pb.lo <= pb.hi {
+			hi := p.R.SizeStart[pb.hi+1]
+			pf.past = make([]uint32, p.Universe)
+			for e := range pf.past {
+				lo, end := f.x.start[e], f.x.start[e+1]
+				pf.past[e] = lo + uint32(seekEntry(f.x.ent[lo:end], hi))
+			}
 		}
-		f.x = buildIndex(p.Threads, f.idx, p.Universe, p.Unique, pb.prefix1)
-		f.px = buildPairIndex(f.idx, p.Universe, p.Unique, pb)
-		f.idx.setInfo(pb.prefix1)
-		return f
-	}).(*filterData)
+		return pf
+	}).(*pairFilter)
 }
 
 // filterIndex returns the units and index of p, by records or by groups,
@@ -409,11 +425,11 @@ func filterIndex(p *Problem, groups bool) *filterData {
 		if groups {
 			f.idx = groupUnits(p.R, b)
 			f.prb = f.idx
-			f.sigIdx = signatures(p.Threads, p.R)
+			f.sigIdx = p.R.sig
 			f.sigPrb = f.sigIdx
 			if !p.Self {
 				f.prb = groupUnits(p.S, b)
-				f.sigPrb = signatures(p.Threads, p.S)
+				f.sigPrb = p.S.sig
 			}
 		} else {
 			f.idx = recordUnits(p.R)
@@ -452,6 +468,10 @@ type prober struct {
 	ptouched []uint32
 	need     []uint32 // MinOverlap(a, b) by b, for probes of size needA
 	needA    uint32
+	// stop[q] is where the walk of the list of the probe's element q ends
+	// (stop2 for the pair whose second element is q), pfx[b] the prefix
+	// over which candidates of size b are counted (see setNeed).
+	stop, stop2, pfx []uint32
 	// stamp[e] is seq<<32 | e's position in the record last marked, if it
 	// holds e: a short remainder is verified by looking its elements up.
 	stamp   []uint64
@@ -466,8 +486,11 @@ type prober struct {
 
 // probeCounts is the work of some probes.
 type probeCounts struct {
-	entries, lookups, cands, merged int64
-	pairEntries, pairCands          int64 // PairJoin's pair lists
+	entries, heads, cands int64 // element lists: entries walked, lists, candidates met
+	merged, steps         int64 // pairs verified, elements of their remainders
+	// PairJoin's pair lists: entries walked, lookups (first elements
+	// and pairs), candidates met.
+	pairEntries, lookups, pairCands int64
 }
 
 // pending is a pair of groups to verify record by record.
@@ -533,18 +556,19 @@ func (j *join) getProber() *prober {
 	f.mu.Unlock()
 	if pr != nil {
 		pr.lists = spans(j.x.start, pr.lists)
-		if j.px != nil {
-			pr.lists2 = spans(j.px.start, pr.lists2)
+	} else {
+		pr = &prober{cand: make([]cand, j.idx.n), lists: spans(j.x.start, nil), stamp: make([]uint64, j.p.Universe)}
+		for y, in := range j.idx.info {
+			pr.cand[y].unitInfo = in
 		}
-		return pr
 	}
-	pr = &prober{cand: make([]cand, j.idx.n), lists: spans(j.x.start, nil), stamp: make([]uint64, j.p.Universe)}
+	pr.needA = 0 // the stops differ between filters
+	// PairJoin's probers are PPJoin's with pair lists and counters.
 	if j.px != nil {
-		pr.lists2 = spans(j.px.start, nil)
-		pr.pcnt = make([]uint32, j.pairRecHi-j.pairRecLo)
-	}
-	for y, in := range j.idx.info {
-		pr.cand[y].unitInfo = in
+		pr.lists2 = spans(j.px.start, pr.lists2)
+		if n := int(j.pairRecHi - j.pairRecLo); len(pr.pcnt) < n {
+			pr.pcnt = make([]uint32, n)
+		}
 	}
 	return pr
 }
@@ -569,10 +593,48 @@ func (j *join) setNeed(pr *prober, a uint32) {
 	}
 	if int(hi)+1 > len(pr.need) {
 		pr.need = make([]uint32, int(hi)+1)
+		pr.pfx = make([]uint32, int(hi)+1)
 	}
-	for b := j.b.minSize[a]; b <= hi; b++ {
+	lo := j.b.minSize[a]
+	for b := lo; b <= hi; b++ {
 		pr.need[b] = j.p.Threshold.MinOverlap(a, b)
 	}
+	// A partner of size b shares its first element with the probe within
+	// the probe's first a - need(a, b) + 1 elements (positional filter);
+	// need grows with b. So the list of the element at position q can
+	// only bring new candidates of sizes b with need(a, b) <= a - q: its
+	// walk stops at stop[q]. A candidate of size b is counted over the
+	// probe's first pfx[b] elements.
+	pr.stop = j.stops(pr.stop, pr.need, a, lo, hi, j.probe1[a], 1)
+	for b := lo; b <= hi; b++ {
+		pr.pfx[b] = uint32(max(0, min(int(j.probe1[a]), int(a)-int(pr.need[b])+1)))
+	}
+	if j.pb != nil {
+		// Pairs: (c1, c2) at position q: need(a, b) <= 2 + a - 1 - q.
+		pr.stop2 = j.stops(pr.stop2, pr.need, a, lo, hi, j.pb.probe2[a], 2)
+	}
+}
+
+// stops returns, for each position q of a probe of size a's prefix of p
+// elements, the end of the units of sizes b in [lo, hi] whose first k
+// common elements can end at q: need(a, b) <= a - q + k - 1.
+func (j *join) stops(dst, need []uint32, a, lo, hi, p uint32, k int) []uint32 {
+	if cap(dst) < int(p) {
+		dst = make([]uint32, p)
+	}
+	dst = dst[:p]
+	b := int(hi)
+	for q := range dst {
+		for b >= int(lo) && int(need[b]) > int(a)-q+k-1 {
+			b--
+		}
+		if b < int(lo) {
+			dst[q] = 0
+		} else {
+			dst[q] = j.idx.sizeStart[b+1]
+		}
+	}
+	return dst
 }
 
 // run probes every unit of the probing side on p.Threads workers.
@@ -702,6 +764,13 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	cands := pr.cand
 	need := pr.need
 	unique := j.p.Unique
+	// PairJoin leaves the records of [pairRecLo, pairRecHi) to pair
+	// lists: a walk ends before them (at end1) and goes on past them
+	// (from lo2) when partners lie beyond.
+	end1, lo2 := end, end
+	if j.pairRecLo < j.pairRecHi && lo < j.pairRecHi && j.pairRecLo < end {
+		end1, lo2 = max(lo, j.pairRecLo), max(lo, j.pairRecHi)
+	}
 	var walked uint32
 	// The head of every list first: their cache misses, independent of
 	// one another, overlap instead of coming one after the other.
@@ -712,9 +781,14 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		}
 	}
 	pr.sink = sink
+	stopq := pr.stop
 	for q, e := range xr[:p] {
 		if e < unique {
 			continue // in this record only: nothing to walk
+		}
+		stopAt := stopq[q]
+		if stopAt <= lo {
+			continue
 		}
 		sp := &pr.lists[e]
 		k, hi := sp.k, sp.end
@@ -728,31 +802,44 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		sp.k = k
 		walked -= k
 		if j.positional {
-			for ; k < hi; k++ {
-				y := ent[k].id
-				if y >= end {
+			stop := min(end1, stopAt)
+			for {
+				for ; k < hi; k++ {
+					y := ent[k].id
+					if y >= stop {
+						break
+					}
+					cd := &cands[y]
+					c := cd.cnt
+					jy, b := ent[k].pos, cd.size
+					// The positional filter: what is left after this
+					// common element on the shorter side bounds the
+					// overlap.
+					if c+min(a-uint32(q), b-jy) < need[b] {
+						if c != 0 {
+							cd.cnt = c | pruned
+						}
+						continue
+					}
+					if c == 0 {
+						touched = append(touched, y)
+					}
+					cd.cnt, cd.q, cd.j = c+1, uint32(q), jy
+				}
+				if stop >= end || stop >= stopAt || lo2 >= min(end, stopAt) || k == hi {
 					break
 				}
-				cd := &cands[y]
-				c := cd.cnt
-				jy, b := ent[k].pos, cd.size
-				// The positional filter: what is left after this common
-				// element on the shorter side bounds the overlap.
-				if c+min(a-uint32(q), b-jy) < need[b] {
-					if c != 0 {
-						cd.cnt = c | pruned
-					}
-					continue
-				}
-				if c == 0 {
-					touched = append(touched, y)
-				}
-				cd.cnt, cd.q, cd.j = c+1, uint32(q), jy
+				// Past PairJoin's records.
+				walked += k
+				k = max(k, j.past[e])
+				walked -= k
+				stop = min(end, stopAt)
 			}
 		} else {
+			stop := min(end, stopAt)
 			for ; k < hi; k++ {
 				y := ent[k].id
-				if y >= end {
+				if y >= stop {
 					break
 				}
 				cd := &cands[y]
@@ -767,7 +854,7 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	}
 	if pr.count != nil {
 		pr.count.entries += int64(walked)
-		pr.count.lookups += int64(p)
+		pr.count.heads += int64(p)
 		pr.count.cands += int64(len(touched))
 	}
 	if p2 > 0 {
@@ -779,13 +866,9 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	pr.touched = touched
 	pr.marked = false
 	pr.pending = pr.pending[:0]
-	var last uint32
-	if p > 0 {
-		last = xr[p-1]
-	}
 	xsig := noSig // groups compare their records' signatures one by one
 	if j.prb.first == nil {
-		xsig = signature(xr)
+		xsig = j.prb.side.sig[u]
 	}
 	for _, y := range touched {
 		cd := &cands[y]
@@ -799,12 +882,14 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		nd := need[b]
 		// Where the unknown common elements can be (Mann et al.): past
 		// the prefix that ends first, and past the last common element
-		// on the other side.
+		// on the other side. The probe's prefix, for this size, is its
+		// first pfx[b] elements.
+		pb := pr.pfx[b]
 		var xs, ys uint32
-		if last > yi.last {
+		if xr[pb-1] > yi.last {
 			xs, ys = cd.q+1, j.idxPrefix[b]
 		} else {
-			xs = p
+			xs = pb
 			if j.positional {
 				ys = cd.j + 1
 			} else {
@@ -836,6 +921,7 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		}
 		if pr.count != nil {
 			pr.count.merged++
+			pr.count.steps += int64(b - ys)
 		}
 		var v uint32
 		var ok bool

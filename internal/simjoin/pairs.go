@@ -28,9 +28,9 @@ import "slices"
 type pairBounds struct {
 	// Records of sizes [lo, hi] are indexed by pairs (none when lo > hi).
 	lo, hi uint32
-	// prefix1 is the indexing prefix by size for element lists (0 for
-	// sizes indexed by pairs), prefix2 the pair prefix (0 for the others).
-	prefix1, prefix2 []uint32
+	// prefix2 is the pair prefix by size (0 for sizes not indexed by
+	// pairs).
+	prefix2 []uint32
 	// probe1[a] is the prefix whose element lists a probe of size a walks
 	// (0 when all its partners are indexed by pairs); probe2[a] the pair
 	// prefix whose pair lists it walks (0 when none of its partners is),
@@ -57,7 +57,7 @@ const (
 func newPairBounds(p *Problem, b *bounds, pairMax uint32) *pairBounds {
 	t := p.Threshold
 	n := len(b.probe) // sizes [0, n)
-	pb := &pairBounds{prefix1: make([]uint32, n), prefix2: make([]uint32, n),
+	pb := &pairBounds{prefix2: make([]uint32, n),
 		probe1: make([]uint32, n), probe2: make([]uint32, n), from2: make([]uint32, n)}
 	idx := indexPrefix(p, b)
 	// The least overlap of an indexed record of size s with any partner:
@@ -96,12 +96,8 @@ func newPairBounds(p *Problem, b *bounds, pairMax uint32) *pairBounds {
 			pb.hi = lo - 1
 		}
 	}
-	for s := uint32(1); s < uint32(n); s++ {
-		if pb.lo <= s && s <= pb.hi {
-			pb.prefix2[s] = s - alpha(s) + 2
-		} else {
-			pb.prefix1[s] = idx[s]
-		}
+	for s := pb.lo; s <= pb.hi; s++ {
+		pb.prefix2[s] = s - alpha(s) + 2
 	}
 	for a := uint32(1); a < uint32(n); a++ {
 		from, to := partners(a)
@@ -297,6 +293,12 @@ func (j *join) probePairs(pr *prober, xr []uint32, a uint32, lo, end uint32) {
 			if px.second[d] != e2 {
 				continue
 			}
+			// Sizes whose first pair can end at jx (setNeed).
+			stop := min(end, pr.stop2[jx])
+			if stop <= lo {
+				d++
+				continue
+			}
 			sp := &lists[d]
 			k, hi := sp.k, sp.end
 			for k < hi && ent[k].id < lo {
@@ -308,7 +310,7 @@ func (j *join) probePairs(pr *prober, xr []uint32, a uint32, lo, end uint32) {
 			first := uint32(jx)<<8 | 1<<16
 			for ; k < hi; k++ {
 				y := ent[k].id
-				if y >= end {
+				if y >= stop {
 					break
 				}
 				c := &pcnt[y-base]
@@ -363,6 +365,7 @@ func (j *join) verifyPairs(pr *prober, u int, xr []uint32, xsig uint64, w *Write
 		}
 		if pr.count != nil {
 			pr.count.merged++
+			pr.count.steps += int64(b - jy - 1)
 		}
 		var v uint32
 		var ok bool

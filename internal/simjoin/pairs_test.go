@@ -53,9 +53,9 @@ func TestPairJoinSizes(t *testing.T) {
 }
 
 // TestPairBounds: the prefixes of a pair join are never longer than what
-// preparation sorts (the probing prefix and one more element), every size
-// is indexed one way, and a probe walks pair lists exactly when it has
-// partners indexed by pairs.
+// preparation sorts (the probing prefix and one more element), the sizes
+// indexed by pairs have pair prefixes, and a probe walks pair lists only
+// for partners indexed by pairs.
 func TestPairBounds(t *testing.T) {
 	for m, ths := range randomThresholds {
 		for _, ts := range ths {
@@ -71,8 +71,8 @@ func TestPairBounds(t *testing.T) {
 							t.Fatalf("%s %s self=%v max %d size %d: prefixes %d, %d, %d beyond %d sorted", m, ts, self, pairMax, s, pb.prefix2[s], pb.probe2[s], pb.probe1[s], sorted)
 						}
 						inPairs := pb.lo <= s && s <= pb.hi
-						if inPairs != (pb.prefix2[s] > 0) || inPairs && pb.prefix1[s] != 0 || inPairs && pb.prefix2[s] < 2 {
-							t.Fatalf("%s %s self=%v max %d size %d: prefixes %d and %d, range [%d, %d]", m, ts, self, pairMax, s, pb.prefix1[s], pb.prefix2[s], pb.lo, pb.hi)
+						if inPairs != (pb.prefix2[s] > 0) || inPairs && pb.prefix2[s] < 2 {
+							t.Fatalf("%s %s self=%v max %d size %d: pair prefix %d, range [%d, %d]", m, ts, self, pairMax, s, pb.prefix2[s], pb.lo, pb.hi)
 						}
 						if pb.probe2[s] > 0 && (pb.from2[s] < pb.lo || pb.from2[s] > pb.hi || pb.probe2[s] < 2 || pb.probe2[s] > maxPairPrefix) || pb.hi > maxPairSize && pb.lo <= pb.hi {
 							t.Fatalf("%s %s self=%v max %d size %d: pair probe %d from %d, range [%d, %d]", m, ts, self, pairMax, s, pb.probe2[s], pb.from2[s], pb.lo, pb.hi)

@@ -86,6 +86,8 @@ type Side struct {
 	// Sets is the number of sets of the caller's collection; Empty how
 	// many of them are empty.
 	Sets, Empty int
+
+	sig []uint64 // sig[x] is record x's signature (see signature)
 }
 
 // Len returns the number of records.
@@ -479,6 +481,7 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup, prefix func(
 		plen[n] = prefix(uint32(n))
 	}
 	// In the caller's order, which reads the sets in sequence.
+	s.sig = make([]uint64, k)
 	chunks(threads, k, int64(len(s.Tok)), func(lo, hi int) {
 		tmp := make([]uint32, maxSize)
 		for i, id := range d.keep[lo:hi] {
@@ -494,6 +497,7 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup, prefix func(
 					dst[j] = tm.rank(e)
 				}
 			}
+			s.sig[x] = signature(dst)
 			sortPrefix(dst, plen[len(dst)], tmp)
 		}
 	})
@@ -596,9 +600,11 @@ func (s *Side) sortLex(threads, universe int, pos []uint32) {
 	inv := make([]uint32, k)
 	off := make([]uint32, k+1)
 	id := make([]uint32, k)
+	sig := make([]uint64, k)
 	for x, old := range perm {
 		inv[old] = uint32(x)
 		id[x] = s.ID[old]
+		sig[x] = s.sig[old]
 		off[x+1] = off[x] + s.Off[old+1] - s.Off[old]
 	}
 	tok := make([]uint32, len(s.Tok))
@@ -610,7 +616,7 @@ func (s *Side) sortLex(threads, universe int, pos []uint32) {
 	for i := range pos {
 		pos[i] = inv[pos[i]]
 	}
-	s.Off, s.Tok, s.ID = off, tok, id
+	s.Off, s.Tok, s.ID, s.sig = off, tok, id, sig
 }
 
 // sortPrefix moves the n smallest values of s to its front, sorted; the
