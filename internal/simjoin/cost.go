@@ -119,17 +119,16 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 		for ; k < len(list) && list[k].id < stop; k++ {
 			st.entries++
 			y := list[k].id
-			cd := &pr.cand[y]
-			c := cd.cnt
+			c := pr.cnt[y]
 			if c&pruned != 0 {
 				continue
 			}
 			jy := list[k].pos
 			if j.positional {
-				b := cd.size
+				b := list[k].size
 				if c+min(a-uint32(q), b-jy) < pr.need[b] {
 					if c != 0 {
-						cd.cnt = c | pruned
+						pr.cnt[y] = c | pruned
 					}
 					continue
 				}
@@ -137,15 +136,17 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 			if c == 0 {
 				touched = append(touched, y)
 			}
-			cd.cnt, cd.q, cd.j = c+1, uint32(q), jy
+			pr.cnt[y] = c + 1
+			pr.cand[y] = cand{uint32(q), jy}
 		}
 	}
 	pr.touched = touched
 	xsig := j.prb.side.sig[j.prb.firstRecord(u)]
 	for _, y := range touched {
+		c := pr.cnt[y]
 		cd := pr.cand[y]
-		pr.cand[y].cnt = 0
-		if cd.cnt&pruned != 0 {
+		pr.cnt[y] = 0
+		if c&pruned != 0 {
 			continue
 		}
 		st.cands++
@@ -159,10 +160,10 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 		} else {
 			xs, ys = pb, cd.j+1
 			if !j.positional {
-				ys = cd.cnt
+				ys = c
 			}
 		}
-		if cd.cnt+min(a-xs, b-ys) < pr.need[b] {
+		if c+min(a-xs, b-ys) < pr.need[b] {
 			continue
 		}
 		// The pairs of records, and those that their signatures do not
@@ -235,8 +236,8 @@ func (w *workStats) seconds(p *Problem) float64 {
 // memory predicts the bytes the run allocates: the index and each
 // worker's counters and cursors.
 func (w *workStats) memory(p *Problem) int64 {
-	idx := int64(w.indexed)*8 + 4*int64(p.Universe)
-	perWorker := 12*int64(p.R.Len()) + 4*int64(p.Universe)
+	idx := int64(w.indexed)*12 + 4*int64(p.Universe)
+	perWorker := 12*int64(p.R.Len()) + 16*int64(p.Universe)
 	units := 16 * int64(p.R.Len()+p.S.Len())
 	return idx + units + int64(p.Threads)*perWorker
 }

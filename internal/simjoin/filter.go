@@ -194,9 +194,11 @@ type index struct {
 	ent   []entry
 }
 
-// entry is a list entry: a unit and a position, which the filters read
-// together (one cache line, not two).
-type entry struct{ id, pos uint32 }
+// entry is a list entry: a unit, the position of the element in it and
+// the unit's size, which the positional filter reads together with the
+// unit's counter (the candidates' other data stay out of the caches
+// until they are verified).
+type entry struct{ id, pos, size uint32 }
 
 // span is a worker's part of a list that the length filter keeps: [k,
 // end), the lower bound moving forward as the probes grow; next to each
@@ -266,7 +268,7 @@ func buildIndex(threads int, us *units, universe int, unique uint32, prefix []ui
 					if e < unique {
 						continue
 					}
-					x.ent[fill[e]] = entry{uint32(u), uint32(q)}
+					x.ent[fill[e]] = entry{uint32(u), uint32(q), us.size[u]}
 					fill[e]++
 				}
 			}
@@ -315,6 +317,14 @@ type join struct {
 	// emit, when set, receives the pairs of records to verify instead of
 	// verifying them (Candidates).
 	emit func(*CandidateBatch) error
+}
+
+// b2u returns 1 for true and 0 for false (without a branch).
+func b2u(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // algorithm names a filter.
@@ -444,20 +454,18 @@ func filterIndex(p *Problem, groups bool) *filterData {
 	}).(*filterData)
 }
 
-// cand is a probe's count of common prefix elements with an indexed unit
-// and the positions of the last one in both, next to the unit's
-// unitInfo: a candidate's verification then reads the cache line that
-// counting it brought in.
-type cand struct {
-	cnt, q, j uint32
-	unitInfo
-}
+// cand is where a probe met a candidate last: the positions of their
+// last common prefix element in both.
+type cand struct{ q, j uint32 }
 
 // pruned marks a candidate that the positional filter removed.
 const pruned = 1 << 31
 
 // prober is one worker's state.
 type prober struct {
+	// cnt counts each unit's common prefix elements with the probe, with
+	// the pruned bit; cand says where the last one was.
+	cnt     []uint32
 	cand    []cand
 	touched []uint32
 	lists   []span // by element: the entries the length filter keeps
@@ -557,10 +565,8 @@ func (j *join) getProber() *prober {
 	if pr != nil {
 		pr.lists = spans(j.x.start, pr.lists)
 	} else {
-		pr = &prober{cand: make([]cand, j.idx.n), lists: spans(j.x.start, nil), stamp: make([]uint64, j.p.Universe)}
-		for y, in := range j.idx.info {
-			pr.cand[y].unitInfo = in
-		}
+		pr = &prober{cnt: make([]uint32, j.idx.n), cand: make([]cand, j.idx.n), touched: make([]uint32, 0, j.idx.n+1),
+			lists: spans(j.x.start, nil), stamp: make([]uint64, j.p.Universe)}
 	}
 	pr.needA = 0 // the stops differ between filters
 	// PairJoin's probers are PPJoin's with pair lists and counters.
@@ -761,8 +767,12 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	}
 	x := j.x
 	touched := pr.touched[:0]
-	cands := pr.cand
+	cnt, cands := pr.cnt, pr.cand
 	need := pr.need
+	// touched has room for every unit and one more: candidates are written past
+	// its end and kept by moving the end (positional filter below).
+	touched = touched[:cap(touched)]
+	nt := 0
 	unique := j.p.Unique
 	// PairJoin leaves the records of [pairRecLo, pairRecHi) to pair
 	// lists: a walk ends before them (at end1) and goes on past them
@@ -809,22 +819,22 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 					if y >= stop {
 						break
 					}
-					cd := &cands[y]
-					c := cd.cnt
-					jy, b := ent[k].pos, cd.size
+					c := cnt[y]
+					jy, b := ent[k].pos, ent[k].size
 					// The positional filter: what is left after this
 					// common element on the shorter side bounds the
-					// overlap.
-					if c+min(a-uint32(q), b-jy) < need[b] {
-						if c != 0 {
-							cd.cnt = c | pruned
-						}
-						continue
-					}
-					if c == 0 {
-						touched = append(touched, y)
-					}
-					cd.cnt, cd.q, cd.j = c+1, uint32(q), jy
+					// overlap. Without branches, whose outcome the data
+					// decide: a candidate that passes counts one more
+					// (and is new if its count was 0), one that fails is
+					// pruned (if counted before; else it stays 0). Where
+					// it was met is kept either way: only a candidate
+					// counted and not pruned reads it.
+					ok := b2u(c+min(a-uint32(q), b-jy) >= need[b])
+					nz := b2u(c != 0)
+					cnt[y] = ok*(c+1) + (1-ok)*nz*(c|pruned)
+					cands[y] = cand{uint32(q), jy}
+					touched[nt] = y
+					nt += int(ok &^ nz)
 				}
 				if stop >= end || stop >= stopAt || lo2 >= min(end, stopAt) || k == hi {
 					break
@@ -842,16 +852,18 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 				if y >= stop {
 					break
 				}
-				cd := &cands[y]
-				if cd.cnt == 0 {
-					touched = append(touched, y)
+				c := cnt[y]
+				if c == 0 {
+					touched[nt] = y
+					nt++
 				}
-				cd.cnt++
-				cd.q = uint32(q)
+				cnt[y] = c + 1
+				cands[y].q = uint32(q)
 			}
 		}
 		walked += k
 	}
+	touched = touched[:nt]
 	if pr.count != nil {
 		pr.count.entries += int64(walked)
 		pr.count.heads += int64(p)
@@ -871,13 +883,13 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		xsig = j.prb.side.sig[u]
 	}
 	for _, y := range touched {
-		cd := &cands[y]
-		c := cd.cnt
-		cd.cnt = 0
+		c := cnt[y]
+		cnt[y] = 0
 		if c&pruned != 0 {
 			continue
 		}
-		yi := cd.unitInfo
+		cd := cands[y]
+		yi := j.idx.info[y]
 		b := yi.size
 		nd := need[b]
 		// Where the unknown common elements can be (Mann et al.): past

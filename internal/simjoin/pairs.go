@@ -189,7 +189,7 @@ func buildPairIndex(us *units, universe int, unique uint32, pb *pairBounds) *pai
 			e1 := e1s[k]
 			d := at[e1]
 			at[e1]++
-			px.ent[d], seconds[d] = entry{ys[k], js[k]}, uint32(e2)
+			px.ent[d], seconds[d] = entry{ys[k], js[k], 0}, uint32(e2)
 		}
 	}
 	// Now at[e1] is the end of e1's entries: the directory.
