@@ -19,7 +19,7 @@ type workStats struct {
 	pairEntries, lookups, pairCands float64
 	cands                           float64 // candidate units: distinct, and kept by the positional filter
 	pairs                           float64 // pairs of records past the bound (GroupJoin)
-	merged                          float64 // those that their signatures do not reject
+	merged                          float64 // those that their bitmaps do not reject
 	steps                           float64 // the elements of their remainders
 	sampled                         int     // probes sampled
 	elements                        int64   // elements of the probing side's records
@@ -141,7 +141,7 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 		}
 	}
 	pr.touched = touched
-	xsig := j.prb.side.sig[j.prb.firstRecord(u)]
+
 	for _, y := range touched {
 		c := pr.cnt[y]
 		cd := pr.cand[y]
@@ -166,22 +166,15 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 		if c+min(a-xs, b-ys) < pr.need[b] {
 			continue
 		}
-		// The pairs of records, and those that their signatures do not
+		// The pairs of records, and those that their bitmaps do not
 		// reject: these are merged.
 		xlo, xhi := j.prb.records(u)
 		ylo, yhi := j.idx.records(int(y))
 		st.pairs += float64((xhi - xlo) * (yhi - ylo))
 		for rx := xlo; rx < xhi; rx++ {
-			sx := xsig
-			if j.sigPrb != nil {
-				sx = j.sigPrb[rx]
-			}
+			bx := j.prb.side.bitmap(rx)
 			for ry := ylo; ry < yhi; ry++ {
-				sy := j.idx.info[y].sig
-				if j.sigIdx != nil {
-					sy = j.sigIdx[ry]
-				}
-				if sx == noSig || sy == noSig || sigBound(sx, sy) >= pr.need[b] {
+				if bitBound(bx, j.idx.side.bitmap(ry), a, b) >= pr.need[b] {
 					st.merged++
 					st.steps += float64(b - ys)
 				}

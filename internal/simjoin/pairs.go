@@ -341,7 +341,7 @@ func (j *join) probePairs(pr *prober, xr []uint32, a uint32, lo, end uint32) {
 
 // verifyPairs decides the pair candidates of probe u and clears their
 // counters.
-func (j *join) verifyPairs(pr *prober, u int, xr []uint32, xsig uint64, w *Writer) {
+func (j *join) verifyPairs(pr *prober, u int, xr []uint32, xbits []uint64, w *Writer) {
 	base := j.pairRecLo
 	need := pr.need
 	info := j.idx.info
@@ -356,7 +356,7 @@ func (j *join) verifyPairs(pr *prober, u int, xr []uint32, xsig uint64, w *Write
 			w.Add(int(y), u, nd) // similar whatever the rest
 			continue
 		}
-		if xsig != noSig && yi.sig != noSig && sigBound(xsig, yi.sig) < nd {
+		if bitBound(xbits, j.idx.side.bitmap(int(y)), uint32(len(xr)), b) < nd {
 			continue
 		}
 		if j.emit != nil {

@@ -87,7 +87,9 @@ type Side struct {
 	// many of them are empty.
 	Sets, Empty int
 
-	sig []uint64 // sig[x] is record x's signature (see signature)
+	// bits holds the records' bitmaps, words each (see setBitmap).
+	bits  []uint64
+	words int
 }
 
 // Len returns the number of records.
@@ -102,6 +104,9 @@ func (s *Side) Set(x int) []uint32 {
 	id := s.ID[x]
 	return s.Orig.Elements[s.Orig.Offsets[id]:s.Orig.Offsets[id+1]]
 }
+
+// bitmap returns record x's bitmap.
+func (s *Side) bitmap(x int) []uint64 { return s.bits[x*s.words : (x+1)*s.words] }
 
 // Size returns |record x|.
 func (s *Side) Size(x int) uint32 { return s.Off[x+1] - s.Off[x] }
@@ -332,6 +337,7 @@ type tokenMap struct {
 	dense    []uint32 // rank by value, when values are dense enough
 	values   []uint32 // the distinct values, sorted, otherwise
 	ranks    []uint32 // rank of values[i]
+	words    int      // the width of the records' bitmaps
 }
 
 func (tm *tokenMap) rank(e uint32) uint32 {
@@ -360,7 +366,11 @@ func newTokenMap(threads int, r *sets.Collection, rd *dedup, s *sets.Collection,
 			maxV = max(maxV, set[len(set)-1])
 		}
 	}
-	tm := &tokenMap{}
+	records := len(rd.keep)
+	if sd != nil {
+		records += len(sd.keep)
+	}
+	tm := &tokenMap{words: bitmapWords(float64(n) / float64(max(1, records)))}
 	var freq []uint32 // by value (dense) or by position in values
 	if uint64(maxV) < uint64(8*n)+1<<16 {
 		// Count per worker, then add up.
@@ -481,7 +491,9 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup, prefix func(
 		plen[n] = prefix(uint32(n))
 	}
 	// In the caller's order, which reads the sets in sequence.
-	s.sig = make([]uint64, k)
+	w := tm.words
+	s.words = w
+	s.bits = make([]uint64, k*w)
 	chunks(threads, k, int64(len(s.Tok)), func(lo, hi int) {
 		tmp := make([]uint32, maxSize)
 		for i, id := range d.keep[lo:hi] {
@@ -497,7 +509,7 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup, prefix func(
 					dst[j] = tm.rank(e)
 				}
 			}
-			s.sig[x] = signature(dst)
+			setBitmap(s.bits[int(x)*w:int(x+1)*w], dst)
 			sortPrefix(dst, plen[len(dst)], tmp)
 		}
 	})
@@ -600,11 +612,12 @@ func (s *Side) sortLex(threads, universe int, pos []uint32) {
 	inv := make([]uint32, k)
 	off := make([]uint32, k+1)
 	id := make([]uint32, k)
-	sig := make([]uint64, k)
+	w := s.words
+	bm := make([]uint64, len(s.bits))
 	for x, old := range perm {
 		inv[old] = uint32(x)
 		id[x] = s.ID[old]
-		sig[x] = s.sig[old]
+		copy(bm[x*w:(x+1)*w], s.bits[int(old)*w:int(old+1)*w])
 		off[x+1] = off[x] + s.Off[old+1] - s.Off[old]
 	}
 	tok := make([]uint32, len(s.Tok))
@@ -616,7 +629,7 @@ func (s *Side) sortLex(threads, universe int, pos []uint32) {
 	for i := range pos {
 		pos[i] = inv[pos[i]]
 	}
-	s.Off, s.Tok, s.ID, s.sig = off, tok, id, sig
+	s.Off, s.Tok, s.ID, s.bits = off, tok, id, bm
 }
 
 // sortPrefix moves the n smallest values of s to its front, sorted; the
