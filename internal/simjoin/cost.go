@@ -232,6 +232,11 @@ func (w *workStats) memory(p *Problem) int64 {
 	idx := int64(w.indexed)*12 + 4*int64(p.Universe)
 	perWorker := 12*int64(p.R.Len()) + 16*int64(p.Universe)
 	units := 16 * int64(p.R.Len()+p.S.Len())
+	if w.alg == pairJoin {
+		pd := pairData(p)
+		idx += 12*int64(len(pd.px.ent)) + 8*int64(pd.px.lists()) + 4*int64(p.Universe)
+		perWorker += 8*int64(pd.px.lists()) + 4*int64(len(pd.f.idx.info))
+	}
 	return idx + units + int64(p.Threads)*perWorker
 }
 
