@@ -610,26 +610,67 @@ func (s *Side) sortLex(threads, universe int, pos []uint32) {
 		x = y
 	}
 	inv := make([]uint32, k)
-	off := make([]uint32, k+1)
 	id := make([]uint32, k)
-	w := s.words
-	bm := make([]uint64, len(s.bits))
 	for x, old := range perm {
 		inv[old] = uint32(x)
 		id[x] = s.ID[old]
-		copy(bm[x*w:(x+1)*w], s.bits[int(old)*w:int(old+1)*w])
-		off[x+1] = off[x] + s.Off[old+1] - s.Off[old]
 	}
-	tok := make([]uint32, len(s.Tok))
-	chunks(threads, k, int64(len(tok)), func(lo, hi int) {
-		for x := lo; x < hi; x++ {
-			copy(tok[off[x]:off[x+1]], s.Record(int(perm[x])))
-		}
-	})
 	for i := range pos {
 		pos[i] = inv[pos[i]]
 	}
-	s.Off, s.Tok, s.ID, s.bits = off, tok, id, bm
+	s.ID = id
+	s.permuteInPlace(threads, perm)
+}
+
+// permuteInPlace moves record perm[x] (and its bitmap) to x, where perm
+// maps each size's records among themselves: records of one size have
+// one length, so they move in place, cycle by cycle, and the offsets stay
+// (a second copy of the elements would be as large as the first, and in
+// a fresh process the page faults of fresh memory cost more than the
+// moves).
+func (s *Side) permuteInPlace(threads int, perm []uint32) {
+	k := s.Len()
+	w := s.words
+	done := make([]bool, k)
+	// Parts of whole sizes, of about equal elements.
+	sizes := len(s.SizeStart) - 1
+	parts := max(1, min(threads, sizes))
+	if len(s.Tok) < 1<<16 {
+		parts = 1
+	}
+	cuts := []int{0}
+	for n := 1; n <= sizes && len(cuts) < parts; n++ {
+		if int64(s.Off[s.SizeStart[n]])*int64(parts) >= int64(len(s.Tok))*int64(len(cuts)) {
+			cuts = append(cuts, int(s.SizeStart[n]))
+		}
+	}
+	cuts = append(cuts, k)
+	chunks(len(cuts)-1, len(cuts)-1, int64(len(s.Tok)), func(lo, hi int) {
+		row := make([]uint32, s.MaxSize)
+		var bits [8]uint64
+		for part := lo; part < hi; part++ {
+			for x := cuts[part]; x < cuts[part+1]; x++ {
+				if done[x] || int(perm[x]) == x {
+					continue
+				}
+				n := copy(row, s.Record(x))
+				copy(bits[:w], s.bitmap(x))
+				cur := x
+				for {
+					next := int(perm[cur])
+					done[cur] = true
+					if next == x {
+						copy(s.Tok[s.Off[cur]:], row[:n])
+						copy(s.bitmap(cur), bits[:w])
+						break
+					}
+					copy(s.Tok[s.Off[cur]:s.Off[cur+1]], s.Record(next))
+					copy(s.bitmap(cur), s.bitmap(next))
+					cur = next
+				}
+			}
+		}
+	})
 }
 
 // sortPrefix moves the n smallest values of s to its front, sorted; the
