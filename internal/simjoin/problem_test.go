@@ -86,7 +86,7 @@ func TestPrepare(t *testing.T) {
 		// Records of one size in lexicographic order (of their first
 		// three elements at least, all sorted here).
 		if x > 0 && len(s.Record(x-1)) == len(rec) && len(rec) >= 3 && min(pre, 3) == 3 &&
-			slices.Compare(s.Record(x-1)[:3], rec[:3]) > 0 {
+			slices.Compare(s.Record(x - 1)[:3], rec[:3]) > 0 {
 			t.Fatalf("records %d and %d: %v before %v", x-1, x, s.Record(x-1), rec)
 		}
 	}
