@@ -11,7 +11,7 @@
 # 171bac7), built here with g++ (Debian's libboost-program-options-dev
 # and libsparsehash-dev), or a set_sim_join binary built before. DATA_DIR
 # is the shared data folder (default ../shared/data from the repository
-# root). Environment: ROUNDS (default 3), OUT (scratch folder, default a
+# root). Environment: ROUNDS (default 5), OUT (scratch folder, default a
 # temporary one), CORES (two CPUs to pin to, default "0,1").
 #
 # Mann's time is index + join, in one thread, as its --timings prints it
@@ -20,9 +20,13 @@
 # algorithms. xsect's is its whole work after reading the file, its own
 # preprocessing included, as --explain prints it ("after ... of
 # preparation" plus the run), the planner choosing the algorithm, on one
-# core (--threads 1, pinned) and on two. Each figure is the best of the
-# rounds, which alternate the programs: on a machine that others share,
-# the best is the run least disturbed, for both programs alike.
+# core (--threads 1, pinned) and on two. The rounds alternate the
+# programs; each figure is the median of the rounds, with the least and
+# the largest (Mann's: the algorithm of the least median), and the
+# speedups are ratios of the summed medians (and of the summed least
+# times: on a machine that others share, the least is the run least
+# disturbed, for both programs alike). The load average is printed before
+# and after.
 set -eu -o pipefail
 mann=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -78,7 +82,12 @@ with open(dst, 'w') as f:
 EOF
 done
 
-best() { sort -n | head -1; }
+# median, least and largest of the numbers on standard input.
+median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR+1)/2)]}'; }
+least() { sort -n | head -1; }
+largest() { sort -n | tail -1; }
+spread() { local v; v=$(tr ' ' '\n' | grep .); echo "$(echo "$v" | median) [$(echo "$v" | least)-$(echo "$v" | largest)]"; }
+echo "load before: $(uptime)"
 # xsect_ms prints the milliseconds of preparation plus run that --explain
 # reports, and checks the count.
 xsect_ms() {
@@ -111,22 +120,29 @@ for ((round = 0; round < rounds; round++)); do
 	done
 done
 
-printf '%-14s %4s %10s %13s %9s %12s\n' data t pairs "Mann, best" "1 core" "2 cores"
+echo "load after: $(uptime)"
+printf '%-14s %4s %10s %-10s %-22s %-22s %-22s\n' data t pairs "Mann alg" "Mann ms, median [range]" "1 core" "2 cores"
 for t in 0.5 0.7; do
-	sm=0 s1=0 s2=0
+	sm=0 s1=0 s2=0 lm=0 l1=0 l2=0
 	for s in "${sets[@]}"; do
 		name=${s%%|*}
 		key=$t/$name
-		best=
+		best= balg=
 		for alg in allpairs ppjoin groupjoin; do
-			m=$(echo ${mann_ms[$key/$alg]} | tr ' ' '\n' | best)
-			if [ -z "$best" ] || awk "BEGIN {exit !($m < $best)}"; then best=$m; fi
+			m=$(echo ${mann_ms[$key/$alg]} | tr ' ' '\n' | median)
+			if [ -z "$best" ] || awk "BEGIN {exit !($m < $best)}"; then best=$m balg=$alg; fi
 		done
-		a=$(echo ${xs1[$key]} | tr ' ' '\n' | best)
-		b=$(echo ${xs2[$key]} | tr ' ' '\n' | best)
-		printf '%-14s %4s %10s %10s ms %6s ms %9s ms\n' "$name" $t "${pairs[$key]}" "$best" "$a" "$b"
+		a=$(echo ${xs1[$key]} | tr ' ' '\n' | median)
+		b=$(echo ${xs2[$key]} | tr ' ' '\n' | median)
+		printf '%-14s %4s %10s %-10s %-22s %-22s %-22s\n' "$name" $t "${pairs[$key]}" $balg \
+			"$(echo ${mann_ms[$key/$balg]} | spread)" "$(echo ${xs1[$key]} | spread)" "$(echo ${xs2[$key]} | spread)"
 		sm=$(awk "BEGIN {print $sm + $best}") s1=$(awk "BEGIN {print $s1 + $a}") s2=$(awk "BEGIN {print $s2 + $b}")
+		lm=$(awk "BEGIN {print $lm + $(echo ${mann_ms[$key/$balg]} | tr ' ' '\n' | least)}")
+		l1=$(awk "BEGIN {print $l1 + $(echo ${xs1[$key]} | tr ' ' '\n' | least)}")
+		l2=$(awk "BEGIN {print $l2 + $(echo ${xs2[$key]} | tr ' ' '\n' | least)}")
 	done
-	printf '%-14s %4s %10s %10s ms %6s ms %9s ms   speedup: %.2fx on 1 core, %.2fx on 2\n' sum $t "" "$sm" "$s1" "$s2" \
-		"$(awk "BEGIN {print $sm / $s1}")" "$(awk "BEGIN {print $sm / $s2}")"
+	printf '%-14s %4s medians: Mann %s ms, xsect %s ms on 1 core (%.2fx), %s ms on 2 (%.2fx)\n' sum $t "$sm" "$s1" \
+		"$(awk "BEGIN {print $sm / $s1}")" "$s2" "$(awk "BEGIN {print $sm / $s2}")"
+	printf '%-14s %4s least:   Mann %s ms, xsect %s ms on 1 core (%.2fx), %s ms on 2 (%.2fx)\n' sum $t "$lm" "$l1" \
+		"$(awk "BEGIN {print $lm / $l1}")" "$l2" "$(awk "BEGIN {print $lm / $l2}")"
 done

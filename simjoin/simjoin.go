@@ -75,7 +75,7 @@ type Pair = sj.Pair
 // Options configure a plan. Threshold is required; the zero value of the
 // others runs on every core, lets the planner choose the technique and the
 // device, and reports every pair of sets, equal ones included. Technique
-// is a name of Techniques (allpairs, ppjoin, groupjoin) or "auto"; Device
+// is a name of Techniques (allpairs, ppjoin, groupjoin, pairjoin) or "auto"; Device
 // "cpu", "gpu" or "auto"; Threads the CPU goroutines (0: GOMAXPROCS);
 // Distinct makes equal sets count once, as their smallest id (Mann et
 // al.'s preprocessing, which their published counts assume); Memory bounds

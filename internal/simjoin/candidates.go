@@ -54,8 +54,10 @@ func filterAlgorithm(technique string) (algorithm, error) {
 		return ppJoin, nil
 	case "groupjoin":
 		return groupJoin, nil
+	case "pairjoin":
+		return pairJoin, nil
 	}
-	return 0, fmt.Errorf("simjoin: no filter %q (allpairs, ppjoin or groupjoin)", technique)
+	return 0, fmt.Errorf("simjoin: no filter %q (allpairs, ppjoin, groupjoin or pairjoin)", technique)
 }
 
 // Work is what the planner's sample of a filter predicts of its run, for
@@ -107,8 +109,8 @@ func CandidateWork(p *Problem, technique string) (Work, error) {
 	return Work{Seconds: est.Seconds, Pairs: w.merged, Steps: w.steps, Elements: w.lengths, Probes: p.S.Len(), Memory: est.Memory}, nil
 }
 
-// Candidates runs the filter of the named technique (allpairs, ppjoin or
-// groupjoin) over p on the CPU, on p.Threads workers, and hands every pair
+// Candidates runs the filter of the named technique (allpairs, ppjoin,
+// groupjoin or pairjoin) over p on the CPU, on p.Threads workers, and hands every pair
 // of records it cannot decide without their elements to emit, in batches,
 // from several goroutines at once (emit must be safe for that; a batch is
 // only valid during the call). It is how an engine on another device

@@ -1,24 +1,30 @@
 package simjoin
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
 
 // workStats is what a sample of a filter's probes predicts of its run.
 type workStats struct {
-	alg      algorithm
-	units    int     // probing units (records, or groups)
-	records  int     // probing records
-	indexed  int     // index entries
-	entries  float64 // list entries the probes walk
-	cands    float64 // candidate units: distinct, and kept by the positional filter
-	pairs    float64 // pairs of records past the bound
-	merged   float64 // those that their signatures do not reject
-	steps    float64 // the elements of their remainders
-	lengths  float64 // the elements of both records of those pairs (what a whole merge reads)
-	sampled  int     // probes sampled
-	elements int64   // elements of the probing side's records
+	alg     algorithm
+	units   int     // probing units (records, or groups)
+	records int     // probing records
+	indexed int     // index entries
+	entries float64 // list entries the probes walk
+	heads   float64 // element lists they walk (not counted for GroupJoin)
+	// PairJoin's entries walked in pair lists, its lookups there (first
+	// elements and pairs), and its candidates met there (entries and
+	// cands count the element lists').
+	pairEntries, lookups, pairCands float64
+	cands                           float64 // candidate units: distinct, and kept by the positional filter
+	pairs                           float64 // pairs of records past the bound (GroupJoin)
+	merged                          float64 // those that their bitmaps do not reject
+	steps                           float64 // the elements of their remainders
+	lengths                         float64 // the elements of both records of those pairs (what a whole merge reads)
+	sampled                         int     // probes sampled
+	elements                        int64   // elements of the probing side's records
 }
 
 // work samples the filter alg on p, once per problem and algorithm.
@@ -35,18 +41,37 @@ func sampleStride(n int) int { return max(1, n/512) }
 func sample(p *Problem, alg algorithm) *workStats {
 	out := &Output{p: p, countOnly: true}
 	j := newJoin(p, out, alg)
-	st := &workStats{alg: alg, units: j.prb.n, records: j.prb.side.Len(), indexed: len(j.x.ids), elements: int64(len(j.prb.side.Tok))}
+	st := &workStats{alg: alg, units: j.prb.n, records: j.prb.side.Len(), indexed: len(j.x.ent), elements: int64(len(j.prb.side.Tok))}
 	if j.prb.n == 0 {
 		return st
 	}
 	pr := j.getProber()
 	defer j.putProber(pr)
 	stride := sampleStride(j.prb.n)
-	for u := stride / 2; u < j.prb.n; u += stride {
-		j.sampleProbe(pr, u, st)
-		st.sampled++
+	if alg != groupJoin {
+		// The probes themselves, counting their work.
+		var pc probeCounts
+		pr.count = &pc
+		w := out.Writer()
+		for u := stride / 2; u < j.prb.n; u += stride {
+			j.probe(pr, u, w)
+			st.sampled++
+		}
+		w.Close()
+		pr.count = nil
+		st.entries, st.heads, st.cands, st.merged, st.steps = float64(pc.entries), float64(pc.heads), float64(pc.cands), float64(pc.merged), float64(pc.steps)
+		st.pairEntries, st.lookups, st.pairCands = float64(pc.pairEntries), float64(pc.lookups), float64(pc.pairCands)
+	} else {
+		for u := stride / 2; u < j.prb.n; u += stride {
+			j.sampleProbe(pr, u, st)
+			st.sampled++
+		}
 	}
 	scale := float64(j.prb.n) / float64(st.sampled)
+	st.lookups *= scale
+	st.heads *= scale
+	st.pairEntries *= scale
+	st.pairCands *= scale
 	st.entries *= scale
 	st.cands *= scale
 	st.pairs *= scale
@@ -92,22 +117,22 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 	x := j.x
 	touched := pr.touched[:0]
 	for q, e := range xr[:p] {
-		list := x.ids[x.start[e]:x.start[e+1]]
-		k, _ := slices.BinarySearch(list, lo)
-		for ; k < len(list) && list[k] < end; k++ {
+		list := x.ent[x.start[e]:x.start[e+1]]
+		k, _ := slices.BinarySearchFunc(list, lo, func(en entry, lo uint32) int { return cmp.Compare(en.id, lo) })
+		stop := min(end, pr.stop[q])
+		for ; k < len(list) && list[k].id < stop; k++ {
 			st.entries++
-			y := list[k]
-			cd := &pr.cand[y]
-			c := cd.cnt
+			y := list[k].id
+			c := pr.cnt[y]
 			if c&pruned != 0 {
 				continue
 			}
-			jy := x.pos[int(x.start[e])+k]
+			jy := list[k].pos
 			if j.positional {
-				b := cd.size
+				b := list[k].size
 				if c+min(a-uint32(q), b-jy) < pr.need[b] {
 					if c != 0 {
-						cd.cnt = c | pruned
+						pr.cnt[y] = c | pruned
 					}
 					continue
 				}
@@ -115,15 +140,17 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 			if c == 0 {
 				touched = append(touched, y)
 			}
-			cd.cnt, cd.q, cd.j = c+1, uint32(q), jy
+			pr.cnt[y] = c + 1
+			pr.cand[y] = cand{uint32(q), jy}
 		}
 	}
 	pr.touched = touched
-	xsig := signature(xr)
+
 	for _, y := range touched {
+		c := pr.cnt[y]
 		cd := pr.cand[y]
-		pr.cand[y].cnt = 0
-		if cd.cnt&pruned != 0 {
+		pr.cnt[y] = 0
+		if c&pruned != 0 {
 			continue
 		}
 		st.cands++
@@ -131,33 +158,27 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 		yr := j.idx.record(int(y))
 		ip := j.idxPrefix[b]
 		var xs, ys uint32
-		if xr[p-1] > yr[ip-1] {
+		pb := pr.pfx[b]
+		if xr[pb-1] > yr[ip-1] {
 			xs, ys = cd.q+1, ip
 		} else {
-			xs, ys = p, cd.j+1
+			xs, ys = pb, cd.j+1
 			if !j.positional {
-				ys = cd.cnt
+				ys = c
 			}
 		}
-		if cd.cnt+min(a-xs, b-ys) < pr.need[b] {
+		if c+min(a-xs, b-ys) < pr.need[b] {
 			continue
 		}
-		// The pairs of records, and those that their signatures do not
+		// The pairs of records, and those that their bitmaps do not
 		// reject: these are merged.
 		xlo, xhi := j.prb.records(u)
 		ylo, yhi := j.idx.records(int(y))
 		st.pairs += float64((xhi - xlo) * (yhi - ylo))
 		for rx := xlo; rx < xhi; rx++ {
-			sx := xsig
-			if j.sigPrb != nil {
-				sx = j.sigPrb[rx]
-			}
+			bx := j.prb.side.bitmap(rx)
 			for ry := ylo; ry < yhi; ry++ {
-				sy := j.idx.info[y].sig
-				if j.sigIdx != nil {
-					sy = j.sigIdx[ry]
-				}
-				if sx == noSig || sy == noSig || sigBound(sx, sy) >= pr.need[b] {
+				if bitBound(bx, j.idx.side.bitmap(ry), a, b) >= pr.need[b] {
 					st.merged++
 					st.steps += float64(b - ys)
 					st.lengths += float64(a + b)
@@ -168,46 +189,68 @@ func (j *join) sampleProbe(pr *prober, u int, st *workStats) {
 }
 
 // Costs in nanoseconds on one core, set by TestCalibrate's runs on the
-// development machine (eight real data sets, three thresholds, every
-// algorithm): per list entry walked (by the record filters, and by
-// GroupJoin over groups), per candidate, per pair of records that
-// GroupJoin expands its pairs of groups to, and the fixed costs of each
-// worker, per unit and per element of the universe. The constants were
-// searched for the choices that cost least in all, ties going to the
-// engine registered first as the planner breaks them: within 2% of the
-// best algorithm's time summed over the runs, with estimates off by 32% on
-// average. The merges go with the entries in these runs.
+// development machine (eight real data sets, thresholds 0.5, 0.7 and 0.9,
+// every algorithm). The record filters (AllPairs, PPJoin, PairJoin) count
+// their work on the sampled probes themselves: per element list entry
+// walked, per list walked, per pair list entry, per pair looked up, per
+// candidate, per pair verified and per element of its remainder; plus the
+// fixed costs of each worker, per unit and per element of the universe.
+// These were searched for estimates close to the measured times (off by
+// 17% on average) and for the choices that cost least (within 1% of the
+// best algorithm's time summed over the runs). GroupJoin's, from its own
+// sample: per list entry walked over groups, per candidate, per pair of
+// records that its pairs of groups expand to, and its fixed costs.
 const (
-	costEntry      = 10
-	costGroupEntry = 18
-	costCand       = 2
-	costGroupPair  = 4
-	costUnit       = 51
-	costUniverse   = 26
-	costGroupElem  = 3 // grouping, per element, when GroupJoin is estimated from PPJoin's sample
+	costEntry     = 4
+	costHead      = 22
+	costPairEntry = 7
+	costLookup    = 26
+	costCand      = 4
+	costMerge     = 28
+	costStep      = 1
+	costUnit      = 15
+	costUniverse  = 4
+
+	costGroupEntry    = 18
+	costGroupCand     = 2
+	costGroupPair     = 4
+	costGroupUnit     = 51
+	costGroupUniverse = 26
+	costGroupElem     = 3 // grouping, per element, when GroupJoin is estimated from PPJoin's sample
 )
 
 // seconds predicts the run's time on p.Threads cores.
 func (w *workStats) seconds(p *Problem) float64 {
-	par := w.entries*costEntry + w.cands*costCand
-	if w.alg == groupJoin {
-		par = w.entries*costGroupEntry + w.cands*costCand + w.pairs*costGroupPair
-	}
+	par := w.entries*costEntry + w.heads*costHead + w.pairEntries*costPairEntry + w.lookups*costLookup +
+		(w.cands+w.pairCands)*costCand + w.merged*costMerge + w.steps*costStep
 	perWorker := float64(w.units)*costUnit + float64(p.Universe)*costUniverse
+	if w.alg == groupJoin {
+		par = w.entries*costGroupEntry + w.cands*costGroupCand + w.pairs*costGroupPair
+		perWorker = float64(w.units)*costGroupUnit + float64(p.Universe)*costGroupUniverse
+	}
 	return (par/float64(max(1, p.Threads)) + perWorker) * 1e-9
 }
 
 // memory predicts the bytes the run allocates: the index and each
 // worker's counters and cursors.
 func (w *workStats) memory(p *Problem) int64 {
-	idx := int64(w.indexed)*8 + 4*int64(p.Universe)
-	perWorker := 12*int64(p.R.Len()) + 4*int64(p.Universe)
+	idx := int64(w.indexed)*12 + 4*int64(p.Universe)
+	perWorker := 12*int64(p.R.Len()) + 16*int64(p.Universe)
 	units := 16 * int64(p.R.Len()+p.S.Len())
+	if w.alg == pairJoin {
+		pd := pairData(p)
+		idx += 12*int64(len(pd.px.ent)) + 8*int64(pd.px.lists()) + 4*int64(p.Universe)
+		perWorker += 8*int64(pd.px.lists()) + 4*int64(len(pd.f.idx.info))
+	}
 	return idx + units + int64(p.Threads)*perWorker
 }
 
 // detail describes the sample for Explain.
 func (w *workStats) detail() string {
+	if w.alg == pairJoin {
+		return fmt.Sprintf("%.3g list entries, %.3g of pair lists, %.3g lookups, %.3g candidates, %.3g pairs to merge",
+			w.entries+w.pairEntries, w.pairEntries, w.lookups, w.cands+w.pairCands, w.merged)
+	}
 	s := fmt.Sprintf("%.3g list entries, %.3g candidates, %.3g pairs to merge", w.entries, w.cands, w.merged)
 	if w.alg == groupJoin {
 		s += fmt.Sprintf(" (%d groups of %d records)", w.units, w.records)

@@ -2,6 +2,7 @@ package simjoin
 
 import (
 	"context"
+	"math/bits"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -41,54 +42,49 @@ type units struct {
 
 type unitInfo struct {
 	off, size, last uint32
-	sig             uint64 // of the first record
 }
 
-// A signature counts a record's elements by their value modulo 16, in 16
-// fields of 4 bits. Common elements fall in the same fields, so the sum
-// over the fields of the smaller count bounds the overlap of two records:
-// most pairs that pass Mann et al.'s bound, and most of the pairs of
-// records that GroupJoin's pairs of groups expand to, are rejected without
-// reading their elements. Counts are kept below 8,
-// which leaves each field's top bit for the comparison; a record with
-// more in one field has none (noSig).
-const noSig = ^uint64(0)
+// A record's bitmap has the bit hash(e) mod 64·w set for each of its
+// elements e (the bitmap filter of Sandes, Teodoro and Melo, 2020): each bit
+// set in one of two records' bitmaps and not in the other's stands for at
+// least one element of their symmetric difference, so they share at most
+// (|x| + |y| − popcount(x ⊕ y)) / 2 elements. Most pairs that pass Mann et
+// al.'s bound, and most of the pairs of records that GroupJoin's pairs of
+// groups expand to, fail it without their elements being read: on gcide at
+// Jaccard 0.5, 96% of the 6.7 million pairs past the bound (16 four-bit
+// counts by element modulo 16, the signature this replaced, rejected 45%);
+// on tags-math-sx 91% of 76 million (81%). The width w, a power of two up
+// to 8 words, grows with the records' average size (8 bits per element).
 
-func signature(rec []uint32) uint64 {
-	var sig uint64
-	for _, e := range rec {
-		f := (e & 15) * 4
-		if sig>>f&7 == 7 {
-			return noSig
-		}
-		sig += 1 << f
+// bitmapWords returns the width in words of the bitmaps of records of avg
+// elements on average.
+func bitmapWords(avg float64) int {
+	w := 1
+	for w < 8 && float64(64*w) < 8*avg {
+		w *= 2
 	}
-	return sig
+	return w
 }
 
-// sigBound returns the sum over the fields of the smaller of a's and b's
-// counts.
-func sigBound(a, b uint64) uint32 {
-	const high = 0x8888888888888888
-	// Per field 8 + a - b, with no borrow across fields: its top bit says
-	// a >= b.
-	ge := ((a | high) - b) & high
-	mask := ge >> 3 * 15 // 15 in the fields where a >= b
-	m := b&mask | a&^mask
-	// Add the fields up: pairs into bytes, then all bytes.
-	m = m&0x0f0f0f0f0f0f0f0f + m>>4&0x0f0f0f0f0f0f0f0f
-	return uint32(m * 0x0101010101010101 >> 56)
+// setBitmap sets dst, of w words (a power of two), to rec's bitmap.
+func setBitmap(dst []uint64, rec []uint32) {
+	clear(dst)
+	shift := 64 - 6 - bits.Len(uint(len(dst))-1) // 64·w bits
+	for _, e := range rec {
+		h := (uint64(e) + 1) * 0x9e3779b97f4a7c15 >> shift
+		dst[h>>6] |= 1 << (h & 63)
+	}
 }
 
-// signatures returns the signature of each record of s.
-func signatures(threads int, s *Side) []uint64 {
-	sigs := make([]uint64, s.Len())
-	chunks(threads, s.Len(), int64(len(s.Tok)), func(lo, hi int) {
-		for x := lo; x < hi; x++ {
-			sigs[x] = signature(s.Record(x))
-		}
-	})
-	return sigs
+// bitBound returns the bound on the overlap of records of sizes a and b
+// with bitmaps x and y.
+func bitBound(x, y []uint64, a, b uint32) uint32 {
+	d := 0
+	y = y[:len(x)]
+	for i, v := range x {
+		d += bits.OnesCount64(v ^ y[i])
+	}
+	return (a + b - uint32(d)) / 2
 }
 
 func recordUnits(s *Side) *units {
@@ -154,7 +150,7 @@ func (us *units) setInfo(prefix []uint32) {
 		if ip := prefix[size]; ip > 0 {
 			last = s.Tok[off+ip-1]
 		}
-		us.info[u] = unitInfo{off, size, last, signature(s.Tok[off : off+size])}
+		us.info[u] = unitInfo{off, size, last}
 	}
 }
 
@@ -202,11 +198,34 @@ func newBounds(t Threshold, maxSize uint32) *bounds {
 // element's position in the unit.
 type index struct {
 	start []uint32 // list of e: [start[e], start[e+1])
-	ids   []uint32
-	pos   []uint32
+	ent   []entry
 }
 
-func buildIndex(threads int, us *units, universe int, unique uint32, prefix []uint32, positional bool) *index {
+// entry is a list entry: a unit, the position of the element in it and
+// the unit's size, which the positional filter reads together with the
+// unit's counter (the candidates' other data stay out of the caches
+// until they are verified).
+type entry struct{ id, pos, size uint32 }
+
+// span is a worker's part of a list that the length filter keeps: [k,
+// end), the lower bound moving forward as the probes grow; next to each
+// other, a probe reads both with one access.
+type span struct{ k, end uint32 }
+
+// spans returns each list of start's as a span.
+func spans(start []uint32, dst []span) []span {
+	n := len(start) - 1
+	if cap(dst) < n {
+		dst = make([]span, n)
+	}
+	dst = dst[:n]
+	for i := range dst {
+		dst[i] = span{start[i], start[i+1]}
+	}
+	return dst
+}
+
+func buildIndex(threads int, us *units, universe int, unique uint32, prefix []uint32) *index {
 	var entries int64
 	for u := 0; u < us.n; u++ {
 		entries += int64(prefix[us.size[u]])
@@ -246,10 +265,7 @@ func buildIndex(threads int, us *units, universe int, unique uint32, prefix []ui
 		}
 	}
 	x.start[universe] = sum
-	x.ids = make([]uint32, sum)
-	if positional {
-		x.pos = make([]uint32, sum)
-	}
+	x.ent = make([]entry, sum)
 	chunks(parts, parts, entries, func(lo, hi int) {
 		for w := lo; w < hi; w++ {
 			fill := counts[w]
@@ -259,17 +275,28 @@ func buildIndex(threads int, us *units, universe int, unique uint32, prefix []ui
 					if e < unique {
 						continue
 					}
-					k := fill[e]
-					x.ids[k] = uint32(u)
-					if positional {
-						x.pos[k] = uint32(q)
-					}
+					x.ent[fill[e]] = entry{uint32(u), uint32(q), us.size[u]}
 					fill[e]++
 				}
 			}
 		}
 	})
 	return x
+}
+
+// seekEntry returns the number of entries of ent, in increasing order of
+// unit, below unit y.
+func seekEntry(ent []entry, y uint32) int {
+	lo, hi := 0, len(ent)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ent[m].id < y {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // join is one run of a filter.
@@ -283,12 +310,26 @@ type join struct {
 	x          *index
 	idxPrefix  []uint32 // indexing prefix length by size
 	positional bool
-	exact      bool     // the caller wants every pair's overlap
-	sigIdx     []uint64 // GroupJoin's record signatures
-	sigPrb     []uint64
+	exact      bool // the caller wants every pair's overlap
+	// probe1 is the prefix by size whose element lists a probe walks.
+	probe1 []uint32
+	// PairJoin's prefixes and pair index, and the range of records that
+	// the index holds; nil for the other filters.
+	pb                   *pairBounds
+	px                   *pairIndex
+	past                 []uint32
+	pairRecLo, pairRecHi uint32
 	// emit, when set, receives the pairs of records to verify instead of
 	// verifying them (Candidates).
 	emit func(*CandidateBatch) error
+}
+
+// b2u returns 1 for true and 0 for false (without a branch).
+func b2u(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // algorithm names a filter.
@@ -298,15 +339,27 @@ const (
 	allPairs algorithm = iota
 	ppJoin
 	groupJoin
+	pairJoin
 )
 
 func newJoin(p *Problem, out *Output, alg algorithm) *join {
 	j := &join{p: p, out: out, positional: alg != allPairs, exact: !out.CountOnly()}
 	j.b = problemBounds(p)
 	j.idxPrefix = indexPrefix(p, j.b)
+	j.probe1 = j.b.probe
 	f := filterIndex(p, alg == groupJoin)
+	if alg == pairJoin {
+		// PPJoin's index, and the pair index of the records that it
+		// leaves to pairs: walks of element lists skip them.
+		pd := pairData(p)
+		f = pd.f
+		j.pb, j.px, j.past = pd.pb, pd.px, pd.past
+		j.probe1 = pd.pb.probe1
+		if pd.pb.lo <= pd.pb.hi {
+			j.pairRecLo, j.pairRecHi = p.R.SizeStart[pd.pb.lo], p.R.SizeStart[pd.pb.hi+1]
+		}
+	}
 	j.f, j.idx, j.prb, j.x = f, f.idx, f.prb, f.x
-	j.sigIdx, j.sigPrb = f.sigIdx, f.sigPrb
 	return j
 }
 
@@ -334,8 +387,41 @@ type filterData struct {
 	x        *index
 	mu       sync.Mutex
 	free     []*prober // for the next run (getProber)
-	// sigIdx and sigPrb are the records' signatures, for groups.
-	sigIdx, sigPrb []uint64
+}
+
+// pairFilter is PairJoin's: PPJoin's index (and probers), whose lists
+// PairJoin walks for the records not indexed by pairs, the bounds and the
+// pair index.
+type pairFilter struct {
+	f  *filterData
+	pb *pairBounds
+	px *pairIndex
+	// past[e] is the first entry of e's element list past the records
+	// indexed by pairs.
+	past []uint32
+}
+
+// pairData returns PairJoin's filter data, built once.
+func pairData(p *Problem) *pairFilter {
+	return p.Memo("simjoin.pairs", func() any {
+		b := problemBounds(p)
+		pairMax := uint32(defaultPairMax)
+		if p.pairMax > 0 {
+			pairMax = uint32(p.pairMax)
+		}
+		pb := newPairBounds(p, b, pairMax)
+		f := filterIndex(p, false)
+		pf := &pairFilter{f: f, pb: pb, px: buildPairIndex(f.idx, p.Universe, p.Unique, pb)}
+		if pb.lo <= pb.hi {
+			hi := p.R.SizeStart[pb.hi+1]
+			pf.past = make([]uint32, p.Universe)
+			for e := range pf.past {
+				lo, end := f.x.start[e], f.x.start[e+1]
+				pf.past[e] = lo + uint32(seekEntry(f.x.ent[lo:end], hi))
+			}
+		}
+		return pf
+	}).(*pairFilter)
 }
 
 // filterIndex returns the units and index of p, by records or by groups,
@@ -351,11 +437,8 @@ func filterIndex(p *Problem, groups bool) *filterData {
 		if groups {
 			f.idx = groupUnits(p.R, b)
 			f.prb = f.idx
-			f.sigIdx = signatures(p.Threads, p.R)
-			f.sigPrb = f.sigIdx
 			if !p.Self {
 				f.prb = groupUnits(p.S, b)
-				f.sigPrb = signatures(p.Threads, p.S)
 			}
 		} else {
 			f.idx = recordUnits(p.R)
@@ -364,31 +447,38 @@ func filterIndex(p *Problem, groups bool) *filterData {
 				f.prb = recordUnits(p.S)
 			}
 		}
-		f.x = buildIndex(p.Threads, f.idx, p.Universe, p.Unique, indexPrefix(p, b), true)
+		f.x = buildIndex(p.Threads, f.idx, p.Universe, p.Unique, indexPrefix(p, b))
 		f.idx.setInfo(indexPrefix(p, b))
 		return f
 	}).(*filterData)
 }
 
-// cand is a probe's count of common prefix elements with an indexed unit
-// and the positions of the last one in both, next to the unit's
-// unitInfo: a candidate's verification then reads the cache line that
-// counting it brought in.
-type cand struct {
-	cnt, q, j uint32
-	unitInfo
-}
+// cand is where a probe met a candidate last: the positions of their
+// last common prefix element in both.
+type cand struct{ q, j uint32 }
 
 // pruned marks a candidate that the positional filter removed.
 const pruned = 1 << 31
 
 // prober is one worker's state.
 type prober struct {
+	// cnt counts each unit's common prefix elements with the probe, with
+	// the pruned bit; cand says where the last one was.
+	cnt     []uint32
 	cand    []cand
 	touched []uint32
-	cursor  []uint32 // by element: the first list entry the length filter keeps
-	need    []uint32 // MinOverlap(a, b) by b, for probes of size needA
-	needA   uint32
+	lists   []span // by element: the entries the length filter keeps
+	lists2  []span // by pair list, the same (PairJoin)
+	// PairJoin's counters of the records indexed by pairs (see
+	// probePairs), and the candidates among them.
+	pcnt     []uint32
+	ptouched []uint32
+	need     []uint32 // MinOverlap(a, b) by b, for probes of size needA
+	needA    uint32
+	// stop[q] is where the walk of the list of the probe's element q ends
+	// (stop2 for the pair whose second element is q), pfx[b] the prefix
+	// over which candidates of size b are counted (see setNeed).
+	stop, stop2, pfx []uint32
 	// stamp[e] is seq<<32 | e's position in the record last marked, if it
 	// holds e: a short remainder is verified by looking its elements up.
 	stamp   []uint64
@@ -396,6 +486,18 @@ type prober struct {
 	marked  bool // the probe's record is marked
 	pending []pending
 	batch   *CandidateBatch // for emit
+	sink    uint32          // keeps the loads that bring list heads in
+	// count, when set, counts the work of the probes (PairJoin's sample).
+	count *probeCounts
+}
+
+// probeCounts is the work of some probes.
+type probeCounts struct {
+	entries, heads, cands int64 // element lists: entries walked, lists, candidates met
+	merged, steps         int64 // pairs verified, elements of their remainders
+	// PairJoin's pair lists: entries walked, lookups (first elements
+	// and pairs), candidates met.
+	pairEntries, lookups, pairCands int64
 }
 
 // pending is a pair of groups to verify record by record.
@@ -460,12 +562,18 @@ func (j *join) getProber() *prober {
 	}
 	f.mu.Unlock()
 	if pr != nil {
-		copy(pr.cursor, j.x.start[:j.p.Universe])
-		return pr
+		pr.lists = spans(j.x.start, pr.lists)
+	} else {
+		pr = &prober{cnt: make([]uint32, j.idx.n), cand: make([]cand, j.idx.n), touched: make([]uint32, 0, j.idx.n+1),
+			lists: spans(j.x.start, nil), stamp: make([]uint64, j.p.Universe)}
 	}
-	pr = &prober{cand: make([]cand, j.idx.n), cursor: slices.Clone(j.x.start[:j.p.Universe]), stamp: make([]uint64, j.p.Universe)}
-	for y, in := range j.idx.info {
-		pr.cand[y].unitInfo = in
+	pr.needA = 0 // the stops differ between filters
+	// PairJoin's probers are PPJoin's with pair lists and counters.
+	if j.px != nil {
+		pr.lists2 = spans(j.px.start, pr.lists2)
+		if n := int(j.pairRecHi - j.pairRecLo); len(pr.pcnt) < n {
+			pr.pcnt = make([]uint32, n)
+		}
 	}
 	return pr
 }
@@ -490,10 +598,48 @@ func (j *join) setNeed(pr *prober, a uint32) {
 	}
 	if int(hi)+1 > len(pr.need) {
 		pr.need = make([]uint32, int(hi)+1)
+		pr.pfx = make([]uint32, int(hi)+1)
 	}
-	for b := j.b.minSize[a]; b <= hi; b++ {
+	lo := j.b.minSize[a]
+	for b := lo; b <= hi; b++ {
 		pr.need[b] = j.p.Threshold.MinOverlap(a, b)
 	}
+	// A partner of size b shares its first element with the probe within
+	// the probe's first a - need(a, b) + 1 elements (positional filter);
+	// need grows with b. So the list of the element at position q can
+	// only bring new candidates of sizes b with need(a, b) <= a - q: its
+	// walk stops at stop[q]. A candidate of size b is counted over the
+	// probe's first pfx[b] elements.
+	pr.stop = j.stops(pr.stop, pr.need, a, lo, hi, j.probe1[a], 1)
+	for b := lo; b <= hi; b++ {
+		pr.pfx[b] = uint32(max(0, min(int(j.probe1[a]), int(a)-int(pr.need[b])+1)))
+	}
+	if j.pb != nil {
+		// Pairs: (c1, c2) at position q: need(a, b) <= 2 + a - 1 - q.
+		pr.stop2 = j.stops(pr.stop2, pr.need, a, lo, hi, j.pb.probe2[a], 2)
+	}
+}
+
+// stops returns, for each position q of a probe of size a's prefix of p
+// elements, the end of the units of sizes b in [lo, hi] whose first k
+// common elements can end at q: need(a, b) <= a - q + k - 1.
+func (j *join) stops(dst, need []uint32, a, lo, hi, p uint32, k int) []uint32 {
+	if cap(dst) < int(p) {
+		dst = make([]uint32, p)
+	}
+	dst = dst[:p]
+	b := int(hi)
+	for q := range dst {
+		for b >= int(lo) && int(need[b]) > int(a)-q+k-1 {
+			b--
+		}
+		if b < int(lo) {
+			dst[q] = 0
+		} else {
+			dst[q] = j.idx.sizeStart[b+1]
+		}
+	}
+	return dst
 }
 
 // run probes every unit of the probing side on p.Threads workers.
@@ -507,8 +653,17 @@ func (j *join) run(ctx context.Context) error {
 	weight := func(u int) int64 {
 		a := j.prb.size[u]
 		w := int64(1)
-		for _, e := range j.prb.record(u)[:j.b.probe[a]] {
+		xr := j.prb.record(u)
+		for _, e := range xr[:j.probe1[a]] {
 			w += int64(j.x.start[e+1] - j.x.start[e])
+		}
+		if j.pb != nil {
+			// The entries of the pairs that start with each element: a
+			// bound, which the lookups' cost makes no worse.
+			px := j.px
+			for _, e := range xr[:j.pb.probe2[a]] {
+				w += 1 + int64(px.start[px.first[e+1]]-px.start[px.first[e]])
+			}
 		}
 		return w
 	}
@@ -584,8 +739,12 @@ func (j *join) run(ctx context.Context) error {
 // probe finds and verifies the candidates of probing unit u.
 func (j *join) probe(pr *prober, u int, w *Writer) {
 	a := j.prb.size[u]
-	p := j.b.probe[a]
-	if p == 0 {
+	p := j.probe1[a]
+	var p2 uint32
+	if j.pb != nil {
+		p2 = j.pb.probe2[a]
+	}
+	if p == 0 && p2 == 0 {
 		return
 	}
 	xr := j.prb.record(u)
@@ -607,83 +766,142 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	}
 	x := j.x
 	touched := pr.touched[:0]
-	cands := pr.cand
+	cnt, cands := pr.cnt, pr.cand
 	need := pr.need
+	// touched has room for every unit and one more: candidates are written past
+	// its end and kept by moving the end (positional filter below).
+	touched = touched[:cap(touched)]
+	nt := 0
 	unique := j.p.Unique
+	// PairJoin leaves the records of [pairRecLo, pairRecHi) to pair
+	// lists: a walk ends before them (at end1) and goes on past them
+	// (from lo2) when partners lie beyond.
+	end1, lo2 := end, end
+	if j.pairRecLo < j.pairRecHi && lo < j.pairRecHi && j.pairRecLo < end {
+		end1, lo2 = max(lo, j.pairRecLo), max(lo, j.pairRecHi)
+	}
+	var walked uint32
+	// The head of every list first: their cache misses, independent of
+	// one another, overlap instead of coming one after the other.
+	var sink uint32
+	for _, e := range xr[:p] {
+		if sp := pr.lists[e]; sp.k < sp.end {
+			sink += x.ent[sp.k].id
+		}
+	}
+	pr.sink = sink
+	stopq := pr.stop
 	for q, e := range xr[:p] {
 		if e < unique {
 			continue // in this record only: nothing to walk
 		}
-		k, hi := pr.cursor[e], x.start[e+1]
-		for k < hi && x.ids[k] < lo {
+		stopAt := stopq[q]
+		if stopAt <= lo {
+			continue
+		}
+		sp := &pr.lists[e]
+		k, hi := sp.k, sp.end
+		if k == hi {
+			continue
+		}
+		ent := x.ent[:hi]
+		for k < hi && ent[k].id < lo {
 			k++
 		}
-		pr.cursor[e] = k
+		sp.k = k
+		walked -= k
 		if j.positional {
-			ids, pos := x.ids[:hi], x.pos[:hi]
-			for ; k < hi; k++ {
-				y := ids[k]
-				if y >= end {
+			stop := min(end1, stopAt)
+			for {
+				for ; k < hi; k++ {
+					y := ent[k].id
+					if y >= stop {
+						break
+					}
+					c := cnt[y]
+					jy, b := ent[k].pos, ent[k].size
+					// The positional filter: what is left after this
+					// common element on the shorter side bounds the
+					// overlap. Without branches, whose outcome the data
+					// decide: a candidate that passes counts one more
+					// (and is new if its count was 0), one that fails is
+					// pruned (if counted before; else it stays 0). Where
+					// it was met is kept either way: only a candidate
+					// counted and not pruned reads it.
+					ok := b2u(c+min(a-uint32(q), b-jy) >= need[b])
+					nz := b2u(c != 0)
+					cnt[y] = ok*(c+1) + (1-ok)*nz*(c|pruned)
+					cands[y] = cand{uint32(q), jy}
+					touched[nt] = y
+					nt += int(ok &^ nz)
+				}
+				if stop >= end || stop >= stopAt || lo2 >= min(end, stopAt) || k == hi {
 					break
 				}
-				cd := &cands[y]
-				c := cd.cnt
-				jy, b := pos[k], cd.size
-				// The positional filter: what is left after this common
-				// element on the shorter side bounds the overlap.
-				if c+min(a-uint32(q), b-jy) < need[b] {
-					if c != 0 {
-						cd.cnt = c | pruned
-					}
-					continue
-				}
-				if c == 0 {
-					touched = append(touched, y)
-				}
-				cd.cnt, cd.q, cd.j = c+1, uint32(q), jy
+				// Past PairJoin's records.
+				walked += k
+				k = max(k, j.past[e])
+				walked -= k
+				stop = min(end, stopAt)
 			}
 		} else {
-			ids := x.ids[:hi]
+			stop := min(end, stopAt)
 			for ; k < hi; k++ {
-				y := ids[k]
-				if y >= end {
+				y := ent[k].id
+				if y >= stop {
 					break
 				}
-				cd := &cands[y]
-				if cd.cnt == 0 {
-					touched = append(touched, y)
+				c := cnt[y]
+				if c == 0 {
+					touched[nt] = y
+					nt++
 				}
-				cd.cnt++
-				cd.q = uint32(q)
+				cnt[y] = c + 1
+				cands[y].q = uint32(q)
 			}
+		}
+		walked += k
+	}
+	touched = touched[:nt]
+	if pr.count != nil {
+		pr.count.entries += int64(walked)
+		pr.count.heads += int64(p)
+		pr.count.cands += int64(len(touched))
+	}
+	if p2 > 0 {
+		lo2 := max(lo, j.idx.sizeStart[j.pb.from2[a]])
+		if end2 := min(end, j.pairRecHi); lo2 < end2 {
+			j.probePairs(pr, xr, a, lo2, end2)
 		}
 	}
 	pr.touched = touched
 	pr.marked = false
 	pr.pending = pr.pending[:0]
-	last := xr[p-1]
-	xsig := noSig // groups compare their records' signatures one by one
+	// Groups compare their records' bitmaps one by one.
+	var xbits []uint64
 	if j.prb.first == nil {
-		xsig = signature(xr)
+		xbits = j.prb.side.bitmap(u)
 	}
 	for _, y := range touched {
-		cd := &cands[y]
-		c := cd.cnt
-		cd.cnt = 0
+		c := cnt[y]
+		cnt[y] = 0
 		if c&pruned != 0 {
 			continue
 		}
-		yi := cd.unitInfo
+		cd := cands[y]
+		yi := j.idx.info[y]
 		b := yi.size
 		nd := need[b]
 		// Where the unknown common elements can be (Mann et al.): past
 		// the prefix that ends first, and past the last common element
-		// on the other side.
+		// on the other side. The probe's prefix, for this size, is its
+		// first pfx[b] elements.
+		pb := pr.pfx[b]
 		var xs, ys uint32
-		if last > yi.last {
+		if xr[pb-1] > yi.last {
 			xs, ys = cd.q+1, j.idxPrefix[b]
 		} else {
-			xs = p
+			xs = pb
 			if j.positional {
 				ys = cd.j + 1
 			} else {
@@ -693,7 +911,7 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		if c+min(a-xs, b-ys) < nd {
 			continue
 		}
-		if xsig != noSig && yi.sig != noSig && sigBound(xsig, yi.sig) < nd {
+		if xbits != nil && bitBound(xbits, j.idx.side.bitmap(int(y)), a, b) < nd {
 			continue
 		}
 		if c >= nd && !j.exact {
@@ -713,6 +931,10 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 			pr.batch.add(uint32(u), y, nd)
 			continue
 		}
+		if pr.count != nil {
+			pr.count.merged++
+			pr.count.steps += int64(b - ys)
+		}
 		var v uint32
 		var ok bool
 		if j.byStamps(b - ys) {
@@ -731,6 +953,9 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	if len(pr.pending) > 0 {
 		j.verifyGroups(pr, u, w)
 	}
+	if len(pr.ptouched) > 0 {
+		j.verifyPairs(pr, u, xr, xbits, w)
+	}
 }
 
 // verifyGroups verifies the pairs of records of probing group u and the
@@ -742,11 +967,12 @@ func (j *join) verifyGroups(pr *prober, u int, w *Writer) {
 		if j.emit == nil {
 			pr.mark(px.Record(rx))
 		}
-		sx := j.sigPrb[rx]
+		bx := px.bitmap(rx)
+		a := px.Size(rx)
 		for _, pd := range pr.pending {
 			ylo, yhi := j.idx.records(int(pd.y))
 			for ry := ylo; ry < yhi; ry++ {
-				if sy := j.sigIdx[ry]; sx != noSig && sy != noSig && sigBound(sx, sy) < pd.need {
+				if bitBound(bx, py.bitmap(ry), a, py.Size(ry)) < pd.need {
 					continue
 				}
 				if j.emit != nil {
@@ -783,9 +1009,9 @@ func (j *join) withinGroup(pr *prober, u int, a, p uint32, w *Writer) {
 		if short && j.emit == nil {
 			pr.mark(s.Record(rx))
 		}
-		sx := j.sigPrb[rx]
+		bx := s.bitmap(rx)
 		for ry := rx + 1; ry < hi; ry++ {
-			if sy := j.sigPrb[ry]; sx != noSig && sy != noSig && sigBound(sx, sy) < need {
+			if bitBound(bx, s.bitmap(ry), a, a) < need {
 				continue
 			}
 			if j.emit != nil {

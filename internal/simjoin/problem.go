@@ -51,6 +51,7 @@ type Problem struct {
 	GPUKernel string
 
 	stampUniverse int // see Options.stampUniverse
+	pairMax       int // see Options.pairMax
 
 	memos engine.Memos
 }
@@ -64,8 +65,8 @@ func (p *Problem) Memo(key string, build func() any) any {
 
 // Side is one prepared collection. Its records are its distinct nonempty
 // sets in increasing size, their elements renumbered. Only the probing
-// prefix of each record (Threshold.ProbePrefix of its size, which no
-// filter reads past) is sorted; the rest of a record, its larger
+// prefix of each record and one more element (Threshold.ProbePrefix of its
+// size plus one, which no filter reads past) are sorted; the rest of a record, its larger
 // elements, is in no particular order: what verification needs of it is
 // which elements it holds, and the caller's set, in the caller's order,
 // serves merges. Records of equal size are in lexicographic order of
@@ -91,6 +92,10 @@ type Side struct {
 	// Sets is the number of sets of the caller's collection; Empty how
 	// many of them are empty.
 	Sets, Empty int
+
+	// bits holds the records' bitmaps, words each (see setBitmap).
+	bits  []uint64
+	words int
 }
 
 // Len returns the number of records.
@@ -105,6 +110,9 @@ func (s *Side) Set(x int) []uint32 {
 	id := s.ID[x]
 	return s.Orig.Elements[s.Orig.Offsets[id]:s.Orig.Offsets[id+1]]
 }
+
+// bitmap returns record x's bitmap.
+func (s *Side) bitmap(x int) []uint64 { return s.bits[x*s.words : (x+1)*s.words] }
 
 // Size returns |record x|.
 func (s *Side) Size(x int) uint32 { return s.Off[x+1] - s.Off[x] }
@@ -179,6 +187,9 @@ type Options struct {
 	// which remainders of any length are verified by stamps (tests lower
 	// it to run the kernels' path on small inputs).
 	stampUniverse int
+	// pairMax, when positive, replaces the largest size of the records
+	// that PairJoin indexes by pairs.
+	pairMax int
 }
 
 // GPUKernels are the kernels that Options.GPUKernel may force: the three
@@ -200,7 +211,7 @@ func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (
 	if kernel != "" && !slices.Contains(GPUKernels, kernel) {
 		return nil, fmt.Errorf("simjoin: unknown GPU kernel %q (auto, %s)", opt.GPUKernel, strings.Join(GPUKernels, ", "))
 	}
-	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory, stampUniverse: opt.stampUniverse, GPUKernel: kernel, GPUs: opt.GPUs}
+	p := &Problem{Self: s == nil, Threshold: opt.Threshold, Distinct: opt.Distinct, Threads: threads, Memory: memory, stampUniverse: opt.stampUniverse, GPUKernel: kernel, GPUs: opt.GPUs, pairMax: opt.pairMax}
 	if p.stampUniverse <= 0 {
 		p.stampUniverse = 1 << 20
 	}
@@ -222,7 +233,9 @@ func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (
 	}
 	tm := newTokenMap(threads, r, rd, s, sd)
 	p.Universe, p.Unique = tm.universe, tm.unique
-	prefix := func(n uint32) uint32 { return opt.Threshold.ProbePrefix(n) }
+	// The probing prefix and one more element: PairJoin's pair prefixes
+	// are up to one longer.
+	prefix := func(n uint32) uint32 { return min(opt.Threshold.ProbePrefix(n)+1, n) }
 	p.R = tm.side(threads, r, rd, prefix)
 	p.S = p.R
 	if s != nil {
@@ -357,6 +370,7 @@ type tokenMap struct {
 	dense    []uint32 // rank by value, when values are dense enough
 	values   []uint32 // the distinct values, sorted, otherwise
 	ranks    []uint32 // rank of values[i]
+	words    int      // the width of the records' bitmaps
 }
 
 func (tm *tokenMap) rank(e uint32) uint32 {
@@ -385,7 +399,11 @@ func newTokenMap(threads int, r *sets.Collection, rd *dedup, s *sets.Collection,
 			maxV = max(maxV, set[len(set)-1])
 		}
 	}
-	tm := &tokenMap{}
+	records := len(rd.keep)
+	if sd != nil {
+		records += len(sd.keep)
+	}
+	tm := &tokenMap{words: bitmapWords(float64(n) / float64(max(1, records)))}
 	var freq []uint32 // by value (dense) or by position in values
 	if uint64(maxV) < uint64(8*n)+1<<16 {
 		// Count per worker, then add up.
@@ -506,6 +524,9 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup, prefix func(
 		plen[n] = prefix(uint32(n))
 	}
 	// In the caller's order, which reads the sets in sequence.
+	w := tm.words
+	s.words = w
+	s.bits = make([]uint64, k*w)
 	chunks(threads, k, int64(len(s.Tok)), func(lo, hi int) {
 		tmp := make([]uint32, maxSize)
 		for i, id := range d.keep[lo:hi] {
@@ -521,6 +542,7 @@ func (tm *tokenMap) side(threads int, c *sets.Collection, d *dedup, prefix func(
 					dst[j] = tm.rank(e)
 				}
 			}
+			setBitmap(s.bits[int(x)*w:int(x+1)*w], dst)
 			sortPrefix(dst, plen[len(dst)], tmp)
 		}
 	})
@@ -621,23 +643,67 @@ func (s *Side) sortLex(threads, universe int, pos []uint32) {
 		x = y
 	}
 	inv := make([]uint32, k)
-	off := make([]uint32, k+1)
 	id := make([]uint32, k)
 	for x, old := range perm {
 		inv[old] = uint32(x)
 		id[x] = s.ID[old]
-		off[x+1] = off[x] + s.Off[old+1] - s.Off[old]
 	}
-	tok := make([]uint32, len(s.Tok))
-	chunks(threads, k, int64(len(tok)), func(lo, hi int) {
-		for x := lo; x < hi; x++ {
-			copy(tok[off[x]:off[x+1]], s.Record(int(perm[x])))
-		}
-	})
 	for i := range pos {
 		pos[i] = inv[pos[i]]
 	}
-	s.Off, s.Tok, s.ID = off, tok, id
+	s.ID = id
+	s.permuteInPlace(threads, perm)
+}
+
+// permuteInPlace moves record perm[x] (and its bitmap) to x, where perm
+// maps each size's records among themselves: records of one size have
+// one length, so they move in place, cycle by cycle, and the offsets stay
+// (a second copy of the elements would be as large as the first, and in
+// a fresh process the page faults of fresh memory cost more than the
+// moves).
+func (s *Side) permuteInPlace(threads int, perm []uint32) {
+	k := s.Len()
+	w := s.words
+	done := make([]bool, k)
+	// Parts of whole sizes, of about equal elements.
+	sizes := len(s.SizeStart) - 1
+	parts := max(1, min(threads, sizes))
+	if len(s.Tok) < 1<<16 {
+		parts = 1
+	}
+	cuts := []int{0}
+	for n := 1; n <= sizes && len(cuts) < parts; n++ {
+		if int64(s.Off[s.SizeStart[n]])*int64(parts) >= int64(len(s.Tok))*int64(len(cuts)) {
+			cuts = append(cuts, int(s.SizeStart[n]))
+		}
+	}
+	cuts = append(cuts, k)
+	chunks(len(cuts)-1, len(cuts)-1, int64(len(s.Tok)), func(lo, hi int) {
+		row := make([]uint32, s.MaxSize)
+		var bits [8]uint64
+		for part := lo; part < hi; part++ {
+			for x := cuts[part]; x < cuts[part+1]; x++ {
+				if done[x] || int(perm[x]) == x {
+					continue
+				}
+				n := copy(row, s.Record(x))
+				copy(bits[:w], s.bitmap(x))
+				cur := x
+				for {
+					next := int(perm[cur])
+					done[cur] = true
+					if next == x {
+						copy(s.Tok[s.Off[cur]:], row[:n])
+						copy(s.bitmap(cur), bits[:w])
+						break
+					}
+					copy(s.Tok[s.Off[cur]:s.Off[cur+1]], s.Record(next))
+					copy(s.bitmap(cur), s.bitmap(next))
+					cur = next
+				}
+			}
+		}
+	})
 }
 
 // sortPrefix moves the n smallest values of s to its front, sorted; the

@@ -78,6 +78,17 @@ func TestPrepare(t *testing.T) {
 		if n := len(rec); n != c.SetLen(int(s.ID[x])) {
 			t.Fatalf("record %d: %d elements, set %d has %d", x, n, s.ID[x], c.SetLen(int(s.ID[x])))
 		}
+		bm := make([]uint64, s.words)
+		setBitmap(bm, rec)
+		if !slices.Equal(bm, s.bitmap(x)) {
+			t.Fatalf("record %d: bitmap %x, want %x", x, s.bitmap(x), bm)
+		}
+		// Records of one size in lexicographic order (of their first
+		// three elements at least, all sorted here).
+		if x > 0 && len(s.Record(x-1)) == len(rec) && len(rec) >= 3 && min(pre, 3) == 3 &&
+			slices.Compare(s.Record(x - 1)[:3], rec[:3]) > 0 {
+			t.Fatalf("records %d and %d: %v before %v", x-1, x, s.Record(x-1), rec)
+		}
 	}
 	for i := 0; i < c.Len(); i++ {
 		if c.SetLen(i) > 0 && !seen[uint32(i)] {

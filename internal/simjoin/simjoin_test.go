@@ -11,7 +11,7 @@ import (
 	"github.com/xsect/xsect/sets"
 )
 
-var algorithms = []string{"allpairs", "ppjoin", "groupjoin"}
+var algorithms = []string{"allpairs", "ppjoin", "groupjoin", "pairjoin"}
 
 func mustThreshold(t testing.TB, m Measure, s string) Threshold {
 	t.Helper()

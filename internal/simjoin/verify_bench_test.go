@@ -84,35 +84,41 @@ func BenchmarkVerify(b *testing.B) {
 	}
 }
 
-// TestSignature: sigBound is the sum over the 16 fields of the smaller
-// count, which bounds the overlap; records with 8 elements in a field
-// have no signature.
-func TestSignature(t *testing.T) {
+// TestBitmap: the bitmap bound never falls below the overlap, equals it
+// for equal records, and is (|x| + |y| − the bits set in one bitmap only)
+// / 2 for bitmaps of every width.
+func TestBitmap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	for range 20000 {
-		x := randomSorted(rng, rng.IntN(40), 1+rng.IntN(200))
-		y := randomSorted(rng, rng.IntN(40), 1+rng.IntN(200))
-		var cx, cy [16]uint32
-		for _, e := range x {
-			cx[e&15]++
+		x := randomSorted(rng, rng.IntN(120), 1+rng.IntN(400))
+		y := randomSorted(rng, rng.IntN(120), 1+rng.IntN(400))
+		if rng.IntN(10) == 0 {
+			y = slices.Clone(x)
 		}
-		for _, e := range y {
-			cy[e&15]++
+		for _, w := range []int{1, 2, 4, 8} {
+			bx, by := make([]uint64, w), make([]uint64, w)
+			setBitmap(bx, x)
+			setBitmap(by, y)
+			// The bits, one by one.
+			ones := 0
+			for b := range 64 * w {
+				if (bx[b/64]>>(b%64)&1 != 0) != (by[b/64]>>(b%64)&1 != 0) {
+					ones++
+				}
+			}
+			a, b := uint32(len(x)), uint32(len(y))
+			got := bitBound(bx, by, a, b)
+			if want := (int(a) + int(b) - ones) / 2; int(got) != want || int(got) < countMerge(x, y) {
+				t.Fatalf("bitBound(%v, %v, %d words) = %d, want %d (overlap %d)", x, y, w, got, want, countMerge(x, y))
+			}
+			if slices.Equal(x, y) && got != a {
+				t.Fatalf("bitBound of equal records %v = %d", x, got)
+			}
 		}
-		sx, sy := signature(x), signature(y)
-		if (sx == noSig) != (slices.Max(cx[:]) > 7) || (sy == noSig) != (slices.Max(cy[:]) > 7) {
-			t.Fatalf("signature(%v) = %x, counts %v", x, sx, cx)
-		}
-		if sx == noSig || sy == noSig {
-			continue
-		}
-		var want uint32
-		for f := range cx {
-			want += min(cx[f], cy[f])
-		}
-		got := sigBound(sx, sy)
-		if got != want || int(got) < countMerge(x, y) {
-			t.Fatalf("sigBound(%v, %v) = %d, want %d (overlap %d)", x, y, got, want, countMerge(x, y))
+	}
+	for avg, want := range map[float64]int{0: 1, 3.5: 1, 8: 1, 10.8: 2, 32: 4, 63: 8, 1000: 8} {
+		if got := bitmapWords(avg); got != want {
+			t.Errorf("bitmapWords(%v) = %d, want %d", avg, got, want)
 		}
 	}
 }

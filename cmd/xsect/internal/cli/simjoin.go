@@ -41,8 +41,9 @@ counts assume it).
 
 The algorithms are those of Mann et al.'s comparison of set similarity joins:
 allpairs (prefix and length filters), ppjoin (with the positional filter) and
-groupjoin (PPJoin over groups of sets with equal prefixes), filtering on every
-core. A planner samples each on the data and picks the fastest; --explain
+groupjoin (PPJoin over groups of sets with equal prefixes), and pairjoin
+(PPJoin that indexes small sets by pairs of their prefix elements, the k = 2
+case of Wang et al.'s k-wise prefix filter), filtering on every core. A planner samples each on the data and picks the fastest; --explain
 prints its statistics, estimates and choice on standard error, and the time
 the run took. --algorithm and --device force a choice.
 

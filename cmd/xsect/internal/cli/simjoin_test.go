@@ -33,7 +33,7 @@ func TestSimJoinCommand(t *testing.T) {
 		{[]string{"simjoin", a, "--with", b, "--threshold", "0.7", "--count-only", "--distinct"}, "2\n"},
 	}
 	for _, tc := range cases {
-		for _, alg := range []string{"auto", "allpairs", "ppjoin", "groupjoin"} {
+		for _, alg := range []string{"auto", "allpairs", "ppjoin", "groupjoin", "pairjoin"} {
 			args := append(slices.Clone(tc.args), "--algorithm", alg, "--threads", "2")
 			code, stdout, stderr := run(t, args...)
 			if code != ExitOK {
@@ -136,7 +136,7 @@ func TestSimJoinExplain(t *testing.T) {
 // algorithm.
 func TestSimJoinRealData(t *testing.T) {
 	path := settest.SharedData(t, "fimi", "BMS2.dat")
-	for _, alg := range []string{"auto", "allpairs", "ppjoin", "groupjoin"} {
+	for _, alg := range []string{"auto", "allpairs", "ppjoin", "groupjoin", "pairjoin"} {
 		code, stdout, stderr := run(t, "simjoin", path, "--threshold", "0.7", "--distinct", "--count-only", "--algorithm", alg)
 		if code != ExitOK || stdout != "7773\n" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 7773", alg, code, stdout, stderr)
