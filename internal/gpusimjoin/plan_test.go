@@ -127,7 +127,7 @@ func TestSpread(t *testing.T) {
 	info.SMs, info.ClockKHz = 1, info.ClockKHz/1000
 	// Many chunks: one chunk has nothing to spread.
 	old := chunkLimit
-	chunkLimit = 1000
+	chunkLimit = 10
 	defer func() { chunkLimit = old }()
 	one := plan(p, w, info, gpuSpread{1, 1, 1})
 	two := plan(p, w, info, gpuSpread{2, 2, 1})
