@@ -51,7 +51,7 @@ func TestFPWalk(t *testing.T) {
 		}
 		for _, horizontal := range []bool{false, true} {
 			threads := 1 + rng.IntN(4)
-			d, err := prepare(c, 1+rng.IntN(5), threads, 1<<30, horizontal)
+			d, err := prepare(c, 1+rng.IntN(5), threads, 1<<30, horizontal, tile{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestFPWalk(t *testing.T) {
 	for range 20000 {
 		c.AddUnsorted([]uint32{1, 2, 3, 4, 5, 6, 7, 8})
 	}
-	d, err := prepare(c, 1, 1, 1<<30, true)
+	d, err := prepare(c, 1, 1, 1<<30, true, tile{})
 	if err != nil {
 		t.Fatal(err)
 	}
