@@ -35,9 +35,18 @@ type Plan struct {
 	Chosen Candidate
 	// Prepare is the time spent preparing the sets and estimating.
 	Prepare time.Duration
+	// Phases splits Prepare.
+	Phases Phases
 
 	opt   Options
 	notes engine.Notes
+}
+
+// Phases are the parts of a plan's preparation: finding equal sets,
+// renumbering the elements by frequency, building and ordering the
+// records, and planning (the engines' indexes and samples).
+type Phases struct {
+	Distinct, Renumber, Order, Plan time.Duration
 }
 
 // Notes returns what the engine said about its run, once it has run.
@@ -71,7 +80,8 @@ func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &Plan{Problem: p, opt: opt}
+	pl := &Plan{Problem: p, opt: opt, Phases: p.phases}
+	planning := time.Now()
 	engines := Engines()
 	// CPU engines first, so that a GPU engine sees their estimates.
 	slices.SortStableFunc(engines, func(a, b Engine) int { return int(a.Kind()) - int(b.Kind()) })
@@ -103,6 +113,7 @@ func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
 		pl.Candidates[i].CheckMemory(p.Memory)
 	}
 	pl.Prepare = time.Since(start)
+	pl.Phases.Plan = time.Since(planning)
 	engine.Rank(pl.Candidates)
 	pl.Chosen, err = engine.Pick("simjoin", choice, pl.Candidates)
 	if err != nil && len(pl.Candidates) == 0 {
@@ -216,7 +227,9 @@ func (pl *Plan) Explain(w io.Writer) error {
 		side("with", st.S)
 	}
 	fmt.Fprintf(&b, "universe     %d distinct elements, max frequency %d\n", st.Universe, st.MaxDF)
-	fmt.Fprintf(&b, "prepared in  %s (%d threads, memory budget %s)\n\n", engine.Seconds(pl.Prepare.Seconds()), p.Threads, engine.Bytes(p.Memory))
+	fmt.Fprintf(&b, "prepared in  %s (%d threads, memory budget %s): equal sets %s, renumbering %s, ordering %s, planning %s\n\n",
+		engine.Seconds(pl.Prepare.Seconds()), p.Threads, engine.Bytes(p.Memory), engine.Seconds(pl.Phases.Distinct.Seconds()),
+		engine.Seconds(pl.Phases.Renumber.Seconds()), engine.Seconds(pl.Phases.Order.Seconds()), engine.Seconds(pl.Phases.Plan.Seconds()))
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
