@@ -27,8 +27,18 @@ import (
 // Plan is a prepared problem with the engine chosen to run it.
 type Plan struct {
 	engine.Plan[*Problem, Engine]
+	// Phases splits the plan's Prepare time.
+	Phases Phases
+
 	opt   Options
 	shift shift // added to the ids of a tile's pairs
+}
+
+// Phases are the parts of a plan's preparation: finding equal sets,
+// renumbering the elements by frequency, building and ordering the
+// records, and planning (the engines' indexes and samples).
+type Phases struct {
+	Distinct, Renumber, Order, Plan time.Duration
 }
 
 // NewPlan prepares r × s (s == nil: the self-join of r) and picks the
@@ -63,8 +73,9 @@ func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &Plan{opt: opt, shift: sh}
+	pl := &Plan{opt: opt, shift: sh, Phases: p.phases}
 	pl.Problem = p
+	planning := time.Now()
 	engines := Engines()
 	// CPU engines first, so that a GPU engine sees their estimates.
 	slices.SortStableFunc(engines, func(a, b Engine) int { return int(a.Kind()) - int(b.Kind()) })
@@ -96,6 +107,7 @@ func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
 		pl.Candidates[i].CheckMemory(p.Memory)
 	}
 	pl.Prepare = time.Since(start)
+	pl.Phases.Plan = time.Since(planning)
 	engine.Rank(pl.Candidates)
 	pl.Chosen, err = engine.Pick("simjoin", choice, pl.Candidates)
 	if err != nil && len(pl.Candidates) == 0 {
@@ -184,7 +196,9 @@ func (pl *Plan) Explain(w io.Writer) error {
 		side("with", st.S)
 	}
 	fmt.Fprintf(&b, "universe     %d distinct elements, max frequency %d\n", st.Universe, st.MaxDF)
-	fmt.Fprintf(&b, "prepared in  %s (%d threads, memory budget %s)\n\n", engine.Seconds(pl.Prepare.Seconds()), p.Threads, engine.Bytes(p.Memory))
+	fmt.Fprintf(&b, "prepared in  %s (%d threads, memory budget %s): equal sets %s, renumbering %s, ordering %s, planning %s\n\n",
+		engine.Seconds(pl.Prepare.Seconds()), p.Threads, engine.Bytes(p.Memory), engine.Seconds(pl.Phases.Distinct.Seconds()),
+		engine.Seconds(pl.Phases.Renumber.Seconds()), engine.Seconds(pl.Phases.Order.Seconds()), engine.Seconds(pl.Phases.Plan.Seconds()))
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}

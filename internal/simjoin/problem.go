@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/xsect/xsect/internal/engine"
@@ -50,8 +51,9 @@ type Problem struct {
 	// the caller forces, or "" for the planner's choice.
 	GPUKernel string
 
-	stampUniverse int // see Options.stampUniverse
-	pairMax       int // see Options.pairMax
+	phases        Phases // the preparation's (Plan left out)
+	stampUniverse int    // see Options.stampUniverse
+	pairMax       int    // see Options.pairMax
 
 	memos engine.Memos
 }
@@ -226,12 +228,15 @@ func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (
 			return nil, fmt.Errorf("simjoin: %d elements: at most 2^32-2 are supported", len(c.Elements))
 		}
 	}
+	t0 := time.Now()
 	rd := distinct(r, threads)
 	var sd *dedup
 	if s != nil {
 		sd = distinct(s, threads)
 	}
+	t1 := time.Now()
 	tm := newTokenMap(threads, r, rd, s, sd)
+	t2 := time.Now()
 	p.Universe, p.Unique = tm.universe, tm.unique
 	// The probing prefix and one more element: PairJoin's pair prefixes
 	// are up to one longer.
@@ -242,6 +247,7 @@ func newProblem(r, s *sets.Collection, opt Options, threads int, memory int64) (
 		p.S = tm.side(threads, s, sd, prefix)
 	}
 	p.Stats = Stats{R: p.R.stats(), S: p.S.stats(), Universe: tm.universe, MaxDF: int(tm.maxDF)}
+	p.phases = Phases{Distinct: t1.Sub(t0), Renumber: t2.Sub(t1), Order: time.Since(t2)}
 	return p, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
@@ -146,8 +147,10 @@ func TestRealDataEverySet(t *testing.T) {
 
 // BenchmarkMann times a whole join as the targets count it: from
 // the loaded collection (preparation included) to the number of pairs,
-// with equal sets once, on the five data sets of Mann et al.'s anchor.
-// Run with -cpu 1,2 for one core and two.
+// with equal sets once, on the five data sets of Mann et al.'s anchor,
+// and where the time goes: finding equal sets, renumbering, building and
+// ordering the records, planning and the run. Run with -cpu 1,2 for one
+// core and two.
 func BenchmarkMann(b *testing.B) {
 	for _, ts := range []string{"0.5", "0.7"} {
 		for _, d := range mannData {
@@ -160,19 +163,34 @@ func BenchmarkMann(b *testing.B) {
 			if ts == "0.7" {
 				i = 1
 			}
-			for _, alg := range []string{"auto", "allpairs", "ppjoin", "groupjoin"} {
+			for _, alg := range []string{"auto", "allpairs", "ppjoin", "groupjoin", "pairjoin"} {
 				b.Run(fmt.Sprintf("t=%s/%s/%s", ts, d.name, alg), func(b *testing.B) {
 					c := loadData(b, d.file)
 					th := mustThreshold(b, Jaccard, ts)
+					var ph Phases
+					var run time.Duration
 					for b.Loop() {
 						pl, err := NewPlan(c, nil, Options{Threshold: th, Technique: alg, Distinct: true})
 						if err != nil {
 							b.Fatal(err)
 						}
+						start := time.Now()
 						n, err := pl.Count(context.Background())
 						if err != nil || n != d.pairs[i] {
 							b.Fatalf("%d pairs, %v; want %d", n, err, d.pairs[i])
 						}
+						run += time.Since(start)
+						ph.Distinct += pl.Phases.Distinct
+						ph.Renumber += pl.Phases.Renumber
+						ph.Order += pl.Phases.Order
+						ph.Plan += pl.Phases.Plan
+					}
+					// Where the time goes, per join.
+					for _, m := range []struct {
+						d    time.Duration
+						unit string
+					}{{ph.Distinct, "equal-ms"}, {ph.Renumber, "renumber-ms"}, {ph.Order, "order-ms"}, {ph.Plan, "plan-ms"}, {run, "run-ms"}} {
+						b.ReportMetric(m.d.Seconds()*1e3/float64(b.N), m.unit)
 					}
 				})
 			}
