@@ -170,7 +170,7 @@ func runJoin(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols se
 		return 0, "", err
 	}
 	how := plan.Technique() + " on " + plan.Device()
-	format := func(b []byte, ps []allpairs.Pair) []byte { return appendJoinPairs(b, ps, r, s, degree) }
+	format := func(b []byte, ps []allpairs.Pair) []byte { return allpairs.AppendLines(b, ps, r, s, degree) }
 	switch {
 	case job.CountOnly:
 		n, err := plan.Count(ctx)
@@ -225,7 +225,7 @@ func runSim(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols set
 		return 0, "", err
 	}
 	how := plan.Technique() + " on " + plan.Device()
-	format := func(b []byte, ps []simjoin.Pair) []byte { return appendSimPairs(b, ps, th.Measure) }
+	format := func(b []byte, ps []simjoin.Pair) []byte { return simjoin.AppendLines(b, ps, th.Measure) }
 	switch {
 	case job.CountOnly:
 		n, err := plan.Count(ctx)

@@ -194,25 +194,12 @@ type state struct {
 	devPooled atomic.Int64
 }
 
-var states struct {
-	sync.Mutex
-	m map[*gpurt.Device]*state
-}
+var states gpurt.PerDevice[*state]
 
 // stateOf returns the engine state of an owner, made at first use and
 // kept with the device (owners are never closed).
 func stateOf(dev *gpurt.Device) *state {
-	states.Lock()
-	defer states.Unlock()
-	if states.m == nil {
-		states.m = map[*gpurt.Device]*state{}
-	}
-	st := states.m[dev]
-	if st == nil {
-		st = &state{dev: dev, stage: gpurt.NewStager(stageSlots, stageBytes)}
-		states.m[dev] = st
-	}
-	return st
+	return states.Get(dev, func() *state { return &state{dev: dev, stage: gpurt.NewStager(stageSlots, stageBytes)} })
 }
 
 // device returns the state of the process's default GPU, opening it at

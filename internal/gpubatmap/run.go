@@ -34,23 +34,10 @@ type state struct {
 	meta        [2]gpurt.Pinned
 }
 
-var states struct {
-	sync.Mutex
-	m map[*gpurt.Device]*state
-}
+var states gpurt.PerDevice[*state]
 
 func stateOf(dev *gpurt.Device) *state {
-	states.Lock()
-	defer states.Unlock()
-	if states.m == nil {
-		states.m = map[*gpurt.Device]*state{}
-	}
-	st := states.m[dev]
-	if st == nil {
-		st = &state{dev: dev, pinnedBytes: pinnedBytes}
-		states.m[dev] = st
-	}
-	return st
+	return states.Get(dev, func() *state { return &state{dev: dev, pinnedBytes: pinnedBytes} })
 }
 
 // warm allocates the pinned buffers and loads the compiler's library (the

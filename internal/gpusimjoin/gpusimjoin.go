@@ -169,24 +169,11 @@ const (
 	stageBytes = 4 << 20
 )
 
-var states struct {
-	sync.Mutex
-	m map[*gpurt.Device]*state
-}
+var states gpurt.PerDevice[*state]
 
 // stateOf returns the state of owner dev, made at first use.
 func stateOf(dev *gpurt.Device) *state {
-	states.Lock()
-	defer states.Unlock()
-	if states.m == nil {
-		states.m = map[*gpurt.Device]*state{}
-	}
-	st := states.m[dev]
-	if st == nil {
-		st = &state{stage: gpurt.NewStager(stageSlots, stageBytes)}
-		states.m[dev] = st
-	}
-	return st
+	return states.Get(dev, func() *state { return &state{stage: gpurt.NewStager(stageSlots, stageBytes)} })
 }
 
 // pooled returns the device bytes st keeps from its last run, which a

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -159,7 +158,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		bar.done()
 		if err == nil {
 			err = writeSorted(w, sorter, func(b []byte, ps []allpairs.Pair) []byte {
-				return formatJoinPairs(b, ps, r, s, degree)
+				return allpairs.AppendLines(b, ps, r, s, degree)
 			})
 		} else {
 			sorter.close()
@@ -234,7 +233,7 @@ func (pw *pairWriter) write(ps []allpairs.Pair) error {
 	if bp == nil {
 		bp = new([]byte)
 	}
-	b := formatJoinPairs((*bp)[:0], ps, pw.r, pw.s, pw.degree)
+	b := allpairs.AppendLines((*bp)[:0], ps, pw.r, pw.s, pw.degree)
 	pw.mu.Lock()
 	_, err := pw.w.Write(b)
 	pw.n += int64(len(ps))
@@ -242,52 +241,4 @@ func (pw *pairWriter) write(ps []allpairs.Pair) error {
 	*bp = b
 	pw.pool.Put(bp)
 	return err
-}
-
-// formatJoinPairs appends the lines of ps: the overlap, or the degree of
-// containment |Si ∩ Sj| / min(|Si|, |Sj|) in the shortest form that reads
-// back to the same float64.
-func formatJoinPairs(b []byte, ps []allpairs.Pair, r, s *sets.Collection, degree bool) []byte {
-	if s == nil {
-		s = r
-	}
-	for _, p := range ps {
-		b = strconv.AppendUint(b, uint64(p.I), 10)
-		b = append(b, '\t')
-		b = strconv.AppendUint(b, uint64(p.J), 10)
-		b = append(b, '\t')
-		if degree {
-			m := min(r.SetLen(int(p.I)), s.SetLen(int(p.J)))
-			if int(p.Count) == m {
-				b = append(b, "1.00000"...) // containment: the common case
-			} else {
-				b = appendDegree(b, float64(p.Count)/float64(m))
-			}
-		} else {
-			b = strconv.AppendUint(b, uint64(p.Count), 10)
-		}
-		b = append(b, '\n')
-	}
-	return b
-}
-
-// appendDegree appends a degree of containment in (0, 1] with at least 6
-// significant digits: the shortest form that reads back exactly when that
-// has 6 or more, else padded with zeros ("0.750000").
-func appendDegree(b []byte, v float64) []byte {
-	start := len(b)
-	b = strconv.AppendFloat(b, v, 'g', -1, 64)
-	digits := 0
-	for _, c := range b[start:] {
-		if c == 'e' {
-			break
-		}
-		if c >= '1' && c <= '9' || c == '0' && digits > 0 {
-			digits++
-		}
-	}
-	if digits >= 6 {
-		return b
-	}
-	return strconv.AppendFloat(b[:start], v, 'f', 5-int(math.Floor(math.Log10(v))), 64)
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -177,7 +176,7 @@ func (sw *simPairWriter) write(ps []simjoin.Pair) error {
 	if bp == nil {
 		bp = new([]byte)
 	}
-	b := formatSimPairs((*bp)[:0], ps, sw.m)
+	b := simjoin.AppendLines((*bp)[:0], ps, sw.m)
 	sw.mu.Lock()
 	_, err := sw.w.Write(b)
 	sw.n += int64(len(ps))
@@ -185,27 +184,6 @@ func (sw *simPairWriter) write(ps []simjoin.Pair) error {
 	*bp = b
 	sw.pool.Put(bp)
 	return err
-}
-
-// formatSimPairs appends the lines of ps: the similarity with at least 6
-// significant digits, or the overlap for the overlap measure.
-func formatSimPairs(b []byte, ps []simjoin.Pair, m simjoin.Measure) []byte {
-	for _, p := range ps {
-		b = strconv.AppendUint(b, uint64(p.I), 10)
-		b = append(b, '\t')
-		b = strconv.AppendUint(b, uint64(p.J), 10)
-		b = append(b, '\t')
-		switch {
-		case m == simjoin.Overlap:
-			b = strconv.AppendUint(b, uint64(p.Overlap), 10)
-		case p.Similarity == 1:
-			b = append(b, "1.00000"...) // equal sets: common in joins
-		default:
-			b = appendDegree(b, p.Similarity)
-		}
-		b = append(b, '\n')
-	}
-	return b
 }
 
 // writeSimPairsSorted formats sorted pairs in pieces on all cores and
@@ -222,7 +200,7 @@ func writeSimPairsSorted(w io.Writer, ps []simjoin.Pair, m simjoin.Measure) erro
 			go func(c int) {
 				defer wg.Done()
 				a := lo + c*piece
-				chunks[c] = formatSimPairs(make([]byte, 0, 32*piece), ps[a:min(hi, a+piece)], m)
+				chunks[c] = simjoin.AppendLines(make([]byte, 0, 32*piece), ps[a:min(hi, a+piece)], m)
 			}(c)
 		}
 		wg.Wait()
