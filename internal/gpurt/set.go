@@ -180,6 +180,7 @@ func Owner(ordinal, k int) (*Device, error) {
 	if ordinal < 0 || k < 0 {
 		return nil, fmt.Errorf("gpu: owner %d of GPU %d: negative", k, ordinal)
 	}
+	noteRequest(ordinal)
 	owners.Lock()
 	if owners.m == nil {
 		owners.m = map[[2]int]func() (*Device, error){}
