@@ -139,6 +139,7 @@ func TestGPUsOwners(t *testing.T) {
 	for _, cmd := range [][]string{
 		{"allpairs", "--device", "gpu", "--technique", "mm", "--sort", "--min-overlap", "3", in},
 		{"allpairs", "--device", "gpu", "--technique", "batmap", "--sort", "--min-overlap", "3", in},
+		{"allpairs", "--device", "gpu", "--technique", "mmjoin", "--sort", "--min-overlap", "3", in},
 		{"containment", "--device", "gpu", "--technique", "scancount", "--sort", "--min-degree", "1/3", in},
 		{"pairs", "--device", "gpu", "--engine", "batmap", "--sort", "--min-support", "8", in},
 		{"simjoin", "--device", "gpu", "--threshold", "0.15", "--sort", in},
