@@ -206,16 +206,25 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 	}
 	heavy := &heavyInput{p: p, sp: sp}
 	devs := make([]bandDevice, len(sts))
+	gs := make([]*gpuBands, 0, len(sts))
+	defer func() {
+		// The owners free their state at once: each waits for its device.
+		var wg sync.WaitGroup
+		for _, g := range gs {
+			wg.Go(g.close)
+		}
+		wg.Wait()
+	}()
 	for i, st := range sts {
 		g := &gpuBands{st: st, p: p, sp: sp, m: m, heavy: heavy}
 		devs[i] = g
+		gs = append(gs, g)
 		if e.tune.budget(frees[i]) < m.memory {
 			// The pooled buffers may not fit beside the plan's.
 			if err := st.dev.Do(func(c *gpurt.Ctx) error { st.dropDev(c); return nil }); err != nil {
 				return err
 			}
 		}
-		defer g.close()
 	}
 	cache := newBandCache(devs, m.hr, m.hs, p.Self, sp.ReadsAfterDiagonal(), m.bandRows, m.hostBands)
 	start := time.Now()
