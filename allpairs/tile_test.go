@@ -13,62 +13,26 @@ import (
 	"github.com/xsect/xsect/sets"
 )
 
-// cut returns ranges that cover [0, n) in order: blocks of random sizes
-// (some empty), the last one without an upper bound (Hi 0).
-func cut(rng *rand.Rand, n, blocks int) []sets.Range {
-	at := []int{0}
-	for range blocks - 1 {
-		at = append(at, rng.IntN(n+1))
-	}
-	slices.Sort(at)
-	var out []sets.Range
-	for b, lo := range at {
-		hi := 0
-		if b+1 < len(at) {
-			hi = at[b+1]
-			if hi == 0 {
-				continue // [0, 0) would mean every id
-			}
-		}
-		out = append(out, sets.Range{Lo: lo, Hi: hi})
-	}
-	return out
-}
-
 // tiled runs every tile of the grid rows × cols (in a self-join, those
 // with the row block at or before the column block) and returns the union
 // of their pairs, sorted, failing on a pair outside its tile.
 func tiled(t *testing.T, r, s *sets.Collection, q allpairs.Query, opt allpairs.Options, rows, cols []sets.Range) []allpairs.Pair {
 	t.Helper()
-	var all []allpairs.Pair
-	for a, rg := range rows {
-		for b, cg := range cols {
-			if s == nil && b < a {
-				continue
-			}
-			o := opt
-			o.Rows, o.Cols = rg, cg
-			ps, err := allpairs.Collect(context.Background(), r, s, q, o)
-			if errors.Is(err, allpairs.ErrCannotRun) && o.Technique != "auto" {
-				// A technique that only self-joins (batmap), on a
-				// tile off the diagonal: the planner's choice runs it.
-				o.Technique = "auto"
-				ps, err = allpairs.Collect(context.Background(), r, s, q, o)
-			}
-			if err != nil {
-				t.Fatalf("tile %v x %v: %v", rg, cg, err)
-			}
-			for _, p := range ps {
-				if !rg.Contains(int(p.I)) || !cg.Contains(int(p.J)) {
-					t.Fatalf("tile %v x %v: pair %v outside it", rg, cg, p)
-				}
-			}
-			all = append(all, ps...)
+	return settest.Tiles(t, s == nil, rows, cols, func(rg, cg sets.Range) ([]allpairs.Pair, error) {
+		o := opt
+		o.Rows, o.Cols = rg, cg
+		ps, err := allpairs.Collect(context.Background(), r, s, q, o)
+		if errors.Is(err, allpairs.ErrCannotRun) && o.Technique != "auto" {
+			// A technique that only self-joins (batmap), on a tile off
+			// the diagonal: the planner's choice runs it.
+			o.Technique = "auto"
+			ps, err = allpairs.Collect(context.Background(), r, s, q, o)
 		}
-	}
-	slices.SortFunc(all, sets.ComparePairs)
-	return all
+		return ps, err
+	}, pairIJ, sets.ComparePairs)
 }
+
+func pairIJ(p allpairs.Pair) (int, int) { return int(p.I), int(p.J) }
 
 func randomCollection(rng *rand.Rand, k int) *sets.Collection {
 	c := sets.New()
@@ -123,10 +87,10 @@ func TestTilesUnionRandom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows := cut(rng, k, 1+rng.IntN(4))
+		rows := settest.Cut(rng, k, 1+rng.IntN(4))
 		cols := rows
 		if s != nil {
-			cols = cut(rng, s.Len(), 1+rng.IntN(4))
+			cols = settest.Cut(rng, s.Len(), 1+rng.IntN(4))
 		}
 		got := tiled(t, r, s, q, opt, rows, cols)
 		if !slices.Equal(got, want) {
@@ -143,30 +107,19 @@ func TestTilesUnionRandom(t *testing.T) {
 func TestTileShapes(t *testing.T) {
 	c := sets.FromSets([]uint32{1, 2}, []uint32{1, 2}, []uint32{1}, []uint32{2}, []uint32{1, 2, 3})
 	q := allpairs.Query{MinOverlap: 1}
-	for _, tc := range []struct {
-		rows, cols sets.Range
-		pairs      int // -1: an error
-	}{
-		{sets.Range{Lo: 0, Hi: 3}, sets.Range{Lo: 2, Hi: 5}, -1},
-		{sets.Range{Lo: 0, Hi: 3}, sets.Range{Lo: 0, Hi: 4}, -1},
-		{sets.Range{Lo: 3, Hi: 5}, sets.Range{Lo: 0, Hi: 3}, 0},
-		{sets.Range{Lo: 2, Hi: 3}, sets.Range{Lo: 2, Hi: 3}, 0},
-		{sets.Range{Lo: 0, Hi: 2}, sets.Range{Lo: 2, Hi: 0}, 6},
-		{sets.Range{Lo: 0, Hi: 2}, sets.Range{Lo: 0, Hi: 2}, 1},
-		{sets.Range{Lo: 9, Hi: 0}, sets.Range{Lo: 9, Hi: 0}, 0},
-		{sets.Range{Lo: -1, Hi: 2}, sets.Range{Lo: 2, Hi: 0}, -1},
-		{sets.Range{Lo: 3, Hi: 2}, sets.Range{Lo: 3, Hi: 0}, -1},
-	} {
-		ps, err := allpairs.Collect(context.Background(), c, nil, q, allpairs.Options{Rows: tc.rows, Cols: tc.cols})
-		switch {
-		case tc.pairs < 0 && err == nil:
-			t.Errorf("tile %v x %v: no error", tc.rows, tc.cols)
-		case tc.pairs >= 0 && err != nil:
-			t.Errorf("tile %v x %v: %v", tc.rows, tc.cols, err)
-		case tc.pairs >= 0 && len(ps) != tc.pairs:
-			t.Errorf("tile %v x %v: %d pairs, want %d: %v", tc.rows, tc.cols, len(ps), tc.pairs, ps)
-		}
-	}
+	settest.CheckTileShapes(t, []settest.TileShape{
+		{Rows: sets.Range{Lo: 0, Hi: 3}, Cols: sets.Range{Lo: 2, Hi: 5}, Pairs: -1},
+		{Rows: sets.Range{Lo: 0, Hi: 3}, Cols: sets.Range{Lo: 0, Hi: 4}, Pairs: -1},
+		{Rows: sets.Range{Lo: 3, Hi: 5}, Cols: sets.Range{Lo: 0, Hi: 3}, Pairs: 0},
+		{Rows: sets.Range{Lo: 2, Hi: 3}, Cols: sets.Range{Lo: 2, Hi: 3}, Pairs: 0},
+		{Rows: sets.Range{Lo: 0, Hi: 2}, Cols: sets.Range{Lo: 2, Hi: 0}, Pairs: 6},
+		{Rows: sets.Range{Lo: 0, Hi: 2}, Cols: sets.Range{Lo: 0, Hi: 2}, Pairs: 1},
+		{Rows: sets.Range{Lo: 9, Hi: 0}, Cols: sets.Range{Lo: 9, Hi: 0}, Pairs: 0},
+		{Rows: sets.Range{Lo: -1, Hi: 2}, Cols: sets.Range{Lo: 2, Hi: 0}, Pairs: -1},
+		{Rows: sets.Range{Lo: 3, Hi: 2}, Cols: sets.Range{Lo: 3, Hi: 0}, Pairs: -1},
+	}, func(tc settest.TileShape) ([]allpairs.Pair, error) {
+		return allpairs.Collect(context.Background(), c, nil, q, allpairs.Options{Rows: tc.Rows, Cols: tc.Cols})
+	})
 	// In an R × S join any ranges go.
 	ps, err := allpairs.Collect(context.Background(), c, c, q, allpairs.Options{Rows: sets.Range{Lo: 0, Hi: 3}, Cols: sets.Range{Lo: 2, Hi: 5}})
 	if err != nil || len(ps) != 8 {

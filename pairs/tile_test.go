@@ -2,6 +2,7 @@ package pairs_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -12,59 +13,34 @@ import (
 	"github.com/xsect/xsect/sets"
 )
 
-// cut returns ranges that cover the item ids [0, n) and beyond in order:
-// blocks of random sizes (some empty), the last without an upper bound.
-func cut(rng *rand.Rand, n, blocks int) []sets.Range {
-	at := []int{0}
-	for range blocks - 1 {
-		at = append(at, rng.IntN(n+1))
-	}
-	slices.Sort(at)
-	var out []sets.Range
-	for b, lo := range at {
-		hi := 0
-		if b+1 < len(at) {
-			if hi = at[b+1]; hi == 0 {
-				continue // [0, 0) would mean every id
-			}
-		}
-		out = append(out, sets.Range{Lo: lo, Hi: hi})
-	}
-	return out
-}
-
 // tiled mines every tile of the grid blocks × blocks with the row block
 // at or before the column block, returning the union of their pairs,
 // sorted, and the sum of their counts by Count.
 func tiled(t *testing.T, tx *sets.Collection, opt pairs.Options, blocks []sets.Range) ([]pairs.Pair, int64) {
 	t.Helper()
-	var all []pairs.Pair
 	var n int64
-	for a, rg := range blocks {
-		for _, cg := range blocks[a:] {
-			o := opt
-			o.Rows, o.Cols = rg, cg
-			ps, err := pairs.Collect(context.Background(), tx, o)
-			if err != nil {
-				t.Fatalf("tile %v x %v: %v", rg, cg, err)
-			}
-			for _, p := range ps {
-				if !rg.Contains(int(p.I)) || !cg.Contains(int(p.J)) || p.I >= p.J {
-					t.Fatalf("tile %v x %v: pair %v outside it", rg, cg, p)
-				}
-			}
-			all = append(all, ps...)
-			c, _, err := pairs.Count(context.Background(), tx, o)
-			if err != nil {
-				t.Fatalf("tile %v x %v: count: %v", rg, cg, err)
-			}
-			if c != int64(len(ps)) {
-				t.Fatalf("tile %v x %v: Count %d, Collect %d pairs", rg, cg, c, len(ps))
-			}
-			n += c
+	all := settest.Tiles(t, true, blocks, blocks, func(rg, cg sets.Range) ([]pairs.Pair, error) {
+		o := opt
+		o.Rows, o.Cols = rg, cg
+		ps, err := pairs.Collect(context.Background(), tx, o)
+		if err != nil {
+			return nil, err
 		}
-	}
-	slices.SortFunc(all, sets.ComparePairs)
+		for _, p := range ps {
+			if p.I >= p.J {
+				return nil, fmt.Errorf("pair %v not in increasing order", p)
+			}
+		}
+		c, _, err := pairs.Count(context.Background(), tx, o)
+		if err != nil {
+			return nil, fmt.Errorf("count: %v", err)
+		}
+		if c != int64(len(ps)) {
+			return nil, fmt.Errorf("Count %d, Collect %d pairs", c, len(ps))
+		}
+		n += c
+		return ps, nil
+	}, func(p pairs.Pair) (int, int) { return int(p.I), int(p.J) }, sets.ComparePairs)
 	return all, n
 }
 
@@ -87,7 +63,7 @@ func TestTilesUnionRandom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		blocks := cut(rng, universe, 1+rng.IntN(4))
+		blocks := settest.Cut(rng, universe, 1+rng.IntN(4))
 		got, n := tiled(t, tx, opt, blocks)
 		if !slices.Equal(got, want) || n != int64(len(want)) {
 			t.Fatalf("trial %d (%s, support %d, blocks %v): tiles give %d pairs (count %d), the whole run %d", trial, opt.Technique, opt.MinSupport, blocks, len(got), n, len(want))
@@ -98,28 +74,17 @@ func TestTilesUnionRandom(t *testing.T) {
 // Rows after columns hold no pair; bad ranges are errors.
 func TestTileShapes(t *testing.T) {
 	tx := sets.FromSets([]uint32{1, 2, 3}, []uint32{1, 2, 3}, []uint32{1, 3})
-	for _, tc := range []struct {
-		rows, cols sets.Range
-		pairs      int // -1: an error
-	}{
-		{sets.Range{Lo: 2, Hi: 4}, sets.Range{Lo: 0, Hi: 3}, 0},
-		{sets.Range{Lo: 0, Hi: 2}, sets.Range{Lo: 2, Hi: 0}, 2},
-		{sets.Range{Lo: 0, Hi: 3}, sets.Range{Lo: 2, Hi: 4}, 3},
-		{sets.Range{Lo: 1, Hi: 3}, sets.Range{Lo: 1, Hi: 3}, 1},
-		{sets.Range{Lo: 0, Hi: 2}, sets.Range{Lo: 3, Hi: 3}, 0},
-		{sets.Range{Lo: -1, Hi: 2}, sets.Range{}, -1},
-		{sets.Range{}, sets.Range{Lo: 3, Hi: 1}, -1},
-	} {
-		ps, err := pairs.Collect(context.Background(), tx, pairs.Options{MinSupport: 2, Rows: tc.rows, Cols: tc.cols})
-		switch {
-		case tc.pairs < 0 && err == nil:
-			t.Errorf("tile %v x %v: no error", tc.rows, tc.cols)
-		case tc.pairs >= 0 && err != nil:
-			t.Errorf("tile %v x %v: %v", tc.rows, tc.cols, err)
-		case tc.pairs >= 0 && len(ps) != tc.pairs:
-			t.Errorf("tile %v x %v: %d pairs, want %d: %v", tc.rows, tc.cols, len(ps), tc.pairs, ps)
-		}
-	}
+	settest.CheckTileShapes(t, []settest.TileShape{
+		{Rows: sets.Range{Lo: 2, Hi: 4}, Cols: sets.Range{Lo: 0, Hi: 3}, Pairs: 0},
+		{Rows: sets.Range{Lo: 0, Hi: 2}, Cols: sets.Range{Lo: 2, Hi: 0}, Pairs: 2},
+		{Rows: sets.Range{Lo: 0, Hi: 3}, Cols: sets.Range{Lo: 2, Hi: 4}, Pairs: 3},
+		{Rows: sets.Range{Lo: 1, Hi: 3}, Cols: sets.Range{Lo: 1, Hi: 3}, Pairs: 1},
+		{Rows: sets.Range{Lo: 0, Hi: 2}, Cols: sets.Range{Lo: 3, Hi: 3}, Pairs: 0},
+		{Rows: sets.Range{Lo: -1, Hi: 2}, Cols: sets.Range{}, Pairs: -1},
+		{Rows: sets.Range{}, Cols: sets.Range{Lo: 3, Hi: 1}, Pairs: -1},
+	}, func(tc settest.TileShape) ([]pairs.Pair, error) {
+		return pairs.Collect(context.Background(), tx, pairs.Options{MinSupport: 2, Rows: tc.Rows, Cols: tc.Cols})
+	})
 }
 
 // On real data, a grid of tiles gives the whole run's pairs.

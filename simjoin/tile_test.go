@@ -2,6 +2,7 @@ package simjoin_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -12,56 +13,24 @@ import (
 	"github.com/xsect/xsect/simjoin"
 )
 
-// cut returns ranges that cover [0, n) in order: blocks of random sizes
-// (some empty), the last without an upper bound.
-func cut(rng *rand.Rand, n, blocks int) []sets.Range {
-	at := []int{0}
-	for range blocks - 1 {
-		at = append(at, rng.IntN(n+1))
-	}
-	slices.Sort(at)
-	var out []sets.Range
-	for b, lo := range at {
-		hi := 0
-		if b+1 < len(at) {
-			if hi = at[b+1]; hi == 0 {
-				continue // [0, 0) would mean every id
-			}
-		}
-		out = append(out, sets.Range{Lo: lo, Hi: hi})
-	}
-	return out
-}
-
 // tiled joins every tile of the grid rows × cols (in a self-join, those
 // with the row block at or before the column block) and returns the union
 // of their pairs, sorted, checking that Count agrees with each.
 func tiled(t *testing.T, r, s *sets.Collection, opt simjoin.Options, rows, cols []sets.Range) []simjoin.Pair {
 	t.Helper()
-	var all []simjoin.Pair
-	for a, rg := range rows {
-		for b, cg := range cols {
-			if s == nil && b < a {
-				continue
-			}
-			o := opt
-			o.Rows, o.Cols = rg, cg
-			ps, err := simjoin.Collect(context.Background(), r, s, o)
-			if err != nil {
-				t.Fatalf("tile %v x %v: %v", rg, cg, err)
-			}
-			for _, p := range ps {
-				if !rg.Contains(int(p.I)) || !cg.Contains(int(p.J)) {
-					t.Fatalf("tile %v x %v: pair %v outside it", rg, cg, p)
-				}
-			}
-			n, _, err := simjoin.Count(context.Background(), r, s, o)
-			if err != nil || n != int64(len(ps)) {
-				t.Fatalf("tile %v x %v: Count %d (%v), Collect %d pairs", rg, cg, n, err, len(ps))
-			}
-			all = append(all, ps...)
+	all := settest.Tiles(t, s == nil, rows, cols, func(rg, cg sets.Range) ([]simjoin.Pair, error) {
+		o := opt
+		o.Rows, o.Cols = rg, cg
+		ps, err := simjoin.Collect(context.Background(), r, s, o)
+		if err != nil {
+			return nil, err
 		}
-	}
+		n, _, err := simjoin.Count(context.Background(), r, s, o)
+		if err != nil || n != int64(len(ps)) {
+			return nil, fmt.Errorf("Count %d (%v), Collect %d pairs", n, err, len(ps))
+		}
+		return ps, nil
+	}, func(p simjoin.Pair) (int, int) { return int(p.I), int(p.J) }, nil)
 	simjoin.SortPairs(all)
 	return all
 }
@@ -109,10 +78,10 @@ func TestTilesUnionRandom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows := cut(rng, r.Len(), 1+rng.IntN(4))
+		rows := settest.Cut(rng, r.Len(), 1+rng.IntN(4))
 		cols := rows
 		if s != nil {
-			cols = cut(rng, s.Len(), 1+rng.IntN(4))
+			cols = settest.Cut(rng, s.Len(), 1+rng.IntN(4))
 		}
 		got := tiled(t, r, s, opt, rows, cols)
 		if !slices.Equal(got, want) {
@@ -127,29 +96,18 @@ func TestTilesUnionRandom(t *testing.T) {
 func TestTileShapes(t *testing.T) {
 	c := sets.FromSets([]uint32{1, 2}, []uint32{1, 2}, []uint32{1, 2}, []uint32{1, 2, 3})
 	th, _ := simjoin.ParseThreshold(simjoin.Jaccard, "0.6")
-	for _, tc := range []struct {
-		rows, cols sets.Range
-		distinct   bool
-		pairs      int // -1: an error
-	}{
-		{sets.Range{Lo: 0, Hi: 2}, sets.Range{Lo: 1, Hi: 4}, false, -1},
-		{sets.Range{Lo: 2, Hi: 4}, sets.Range{Lo: 0, Hi: 2}, false, 0},
-		{sets.Range{Lo: 0, Hi: 2}, sets.Range{Lo: 2, Hi: 0}, false, 4},
-		{sets.Range{Lo: 0, Hi: 2}, sets.Range{Lo: 2, Hi: 0}, true, 1},
-		{sets.Range{Lo: 1, Hi: 3}, sets.Range{Lo: 1, Hi: 3}, false, 1},
-		{sets.Range{Lo: 1, Hi: 3}, sets.Range{Lo: 1, Hi: 3}, true, 0},
-		{sets.Range{Lo: 1, Hi: 0}, sets.Range{Lo: 1, Hi: 0}, true, 0},
-	} {
-		ps, err := simjoin.Collect(context.Background(), c, nil, simjoin.Options{Threshold: th, Distinct: tc.distinct, Rows: tc.rows, Cols: tc.cols})
-		switch {
-		case tc.pairs < 0 && err == nil:
-			t.Errorf("tile %v x %v: no error", tc.rows, tc.cols)
-		case tc.pairs >= 0 && err != nil:
-			t.Errorf("tile %v x %v: %v", tc.rows, tc.cols, err)
-		case tc.pairs >= 0 && len(ps) != tc.pairs:
-			t.Errorf("tile %v x %v (distinct %v): %d pairs, want %d: %v", tc.rows, tc.cols, tc.distinct, len(ps), tc.pairs, ps)
-		}
-	}
+	const distinct = " (distinct)" // the case's name: Distinct set
+	settest.CheckTileShapes(t, []settest.TileShape{
+		{Rows: sets.Range{Lo: 0, Hi: 2}, Cols: sets.Range{Lo: 1, Hi: 4}, Pairs: -1},
+		{Rows: sets.Range{Lo: 2, Hi: 4}, Cols: sets.Range{Lo: 0, Hi: 2}, Pairs: 0},
+		{Rows: sets.Range{Lo: 0, Hi: 2}, Cols: sets.Range{Lo: 2, Hi: 0}, Pairs: 4},
+		{Rows: sets.Range{Lo: 0, Hi: 2}, Cols: sets.Range{Lo: 2, Hi: 0}, Pairs: 1, Name: distinct},
+		{Rows: sets.Range{Lo: 1, Hi: 3}, Cols: sets.Range{Lo: 1, Hi: 3}, Pairs: 1},
+		{Rows: sets.Range{Lo: 1, Hi: 3}, Cols: sets.Range{Lo: 1, Hi: 3}, Pairs: 0, Name: distinct},
+		{Rows: sets.Range{Lo: 1, Hi: 0}, Cols: sets.Range{Lo: 1, Hi: 0}, Pairs: 0, Name: distinct},
+	}, func(tc settest.TileShape) ([]simjoin.Pair, error) {
+		return simjoin.Collect(context.Background(), c, nil, simjoin.Options{Threshold: th, Distinct: tc.Name == distinct, Rows: tc.Rows, Cols: tc.Cols})
+	})
 }
 
 // On real data, a grid of tiles gives the whole run's pairs.

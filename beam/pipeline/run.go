@@ -170,21 +170,35 @@ func runJoin(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols se
 		return 0, "", err
 	}
 	how := plan.Technique() + " on " + plan.Device()
-	format := func(b []byte, ps []allpairs.Pair) []byte { return allpairs.AppendLines(b, ps, r, s, degree) }
+	n, err := runPlan(ctx, job, plan, out, func(b []byte, ps []allpairs.Pair) []byte { return allpairs.AppendLines(b, ps, r, s, degree) })
+	return n, how, err
+}
+
+// tilePlan is what the workloads' plans (allpairs, pairs, simjoin) offer
+// to run a tile.
+type tilePlan[P any] interface {
+	Count(ctx context.Context) (int64, error)
+	Collect(ctx context.Context) ([]P, error)
+	Join(ctx context.Context, fn func([]P) error) error
+}
+
+// runPlan runs a tile's plan as the job asks: counting only, writing its
+// pairs sorted, or writing them in batches as they come, lines made by
+// format. It returns the number of pairs.
+func runPlan[P any](ctx context.Context, job *Job, plan tilePlan[P], out *tileFile, format func([]byte, []P) []byte) (int64, error) {
 	switch {
 	case job.CountOnly:
-		n, err := plan.Count(ctx)
-		return n, how, err
+		return plan.Count(ctx)
 	case job.Sort:
 		ps, err := plan.Collect(ctx)
 		if err == nil {
 			err = writeSorted(out, ps, format)
 		}
-		return int64(len(ps)), how, err
+		return int64(len(ps)), err
 	}
-	w := &batches[allpairs.Pair]{out: out, format: format}
-	err = plan.Join(ctx, w.add)
-	return w.n.Load(), how, err
+	w := &batches[P]{out: out, format: format}
+	err := plan.Join(ctx, w.add)
+	return w.n.Load(), err
 }
 
 func runPairs(ctx context.Context, job *Job, tx *sets.Collection, rows, cols sets.Range, memory int64, gpus []int, out *tileFile) (int64, string, error) {
@@ -195,20 +209,8 @@ func runPairs(ctx context.Context, job *Job, tx *sets.Collection, rows, cols set
 	}
 	explain(ctx, job, plan.Explain)
 	how := plan.Technique() + " on " + plan.Device()
-	switch {
-	case job.CountOnly:
-		n, err := plan.Count(ctx)
-		return n, how, err
-	case job.Sort:
-		ps, err := plan.Collect(ctx)
-		if err == nil {
-			err = writeSorted(out, ps, appendItemPairs)
-		}
-		return int64(len(ps)), how, err
-	}
-	w := &batches[pairs.Pair]{out: out, format: appendItemPairs}
-	err = plan.Join(ctx, w.add)
-	return w.n.Load(), how, err
+	n, err := runPlan(ctx, job, plan, out, appendItemPairs)
+	return n, how, err
 }
 
 func runSim(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols sets.Range, memory int64, gpus []int, out *tileFile) (int64, string, error) {
@@ -225,21 +227,8 @@ func runSim(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols set
 		return 0, "", err
 	}
 	how := plan.Technique() + " on " + plan.Device()
-	format := func(b []byte, ps []simjoin.Pair) []byte { return simjoin.AppendLines(b, ps, th.Measure) }
-	switch {
-	case job.CountOnly:
-		n, err := plan.Count(ctx)
-		return n, how, err
-	case job.Sort:
-		ps, err := plan.Collect(ctx)
-		if err == nil {
-			err = writeSorted(out, ps, format)
-		}
-		return int64(len(ps)), how, err
-	}
-	w := &batches[simjoin.Pair]{out: out, format: format}
-	err = plan.Join(ctx, w.add)
-	return w.n.Load(), how, err
+	n, err := runPlan(ctx, job, plan, out, func(b []byte, ps []simjoin.Pair) []byte { return simjoin.AppendLines(b, ps, th.Measure) })
+	return n, how, err
 }
 
 // tileFile is an output file being written under a temporary name in the

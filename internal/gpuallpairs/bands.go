@@ -7,11 +7,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/xsect/xsect/internal/gpurt"
 )
 
 // MMJoin's heavy product is computed ahead in bands of rows, while the CPU
-// runs the index part: a producer goroutine queues bands on the device in
-// the order the CPU's workers will ask for them (a probe-major self-join
+// runs the index part: a producer goroutine per device (per owner of the
+// run's GPUs) queues bands on its device, each taking the next band when
+// it has a free slot, in the order the CPU's workers will ask for them (a probe-major self-join
 // asks for its last, widest rows first; an element-major one and a join in
 // order), keeping at most a budget of them in host memory; a worker that asks for a band nobody has started
 // gets it queued first, beyond the budget. A band's host memory is given
@@ -26,6 +29,7 @@ type band struct {
 
 	// Guarded by the cache's mutex.
 	state   int
+	dev     int // the device that computes it
 	left    int // rows not read yet
 	readers int // workers copying from buf
 
@@ -44,8 +48,8 @@ const (
 )
 
 // bandDevice computes bands. queue and finish are called from the
-// producer goroutine only, slot in [0, slots()); release and direct from
-// any goroutine.
+// device's producer goroutine only, slot in [0, slots()); release and
+// direct from any goroutine.
 type bandDevice interface {
 	// slots is how many bands may be on the device at once.
 	slots() int
@@ -63,9 +67,9 @@ type bandDevice interface {
 	float() bool
 }
 
-// bandCache schedules the bands of an nr × ns product.
+// bandCache schedules the bands of an nr × ns product over its devices.
 type bandCache struct {
-	dev    bandDevice
+	devs   []bandDevice
 	self   bool // a self-join: only one side of the diagonal is read
 	after  bool // the side after the diagonal, not the one before
 	bands  []*band
@@ -82,15 +86,24 @@ type bandCache struct {
 	stopped bool
 	err     error
 	failed  chan struct{} // closed with err
-	done    chan struct{} // closed when the producer has returned
+	done    chan struct{} // closed when every producer has returned
 
-	// Where the time went, for the run's notes: the producer's span from
-	// its first queued band to its last finished one (read after stop),
-	// and the time workers spent waiting for bands.
+	// Where the time went, for the run's notes (read after stop): each
+	// producer's bands and its span from its first queued band to its last
+	// finished one, the producers' span from start, and the time workers
+	// spent waiting for bands.
+	started time.Time
+	ended   time.Time
+	per     []producerStats
+	waited  atomic.Int64 // nanoseconds, all workers together
+	queued  atomic.Int64
+	outside atomic.Int64 // blocks read outside the bands (through direct)
+}
+
+// producerStats is one device's share of the bands.
+type producerStats struct {
+	bands                 int
 	firstQueued, lastDone time.Time
-	waited                atomic.Int64 // nanoseconds, all workers together
-	queued                int
-	outside               atomic.Int64 // blocks read outside the bands (through direct)
 }
 
 // bandCols returns the columns [c0, c0+cols) that the band of rows [r0,
@@ -110,11 +123,13 @@ func bandCols(ns int, self, after bool, r0, rows int) (c0, cols int) {
 }
 
 // newBandCache plans bands of at most bandRows rows of an nr × ns product,
-// their columns as bandCols says. The workers of a self-join that read
-// before the diagonal ask for the last rows first, the others in order. At
-// most budget bands are prefetched.
-func newBandCache(dev bandDevice, nr, ns int, self, after bool, bandRows, budget int) *bandCache {
-	c := &bandCache{dev: dev, self: self, after: after, budget: max(budget, 1), hold: max(bandRows, 1), failed: make(chan struct{}), done: make(chan struct{})}
+// their columns as bandCols says, computed on devs (at least one). The
+// workers of a self-join that read before the diagonal ask for the last
+// rows first, the others in order. At most budget bands are prefetched,
+// over all the devices.
+func newBandCache(devs []bandDevice, nr, ns int, self, after bool, bandRows, budget int) *bandCache {
+	c := &bandCache{devs: devs, self: self, after: after, budget: max(budget, 1), hold: max(bandRows, 1), failed: make(chan struct{}), done: make(chan struct{}),
+		per: make([]producerStats, len(devs))}
 	c.cond = sync.NewCond(&c.mu)
 	for r0 := 0; r0 < nr; r0 += c.hold {
 		b := &band{r0: r0, rows: min(c.hold, nr-r0), ready: make(chan struct{})}
@@ -134,20 +149,57 @@ func newBandCache(dev bandDevice, nr, ns int, self, after bool, bandRows, budget
 	return c
 }
 
-// busy returns the producer's span, from its first queued band to its
+// busy returns the producers' span, from the first queued band to the
 // last finished one; only after stop.
 func (c *bandCache) busy() time.Duration {
-	if c.queued == 0 || c.lastDone.IsZero() {
+	var first, last time.Time
+	for _, s := range c.per {
+		if s.bands == 0 || s.lastDone.IsZero() {
+			continue
+		}
+		if first.IsZero() || s.firstQueued.Before(first) {
+			first = s.firstQueued
+		}
+		if s.lastDone.After(last) {
+			last = s.lastDone
+		}
+	}
+	if first.IsZero() {
 		return 0
 	}
-	return c.lastDone.Sub(c.firstQueued)
+	return last.Sub(first)
 }
 
-// start runs the producer.
-func (c *bandCache) start() { go c.produce() }
+// report is the producers' account, device by device, as gpurt.Set.Run's;
+// ordinals are the devices' GPUs. Only after stop.
+func (c *bandCache) report(ordinals []int) gpurt.Report {
+	rep := gpurt.Report{Owners: make([]gpurt.Usage, len(c.per)), Wall: c.ended.Sub(c.started)}
+	for i, s := range c.per {
+		u := gpurt.Usage{Owner: i, Ordinal: ordinals[i], Tiles: s.bands}
+		if s.bands > 0 && !s.lastDone.IsZero() {
+			u.Busy = s.lastDone.Sub(s.firstQueued)
+		}
+		rep.Owners[i] = u
+	}
+	return rep
+}
 
-// stop makes the producer return once the bands on the device are done,
-// and waits for it.
+// start runs a producer per device.
+func (c *bandCache) start() {
+	c.started = time.Now()
+	var wg sync.WaitGroup
+	for i := range c.devs {
+		wg.Go(func() { c.produce(i) })
+	}
+	go func() {
+		wg.Wait()
+		c.ended = time.Now()
+		close(c.done)
+	}()
+}
+
+// stop makes the producers return once the bands on the devices are
+// done, and waits for them.
 func (c *bandCache) stop() {
 	c.mu.Lock()
 	c.stopped = true
@@ -186,13 +238,15 @@ func (c *bandCache) fail(err error) {
 	if c.err == nil {
 		c.err = err
 		close(c.failed)
+		c.cond.Broadcast()
 	}
 	c.mu.Unlock()
 }
 
-func (c *bandCache) produce() {
-	defer close(c.done)
-	slots := max(c.dev.slots(), 1)
+// produce queues bands on device d until none is left or the cache stops.
+func (c *bandCache) produce(d int) {
+	dev, st := c.devs[d], &c.per[d]
+	slots := max(dev.slots(), 1)
 	type flight struct {
 		b    *band
 		slot int
@@ -205,8 +259,8 @@ func (c *bandCache) produce() {
 	finish := func() bool {
 		f := inflight[0]
 		inflight = inflight[1:]
-		err := c.dev.finish(f.b, f.slot)
-		c.lastDone = time.Now()
+		err := dev.finish(f.b, f.slot)
+		st.lastDone = time.Now()
 		free = append(free, f.slot)
 		if err != nil {
 			f.b.err = err
@@ -233,6 +287,7 @@ func (c *bandCache) produce() {
 		quit := c.stopped || c.err != nil
 		if b != nil && !quit {
 			b.state = bandQueued
+			b.dev = d
 			c.pending--
 			c.held++
 		}
@@ -254,11 +309,12 @@ func (c *bandCache) produce() {
 		}
 		slot := free[len(free)-1]
 		free = free[:len(free)-1]
-		if c.queued == 0 {
-			c.firstQueued = time.Now()
+		if st.bands == 0 {
+			st.firstQueued = time.Now()
 		}
-		c.queued++
-		if err := c.dev.queue(b, slot); err != nil {
+		st.bands++
+		c.queued.Add(1)
+		if err := dev.queue(b, slot); err != nil {
 			b.err = err
 			close(b.ready)
 			c.fail(err)
@@ -321,12 +377,12 @@ func (c *bandCache) read(ctx context.Context, b *band, lo, hi, col0, cols int, d
 			return nil
 		}
 		c.outside.Add(1)
-		return c.dev.direct(ctx, lo, hi-lo, col0, end-col0, dst[col0-base:], stride)
+		return c.devs[0].direct(ctx, lo, hi-lo, col0, end-col0, dst[col0-base:], stride)
 	}
 	if b.state == bandIdle {
 		b.state = bandDemanded
 		c.demand = append(c.demand, b)
-		c.cond.Signal()
+		c.cond.Broadcast()
 	}
 	b.readers++
 	c.mu.Unlock()
@@ -337,9 +393,9 @@ func (c *bandCache) read(ctx context.Context, b *band, lo, hi, col0, cols int, d
 		if b.left <= 0 && b.readers == 0 && b.state == bandQueued {
 			b.state = bandFreed
 			c.held--
-			c.dev.release(b)
+			c.devs[b.dev].release(b)
 			b.buf, b.host = nil, nil
-			c.cond.Signal()
+			c.cond.Broadcast()
 		}
 		c.mu.Unlock()
 	}()
@@ -363,7 +419,7 @@ func (c *bandCache) read(ctx context.Context, b *band, lo, hi, col0, cols int, d
 	// are cut: computed at once for the contract's sake).
 	bandEnd := b.c0 + b.cols
 	if in0, in1 := max(col0, b.c0), min(end, bandEnd); in0 < in1 {
-		float := c.dev.float()
+		float := c.devs[0].float()
 		for x := lo; x < hi; x++ {
 			src := b.buf[(x-b.r0)*b.ld+in0-b.c0:][:in1-in0]
 			row := dst[(x-lo)*stride+in0-base:][:in1-in0]
@@ -378,13 +434,13 @@ func (c *bandCache) read(ctx context.Context, b *band, lo, hi, col0, cols int, d
 	}
 	if left := min(end, b.c0) - col0; left > 0 {
 		c.outside.Add(1)
-		if err := c.dev.direct(ctx, lo, hi-lo, col0, left, dst[col0-base:], stride); err != nil {
+		if err := c.devs[0].direct(ctx, lo, hi-lo, col0, left, dst[col0-base:], stride); err != nil {
 			return err
 		}
 	}
 	if right := max(col0, bandEnd); right < end {
 		c.outside.Add(1)
-		return c.dev.direct(ctx, lo, hi-lo, right, end-right, dst[right-base:], stride)
+		return c.devs[0].direct(ctx, lo, hi-lo, right, end-right, dst[right-base:], stride)
 	}
 	return nil
 }
@@ -396,7 +452,7 @@ func (c *bandCache) releaseAll() {
 	defer c.mu.Unlock()
 	for _, b := range c.bands {
 		if b.host != nil {
-			c.dev.release(b)
+			c.devs[b.dev].release(b)
 			b.buf, b.host = nil, nil
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -67,6 +68,27 @@ func naiveHeavyProduct(p *overlap.Problem, sp *overlap.MMJoinSplit) []uint32 {
 		}
 	}
 	return prod
+}
+
+// twin returns another fake device with f's product and slots, its own
+// counters and random delays: one per owner of a run.
+func (f *fakeBands) twin(seed uint64) *fakeBands {
+	g := &fakeBands{hr: f.hr, hs: f.hs, prod: f.prod, nslots: f.nslots, rng: rand.New(rand.NewPCG(seed, uint64(f.nslots))), failAt: f.failAt}
+	g.inSlot = make([]chan error, f.nslots)
+	return g
+}
+
+// fakeDevices returns f and n-1 twins of it, as band devices.
+func fakeDevices(f *fakeBands, n int) ([]*fakeBands, []bandDevice) {
+	fs := []*fakeBands{f}
+	for i := 1; i < n; i++ {
+		fs = append(fs, f.twin(uint64(1000+i)))
+	}
+	devs := make([]bandDevice, n)
+	for i, g := range fs {
+		devs[i] = g
+	}
+	return fs, devs
 }
 
 func (f *fakeBands) slots() int   { return f.nslots }
@@ -130,11 +152,35 @@ type fakeMMJoin struct {
 	cfg  *fakeConfig // nil: the registered engine, which never runs
 }
 
-// fakeConfig is the band cache and fake device of one fakeMMJoin run.
+// fakeConfig is the band cache and fake devices of one fakeMMJoin run.
 type fakeConfig struct {
 	slots, bandRows, budget int
-	failAt                  int64      // the band that fails (0: none)
-	last                    *fakeBands // the fake device of the last run
+	owners                  int          // fake devices sharing the bands (0: one)
+	failAt                  int64        // the band that fails on each device (0: none)
+	last                    []*fakeBands // the fake devices of the last run
+	report                  gpurt.Report // the last run's account
+}
+
+// queued, held and directs sum the devices' counters of the last run.
+func (fc *fakeConfig) queued() (n int64) {
+	for _, f := range fc.last {
+		n += f.queued.Load()
+	}
+	return n
+}
+
+func (fc *fakeConfig) held() (n int64) {
+	for _, f := range fc.last {
+		n += f.held.Load()
+	}
+	return n
+}
+
+func (fc *fakeConfig) directs() (n int64) {
+	for _, f := range fc.last {
+		n += f.directs.Load()
+	}
+	return n
 }
 
 func init() { overlap.Register(fakeMMJoin{tune: defaultTuning()}) }
@@ -161,12 +207,15 @@ func (e fakeMMJoin) Run(ctx context.Context, p *overlap.Problem, out *overlap.Ou
 	sp := mmjoinSplit(p, gpurt.ReferenceH100(), e.tune)
 	f := newFakeBands(p, sp, e.cfg.slots)
 	f.failAt = e.cfg.failAt
-	e.cfg.last = f
-	c := newBandCache(f, len(sp.HeavyR), len(sp.HeavyS), p.Self, sp.ReadsAfterDiagonal(), e.cfg.bandRows, e.cfg.budget)
+	owners := max(e.cfg.owners, 1)
+	var devs []bandDevice
+	e.cfg.last, devs = fakeDevices(f, owners)
+	c := newBandCache(devs, len(sp.HeavyR), len(sp.HeavyS), p.Self, sp.ReadsAfterDiagonal(), e.cfg.bandRows, e.cfg.budget)
 	c.start()
 	err := overlap.RunMMJoin(ctx, p, out, sp, c.product)
 	c.stop()
 	c.releaseAll()
+	e.cfg.report = c.report(make([]int, owners))
 	return err
 }
 
@@ -202,8 +251,10 @@ func cheapProduct(wordNS float64) tuning {
 // device against the CPU's scan-count: both layouts of its index part,
 // bands of every size, budgets down to one band (workers then wait for
 // bands nobody prefetched), self-joins and joins, pair and containment
-// queries. MMJoin reads only entries that the bands hold: none is
-// computed on the side.
+// queries, on one to three devices sharing the bands (the owners of a
+// run), each device given back the buffers of the bands it computed.
+// MMJoin reads only entries that the bands hold: none is computed on the
+// side.
 func TestBandCacheMMJoin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	r := collection(t, skewedSets(rng, 160, 400, 90))
@@ -215,15 +266,17 @@ func TestBandCacheMMJoin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, cfg := range [][3]int{{1, 1, 1}, {2, 3, 1}, {2, 7, 2}, {3, 16, 4}, {2, 1000, 100}} {
+			// slots, band rows, budget, devices
+			for _, cfg := range [][4]int{{1, 1, 1, 1}, {2, 3, 1, 1}, {2, 7, 2, 1}, {3, 16, 4, 1}, {2, 1000, 100, 1},
+				{1, 1, 1, 3}, {2, 3, 1, 2}, {2, 7, 4, 2}, {3, 16, 12, 3}, {1, 5, 30, 3}} {
 				for _, run := range []struct{ threads, layout int }{{1, layoutProbe}, {4, layoutProbe}, {1, layoutElement}, {4, layoutElement}} {
 					threads := run.threads
 					tu := cheapProduct(1e-6)
 					tu.layout = run.layout
 					fake := tuned(t, "gpuallpairs-test-mmjoin", tu).(fakeMMJoin)
-					name := fmt.Sprintf("self=%v/q%d/slots=%d/rows=%d/budget=%d/threads=%d/element-major=%v", other == nil, qi, cfg[0], cfg[1], cfg[2], threads, run.layout == layoutElement)
+					name := fmt.Sprintf("self=%v/q%d/slots=%d/rows=%d/budget=%d/owners=%d/threads=%d/element-major=%v", other == nil, qi, cfg[0], cfg[1], cfg[2], cfg[3], threads, run.layout == layoutElement)
 					t.Run(name, func(t *testing.T) {
-						fc := &fakeConfig{slots: cfg[0], bandRows: cfg[1], budget: cfg[2]}
+						fc := &fakeConfig{slots: cfg[0], bandRows: cfg[1], budget: cfg[2], owners: cfg[3]}
 						pl, err := planOn(fake.with(fc), r, other, q, 0, 0, overlap.Options{Device: "cpu", Threads: threads})
 						if err != nil {
 							t.Fatal(err)
@@ -232,16 +285,18 @@ func TestBandCacheMMJoin(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						f := fc.last
-						if f.hr == 0 || f.queued.Load() == 0 {
-							t.Fatalf("no heavy product (%d heavy sets, %d bands queued)", f.hr, f.queued.Load())
+						if fc.last[0].hr == 0 || fc.queued() == 0 {
+							t.Fatalf("no heavy product (%d heavy sets, %d bands queued)", fc.last[0].hr, fc.queued())
 						}
-						if f.held.Load() != 0 {
-							t.Fatalf("%d band buffers not given back", f.held.Load())
+						for i, f := range fc.last {
+							if f.held.Load() != 0 {
+								t.Fatalf("device %d: %d band buffers not given back", i, f.held.Load())
+							}
 						}
-						if f.directs.Load() != 0 {
-							t.Fatalf("%d blocks read outside the bands", f.directs.Load())
+						if fc.directs() != 0 {
+							t.Fatalf("%d blocks read outside the bands", fc.directs())
 						}
+						checkBandReport(t, fc)
 						if !slices.Equal(got, want) {
 							t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
 						}
@@ -249,6 +304,24 @@ func TestBandCacheMMJoin(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// checkBandReport checks the account of a fake run: one entry per device,
+// each with the bands it queued.
+func checkBandReport(t *testing.T, fc *fakeConfig) {
+	t.Helper()
+	rep := fc.report
+	if len(rep.Owners) != len(fc.last) {
+		t.Fatalf("report of %d owners, want %d", len(rep.Owners), len(fc.last))
+	}
+	for i, u := range rep.Owners {
+		if int64(u.Tiles) != fc.last[i].queued.Load() {
+			t.Fatalf("report: device %d took %d bands, it queued %d", i, u.Tiles, fc.last[i].queued.Load())
+		}
+	}
+	if s := rep.Describe("bands"); !strings.Contains(s, fmt.Sprintf("%d bands in", fc.queued())) {
+		t.Fatalf("report %q does not count the %d bands", s, fc.queued())
 	}
 }
 
@@ -272,7 +345,8 @@ func TestBandCacheRequests(t *testing.T) {
 		for i := range f.prod {
 			f.prod[i] = rng.Uint32()
 		}
-		c := newBandCache(f, hr, hs, self, after, 1+rng.IntN(20), 1+rng.IntN(4))
+		fs, devs := fakeDevices(f, 1+rng.IntN(3))
+		c := newBandCache(devs, hr, hs, self, after, 1+rng.IntN(20), 1+rng.IntN(4))
 		c.start()
 		// Row blocks in a random order, each read by one of 4 workers.
 		var blocks [][2]int
@@ -307,8 +381,10 @@ func TestBandCacheRequests(t *testing.T) {
 		for err := range errs {
 			t.Fatalf("iteration %d (hr %d, hs %d, self %v, after %v): %v", iter, hr, hs, self, after, err)
 		}
-		if f.held.Load() != 0 {
-			t.Fatalf("iteration %d: %d buffers not given back", iter, f.held.Load())
+		for i, g := range fs {
+			if g.held.Load() != 0 {
+				t.Fatalf("iteration %d: device %d: %d buffers not given back", iter, i, g.held.Load())
+			}
 		}
 	}
 }
@@ -343,18 +419,60 @@ func readBlock(c *bandCache, f *fakeBands, self, after bool, iter, row0, rows in
 func rng2(a, b int) int { return (a*7919 + b*104729) & 0xffff }
 
 // TestBandCacheFailure checks that a device error reaches the workers and
-// the caller, and that nothing hangs.
+// the caller, and that nothing hangs, on one to three devices.
 func TestBandCacheFailure(t *testing.T) {
 	fake := tuned(t, "gpuallpairs-test-mmjoin", cheapProduct(1e-6)).(fakeMMJoin)
 	rng := rand.New(rand.NewPCG(23, 24))
 	r := collection(t, skewedSets(rng, 150, 300, 80))
-	fake = fake.with(&fakeConfig{slots: 2, bandRows: 3, budget: 2, failAt: 3})
-	pl, err := planOn(fake, r, nil, overlap.Query{MinOverlap: 1}, 0, 0, overlap.Options{Device: "cpu", Threads: 3})
+	for owners := 1; owners <= 3; owners++ {
+		fc := &fakeConfig{slots: 2, bandRows: 3, budget: 2 * owners, failAt: 3, owners: owners}
+		pl, err := planOn(fake.with(fc), r, nil, overlap.Query{MinOverlap: 1}, 0, 0, overlap.Options{Device: "cpu", Threads: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = pl.Collect(context.Background())
+		if err == nil || err.Error() != "fake device failure" {
+			t.Fatalf("%d owners: error %v, want the device's", owners, err)
+		}
+	}
+}
+
+// TestMMJoinSpreadEstimate checks the planner's arithmetic for MMJoin on
+// several GPUs: the bands' time (their products and downloads) divides by
+// the GPUs, never by more than there are bands; building the matrices and
+// uploading their lists does not; the host holds bands ahead for every
+// owner's slots.
+func TestMMJoinSpreadEstimate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	p := problem(t, skewedSets(rng, 400, 2000, 300), nil, 0, 0)
+	tu := cheapProduct(1e-6)
+	tu.bandCounts = 2000
+	info := gpurt.ReferenceH100()
+	sp := mmjoinSplit(p, info, tu)
+	one, err := planMMJoin(p, sp, info, tu, 1<<34, false, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = pl.Collect(context.Background())
-	if err == nil || err.Error() != "fake device failure" {
-		t.Fatalf("error %v, want the device's", err)
+	bands := ceilDiv(one.hr, one.bandRows)
+	if bands < 8 || one.build <= 0 || one.bandsSec <= 0 || one.download <= 0 {
+		t.Fatalf("plan of %d bands, %.3g s building, %.3g s of bands, %.3g s of downloads", bands, one.build, one.bandsSec, one.download)
+	}
+	if one.gpu != one.build+one.bandsSec || one.transfers != one.upload+one.download || one.spread != 1 {
+		t.Fatalf("one GPU: gpu %.6g s, transfers %.6g s, spread %d", one.gpu, one.transfers, one.spread)
+	}
+	for _, c := range []struct{ devices, owners, spread int }{{1, 3, 1}, {4, 4, 4}, {2, 6, 2}, {bands + 100, bands + 100, bands}} {
+		m, err := planMMJoin(p, sp, info, tu, 1<<34, false, c.devices, c.owners)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := float64(c.spread)
+		if m.spread != c.spread || m.gpu != one.build+one.bandsSec/n || m.transfers != one.upload+one.download/n ||
+			m.seconds != max(m.cpu, m.gpu)+m.transfers || m.cpu != one.cpu || m.memory != one.memory {
+			t.Errorf("%d GPUs, %d owners: spread %d, gpu %.6g s, transfers %.6g s; want spread %d, %.6g s, %.6g s",
+				c.devices, c.owners, m.spread, m.gpu, m.transfers, c.spread, one.build+one.bandsSec/n, one.upload+one.download/n)
+		}
+		if m.hostBands < 2*m.slots*c.owners && m.hostBands < bands {
+			t.Errorf("%d owners: %d bands held ahead, fewer than their %d slots twice", c.owners, m.hostBands, m.slots*c.owners)
+		}
 	}
 }

@@ -61,23 +61,26 @@ func (e *engine) Name() string { return e.t.name() }
 
 func (e *engine) Kind() overlap.DeviceKind { return overlap.GPU }
 
-func (e *engine) Device() (overlap.Device, error) { return gpuDevice() }
+// Device describes every GPU of the host (the default choice), opening
+// them at first use; the planner asks DeviceFor.
+func (e *engine) Device() (overlap.Device, error) { return gpuDevice(nil) }
 
-// gpuDevice opens the first GPU at first use (keeping it open) and
-// describes it, with its free memory. The GPUs a run spreads over are the
-// problem's (Problem.GPUs), which the estimate opens.
-func gpuDevice() (overlap.Device, error) {
+// DeviceFor describes the GPUs p runs on (Problem.GPUs), opening them,
+// and only them, at first use.
+func (e *engine) DeviceFor(p *overlap.Problem) (overlap.Device, error) { return gpuDevice(p.GPUs) }
+
+// gpuDevice opens the GPUs of list (nil: all) at first use, keeping them
+// open, and describes them: their names and owners, the multiprocessors
+// of the first, and the memory of the owner with the least (see
+// openFree). Nothing else is opened: a run with --gpus 1, never touches
+// GPU 0.
+func gpuDevice(list []int) (overlap.Device, error) {
 	d := overlap.Device{Kind: overlap.GPU, Name: "no GPU"}
-	dev, err := gpurt.Default()
+	set, free, err := openSet(list)
 	if err != nil {
-		return d, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
+		return d, err
 	}
-	free, _, err := dev.FreeMemory()
-	if err != nil {
-		return d, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
-	}
-	info := dev.Info()
-	d.Name, d.Parallelism, d.Memory = info.Name, info.SMs, int64(free)+stateOf(dev).devPooled.Load()
+	d.Name, d.Parallelism, d.Memory = set.String(), set.Owner(0).Info().SMs, free
 	return d, nil
 }
 
@@ -85,8 +88,11 @@ func gpuDevice() (overlap.Device, error) {
 // memory each owner may have: its GPU's free memory divided by the owners
 // sharing it, plus this package's pooled buffers of the owner, which a
 // plan may release; the least over the owners.
-func openFree(p *overlap.Problem) (*gpurt.Set, int64, error) {
-	set, err := gpurt.OpenSet(p.GPUs)
+func openFree(p *overlap.Problem) (*gpurt.Set, int64, error) { return openSet(p.GPUs) }
+
+// openSet is openFree for a choice of GPUs (nil: all).
+func openSet(list []int) (*gpurt.Set, int64, error) {
+	set, err := gpurt.OpenSet(list)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}

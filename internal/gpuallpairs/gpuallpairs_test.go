@@ -134,7 +134,7 @@ func planOn(e overlap.Engine, r, s *sets.Collection, q overlap.Query, rows, cols
 		return nil, fmt.Errorf("plan chose %s, not %s", c.Engine.Name(), e.Name())
 	}
 	c.Engine, c.Bounded = e, false
-	c.Device, c.Err = e.Device()
+	c.Device, c.Err = overlap.DeviceOf(e, pl.Problem)
 	if c.Err == nil {
 		c.Estimate, c.Err = e.Estimate(pl.Problem)
 	}

@@ -17,14 +17,18 @@ import (
 // exact) while the CPU's threads run the rest through the inverted index
 // (overlap.RunMMJoin). Both run at once: the light probes, which need no
 // product, go first on the CPU while the device builds the matrices and
-// computes bands of the product ahead of the heavy probes.
+// computes bands of the product ahead of the heavy probes. With several
+// owners (Problem.GPUs), each builds the matrices and the bands are shared
+// among them: an owner with a free slot takes the next band.
 type mmjoinEngine struct{ tune tuning }
 
 func (mmjoinEngine) Name() string { return "mmjoin" }
 
 func (mmjoinEngine) Kind() overlap.DeviceKind { return overlap.GPU }
 
-func (mmjoinEngine) Device() (overlap.Device, error) { return gpuDevice() }
+func (mmjoinEngine) Device() (overlap.Device, error) { return gpuDevice(nil) }
+
+func (mmjoinEngine) DeviceFor(p *overlap.Problem) (overlap.Device, error) { return gpuDevice(p.GPUs) }
 
 // mmjoinCosts returns the GPU product's costs in overlap.PlanMMJoin's
 // units: nanoseconds per pair of 64-column words (64 int8 multiply-adds)
@@ -48,7 +52,7 @@ func mmjoinSplit(p *overlap.Problem, info gpurt.Info, tu tuning) *overlap.MMJoin
 	return sp
 }
 
-// mjPlan is a run of the split on one device.
+// mjPlan is a run of the split, the same on every owner.
 type mjPlan struct {
 	sp        *overlap.MMJoinSplit
 	hr, hs    int // heavy sets of R and S: the product's rows and columns
@@ -61,10 +65,18 @@ type mjPlan struct {
 	cpu, gpu  float64 // seconds of the two parts
 	transfers float64
 	seconds   float64
+	// The GPU part and the transfers are made of what every GPU does once
+	// (building the matrices, uploading their lists) and the bands, which
+	// the GPUs share: spread is how many GPUs the bands' time divides by.
+	build, bandsSec, upload, download float64
+	spread                            int
 }
 
-// planMMJoin sizes a run of sp on p with budget bytes of device memory.
-func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, info gpurt.Info, tu tuning, budget int64, half bool) (*mjPlan, error) {
+// planMMJoin sizes a run of sp on p with budget bytes of device memory on
+// each of owners owners of devices distinct GPUs: the bands' time divides
+// by the GPUs (never by more than there are bands), what each does once
+// does not, and the host holds bands ahead for every owner's slots.
+func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, info gpurt.Info, tu tuning, budget int64, half bool, devices, owners int) (*mjPlan, error) {
 	if len(sp.Columns) == 0 {
 		return nil, cannot("nothing is heavy: MMJoin's split is scan-count on the CPU")
 	}
@@ -79,7 +91,8 @@ func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, info gpurt.Info, tu
 	m.bandRows = clamp(int(tu.bandCounts/int64(ldMax)), 1, max(m.hr, 1))
 	bandBytes := 4 * int64(m.bandRows) * int64(ldMax)
 	bands := ceilDiv(m.hr, m.bandRows)
-	m.hostBands = clamp(int(min(tu.bandHostBytes, p.Memory/4)/bandBytes), 2*m.slots, max(bands, 2*m.slots))
+	ahead := 2 * m.slots * max(owners, 1)
+	m.hostBands = clamp(int(min(tu.bandHostBytes, p.Memory/4)/bandBytes), ahead, max(bands, ahead))
 
 	// Device memory: the matrices, the heavy sets' column lists while they
 	// are expanded, and each slot's band of counts.
@@ -122,8 +135,12 @@ func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, info gpurt.Info, tu
 	if half {
 		rate = r.half
 	}
-	m.gpu = 2*entries*float64(m.kp)/rate + float64(heavyElems)/r.build + superSetup*float64(bands)
-	m.transfers = runSetup + float64(lists)/uploadRate + 4*entries/downloadRate
+	m.build, m.bandsSec = float64(heavyElems)/r.build, 2*entries*float64(m.kp)/rate+superSetup*float64(bands)
+	m.upload, m.download = runSetup+float64(lists)/uploadRate, 4*entries/downloadRate
+	m.spread = max(1, min(devices, bands))
+	n := float64(m.spread)
+	m.gpu = m.build + m.bandsSec/n
+	m.transfers = m.upload + m.download/n
 	m.seconds = max(m.cpu, m.gpu) + m.transfers
 	return m, nil
 }
@@ -135,18 +152,13 @@ func (e mmjoinEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	if p.Stats.R.Elements+p.Stats.S.Elements >= math.MaxUint32 {
 		return overlap.Estimate{}, cannot("over 2^32 elements")
 	}
-	// One GPU, the problem's first: the product's bands are not spread.
-	set, err := gpurt.OpenSet(p.GPUs)
+	set, free, err := openFree(p)
 	if err != nil {
-		return overlap.Estimate{}, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
+		return overlap.Estimate{}, err
 	}
-	st := stateOf(set.Owner(0))
-	free, _, err := st.dev.FreeMemory()
-	if err != nil {
-		return overlap.Estimate{}, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
-	}
-	sp := mmjoinSplit(p, st.dev.Info(), e.tune)
-	m, err := planMMJoin(p, sp, st.dev.Info(), e.tune, e.tune.budget(int64(free)+st.devPooled.Load()), false)
+	info := set.Owner(0).Info()
+	sp := mmjoinSplit(p, info, e.tune)
+	m, err := planMMJoin(p, sp, info, e.tune, e.tune.budget(free), false, set.Devices(), set.Len())
 	if err != nil {
 		return overlap.Estimate{}, err
 	}
@@ -155,6 +167,9 @@ func (e mmjoinEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 		detail += fmt.Sprintf(" x %d", m.hs)
 	}
 	detail += fmt.Sprintf("), %d elements on the GPU; CPU part %.3g s, GPU part %.3g s, transfers %.3g s", len(sp.Columns), m.cpu, m.gpu, m.transfers)
+	if m.spread > 1 {
+		detail += fmt.Sprintf(", bands spread over %s", set)
+	}
 	return overlap.Estimate{Seconds: m.seconds, Memory: m.memory, Detail: detail}, nil
 }
 
@@ -163,33 +178,55 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 	if err != nil {
 		return err
 	}
-	st := stateOf(set.Owner(0))
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	sp := mmjoinSplit(p, st.dev.Info(), e.tune)
-	g := &gpuBands{st: st, p: p, sp: sp}
-	err = st.dev.Do(func(c *gpurt.Ctx) error {
-		if err := st.load(c); err != nil {
+	sts := make([]*state, set.Len())
+	for i := range sts {
+		sts[i] = stateOf(set.Owner(i))
+	}
+	defer set.LockOwners(func(i int) *sync.Mutex { return &sts[i].mu })()
+	// Kernels, cuBLAS's int8 products and memory, owner by owner: one plan
+	// fits them all (every owner holds the matrices).
+	half := e.tune.half
+	frees, err := set.OwnerMemory(func(i int, c *gpurt.Ctx) error {
+		if err := sts[i].load(c); err != nil {
 			return err
 		}
-		half := e.tune.half || !st.int8Works(c)
-		free, _, err := c.MemInfo()
-		if err != nil {
-			return err
-		}
-		if g.m, err = planMMJoin(p, sp, c.Info(), e.tune, e.tune.budget(int64(free)+st.devPooled.Load()), half); err != nil {
-			return err
-		}
-		if e.tune.budget(int64(free)) < g.m.memory {
-			st.dropDev(c)
+		if !half && !sts[i].int8Works(c) {
+			half = true
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	defer g.close()
-	cache := newBandCache(g, g.m.hr, g.m.hs, p.Self, sp.ReadsAfterDiagonal(), g.m.bandRows, g.m.hostBands)
+	info := set.Owner(0).Info()
+	sp := mmjoinSplit(p, info, e.tune)
+	m, err := planMMJoin(p, sp, info, e.tune, ownersBudget(e.tune, sts, frees), half, set.Devices(), set.Len())
+	if err != nil {
+		return err
+	}
+	heavy := &heavyInput{p: p, sp: sp}
+	devs := make([]bandDevice, len(sts))
+	gs := make([]*gpuBands, 0, len(sts))
+	defer func() {
+		// The owners free their state at once: each waits for its device.
+		var wg sync.WaitGroup
+		for _, g := range gs {
+			wg.Go(g.close)
+		}
+		wg.Wait()
+	}()
+	for i, st := range sts {
+		g := &gpuBands{st: st, p: p, sp: sp, m: m, heavy: heavy}
+		devs[i] = g
+		gs = append(gs, g)
+		if e.tune.budget(frees[i]) < m.memory {
+			// The pooled buffers may not fit beside the plan's.
+			if err := st.dev.Do(func(c *gpurt.Ctx) error { st.dropDev(c); return nil }); err != nil {
+				return err
+			}
+		}
+	}
+	cache := newBandCache(devs, m.hr, m.hs, p.Self, sp.ReadsAfterDiagonal(), m.bandRows, m.hostBands)
 	start := time.Now()
 	cache.start()
 	err = overlap.RunMMJoin(ctx, p, out, sp, cache.product)
@@ -198,7 +235,12 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 	// An honest account: the GPU computes only the heavy product; the
 	// light part, the heavy probes and the output are the CPU's.
 	out.Note("mmjoin: %v in all; on the GPU, the heavy product (%d x %d, %d bands of up to %d rows): busy for %v from its first band to its last",
-		wall.Round(time.Millisecond), g.m.hr, g.m.hs, cache.queued, g.m.bandRows, cache.busy().Round(time.Millisecond))
+		wall.Round(time.Millisecond), m.hr, m.hs, cache.queued.Load(), m.bandRows, cache.busy().Round(time.Millisecond))
+	ordinals := make([]int, set.Len())
+	for i := range ordinals {
+		ordinals[i] = set.Owner(i).Info().Ordinal
+	}
+	out.Note("mmjoin on %s: %s", set, cache.report(ordinals).Describe("bands"))
 	out.Note("mmjoin: on the CPU (%d threads), the light part, the heavy probes and the output: %v of thread time waiting for bands (%.0f%% of the threads' time)",
 		p.Threads, time.Duration(cache.waited.Load()).Round(time.Millisecond), 100*float64(cache.waited.Load())/max(1, float64(wall)*float64(p.Threads)))
 	if n := cache.outside.Load(); n > 0 {
@@ -231,10 +273,11 @@ func (st *state) load(c *gpurt.Ctx) error {
 // each band is one GEMM into a slot's buffer and one copy to pinned host
 // memory, on the slot's stream.
 type gpuBands struct {
-	st *state
-	p  *overlap.Problem
-	sp *overlap.MMJoinSplit
-	m  *mjPlan
+	st    *state
+	p     *overlap.Problem
+	sp    *overlap.MMJoinSplit
+	m     *mjPlan
+	heavy *heavyInput // the matrices' column lists, shared by the owners
 
 	// Owned by the device's goroutine.
 	a, b    gpurt.Buffer // the matrices of R's and S's heavy sets (b == a in a self-join)
@@ -257,13 +300,35 @@ func (g *gpuBands) alloc(c *gpurt.Ctx, n int64) (gpurt.Buffer, error) {
 	return b, err
 }
 
+// heavyInput is the column lists of the heavy sets of R and S, made on
+// the host once for every owner of a run.
+type heavyInput struct {
+	p    *overlap.Problem
+	sp   *overlap.MMJoinSplit
+	once sync.Once
+	offs [2][]uint64
+	cols [2][]uint32
+}
+
+// lists returns side's lists (0: R, 1: S), made at the first call.
+func (h *heavyInput) lists(side int) ([]uint64, []uint32) {
+	h.once.Do(func() {
+		col := columnIndex(h.p, h.sp)
+		h.offs[0], h.cols[0] = heavyLists(h.p, h.sp.HeavyR, 0, col)
+		if !h.p.Self {
+			h.offs[1], h.cols[1] = heavyLists(h.p, h.sp.HeavyS, 1, col)
+		}
+	})
+	return h.offs[side], h.cols[side]
+}
+
 // setup builds the matrices and the slots; queue calls it first, so that
-// it runs while the CPU starts on the light sets.
+// it runs while the CPU starts on the light sets. An owner that gets no
+// band builds nothing.
 func (g *gpuBands) setup(c *gpurt.Ctx) error {
 	m := g.m
-	col := columnIndex(g.p, g.sp)
 	build := func(ids []uint32, side int) (gpurt.Buffer, error) {
-		offs, cols := heavyLists(g.p, ids, side, col)
+		offs, cols := g.heavy.lists(side)
 		mat, err := g.alloc(c, int64(matrixRows(len(ids)))*int64(m.kp)*int64(m.es))
 		if err != nil {
 			return mat, err
@@ -284,6 +349,10 @@ func (g *gpuBands) setup(c *gpurt.Ctx) error {
 			return mat, err
 		}
 		defer c.Free(dc)
+		// The owners of one GPU share its link: one uploads at a time.
+		mu := g.st.dev.UploadLock()
+		mu.Lock()
+		defer mu.Unlock()
 		if err := g.st.stage.Upload(c, nil, do, gpurt.Bytes(offs)); err != nil {
 			return mat, err
 		}

@@ -18,6 +18,7 @@ var (
 	ownersList  = flag.String("owners.list", "1,2,4", "comma-separated numbers of owners of GPU 0 for BenchmarkOwners")
 	ownersTechs = flag.String("owners.techs", "auto", "comma-separated GPU techniques for BenchmarkOwners")
 	ownersReps  = flag.Int("owners.reps", 5, "timed runs per number of owners, interleaved")
+	ownersPairs = flag.Int("owners.pairs", 0, "if positive, count the pairs sharing at least this many elements (a pair plan: mmjoin runs only on those) instead of delivering tiles")
 )
 
 // BenchmarkOwners measures what splitting a run costs: all-pairs counts
@@ -28,7 +29,8 @@ var (
 // streams, the shared queue). Every owner count's counts are checked
 // against one owner's (a checksum of every stride-th row) first; then the
 // runs (planning included) are timed round-robin, the order rotating each
-// round. It prints the median, min and max run time per owner count and
+// round. With -owners.pairs the runs count pairs instead (checked against
+// one owner's count), as MMJoin's must. It prints the median, min and max run time per owner count and
 // the ratio of the medians to one owner's.
 func BenchmarkOwners(b *testing.B) {
 	needGPU(b)
@@ -53,13 +55,31 @@ func BenchmarkOwners(b *testing.B) {
 		for _, tech := range strings.Split(*ownersTechs, ",") {
 			opts := make([]overlap.Options, len(counts))
 			var want uint64
+			newPlan := func(o overlap.Options) (*overlap.Plan, error) {
+				if *ownersPairs > 0 {
+					return overlap.NewPlan(c, nil, overlap.Query{MinOverlap: *ownersPairs}, o)
+				}
+				return overlap.NewTilePlan(c, nil, benchTile, benchTile, o)
+			}
 			for i, k := range counts {
 				opts[i] = overlap.Options{Largest: sh.largest, Device: "gpu", Technique: tech, GPUs: make([]int, k)}
-				pl, err := overlap.NewTilePlan(c, nil, benchTile, benchTile, opts[i])
+				pl, err := newPlan(opts[i])
 				if err != nil {
 					b.Fatalf("%s/%s, %d owners: %v", sh.name, tech, k, err)
 				}
 				var sum uint64
+				if *ownersPairs > 0 {
+					n, err := pl.Count(context.Background())
+					if err != nil {
+						b.Fatalf("%s/%s, %d owners: %v", sh.name, tech, k, err)
+					}
+					if i == 0 {
+						want = uint64(n)
+					} else if uint64(n) != want {
+						b.Fatalf("%s/%s, %d owners: %d pairs, one owner's %d", sh.name, tech, k, n, want)
+					}
+					continue
+				}
 				stride := uint32(max(1, pl.Problem.Stats.R.Sets/12500))
 				err = pl.Tiles(context.Background(), func(t *overlap.Tile) error {
 					for x := 0; x < t.Rows; x++ {
@@ -91,12 +111,17 @@ func BenchmarkOwners(b *testing.B) {
 				for j := range counts {
 					i := (j + rep) % len(counts)
 					start := time.Now()
-					pl, err := overlap.NewTilePlan(c, nil, benchTile, benchTile, opts[i])
+					pl, err := newPlan(opts[i])
 					if err != nil {
 						b.Fatal(err)
 					}
 					mid := time.Now()
-					if err := pl.Tiles(context.Background(), func(*overlap.Tile) error { return nil }); err != nil {
+					if *ownersPairs > 0 {
+						_, err = pl.Count(context.Background())
+					} else {
+						err = pl.Tiles(context.Background(), func(*overlap.Tile) error { return nil })
+					}
+					if err != nil {
 						b.Fatal(err)
 					}
 					runs[i] = append(runs[i], time.Since(mid))

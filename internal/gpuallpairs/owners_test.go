@@ -209,3 +209,53 @@ func TestSpreadEstimate(t *testing.T) {
 		t.Fatalf("more GPUs than super-tiles: %.6g s, want %.6g", pl.seconds, want)
 	}
 }
+
+// TestMMJoinOwners runs MMJoin across devices on one, two and three owners
+// of GPU 0, which share the bands of the heavy product: bands of a few
+// rows (many of them), a host budget of a few, int8 and float16 products,
+// both layouts, self-joins and joins; the pairs are the CPU's, and the
+// notes name the owners and their bands.
+func TestMMJoinOwners(t *testing.T) {
+	needGPU(t)
+	rng := rand.New(rand.NewPCG(47, 48))
+	r := collection(t, skewedSets(rng, 300, 2000, 400))
+	s := collection(t, skewedSets(rng, 200, 2500, 300))
+	queries := []overlap.Query{{MinOverlap: 1}, {Containment: overlap.Ratio{Num: 1, Den: 2}}}
+	for _, other := range []*sets.Collection{nil, s} {
+		for qi, q := range queries {
+			want, err := overlap.Collect(context.Background(), r, other, q, overlap.Options{Device: "cpu", Technique: "scancount"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cfg := range []struct {
+				counts, host int64
+				half         bool
+				layout       int
+			}{{1000, 8000, false, layoutProbe}, {3000, 1 << 30, true, layoutElement}, {1000, 1 << 30, false, layoutElement}} {
+				for _, gpus := range ownerLists {
+					name := fmt.Sprintf("self=%v/q%d/counts=%d/host=%d/half=%v/layout=%d/gpus=%v", other == nil, qi, cfg.counts, cfg.host, cfg.half, cfg.layout, gpus)
+					t.Run(name, func(t *testing.T) {
+						tu := cheapProduct(1e-6)
+						tu.bandCounts, tu.bandHostBytes, tu.half, tu.layout = cfg.counts, cfg.host, cfg.half, cfg.layout
+						pl, err := planOn(tuned(t, "mmjoin", tu), r, other, q, 0, 0, overlap.Options{Device: "gpu", GPUs: gpus})
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := pl.Collect(context.Background())
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !slices.Equal(got, want) {
+							t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
+						}
+						checkNotes(t, pl, len(gpus))
+						if notes := pl.Notes(); !strings.Contains(notes, "bands busy") || strings.Contains(notes, "outside the bands") {
+							t.Fatalf("notes: %s", notes)
+						}
+						t.Logf("%s", pl.Notes())
+					})
+				}
+			}
+		}
+	}
+}

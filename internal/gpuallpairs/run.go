@@ -456,6 +456,19 @@ func (r *runner) loadNow(c *gpurt.Ctx, pc *piece, sp span) error {
 	return err
 }
 
+// ownersBudget is the device memory one plan may use on every owner:
+// the least over the owners of the budget of its free memory (frees, from
+// gpurt.Set.OwnerMemory) plus its pooled buffers.
+func ownersBudget(tu tuning, sts []*state, frees []int64) int64 {
+	budget := int64(-1)
+	for i, st := range sts {
+		if b := tu.budget(frees[i] + st.devPooled.Load()); budget < 0 || b < budget {
+			budget = b
+		}
+	}
+	return max(budget, 0)
+}
+
 // runSet computes p with t on the owners of set, which share the
 // super-tiles (each takes the next when it is done with its last), and
 // delivers every super-tile through out. Every owner runs the same plan.
@@ -464,20 +477,7 @@ func runSet(ctx context.Context, set *gpurt.Set, p *overlap.Problem, t technique
 	for i := range sts {
 		sts[i] = stateOf(set.Owner(i))
 	}
-	// Locked in one order, whatever the set's: runs on sets that list the
-	// same owners in other orders must not wait for each other in a
-	// circle.
-	order := slices.Clone(sts)
-	slices.SortFunc(order, func(x, y *state) int {
-		if c := x.dev.Info().Ordinal - y.dev.Info().Ordinal; c != 0 {
-			return c
-		}
-		return x.dev.Owner() - y.dev.Owner()
-	})
-	for _, st := range order {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-	}
+	defer set.LockOwners(func(i int) *sync.Mutex { return &sts[i].mu })()
 	// Kernels, cuBLAS's int8 products and memory, owner by owner: one plan
 	// fits them all.
 	half := false
@@ -486,27 +486,19 @@ func runSet(ctx context.Context, set *gpurt.Set, p *overlap.Problem, t technique
 		out.Note("%s: float16 products (exact below 2^24 per count): the tuning asks for them", t.name())
 	}
 	int8Fails := false
-	budget := int64(-1)
-	frees := make([]int64, len(sts))
-	for i, st := range sts {
-		err := st.dev.Do(func(c *gpurt.Ctx) error {
-			if err := st.load(c); err != nil {
-				return err
-			}
-			if _, ok := t.(mmTech); ok && !half && !st.int8Works(c) {
-				int8Fails = true
-			}
-			free, _, err := c.MemInfo()
-			frees[i] = int64(free) / int64(set.Share(i))
-			return err
-		})
-		if err != nil {
+	frees, err := set.OwnerMemory(func(i int, c *gpurt.Ctx) error {
+		if err := sts[i].load(c); err != nil {
 			return err
 		}
-		if b := tu.budget(frees[i] + st.devPooled.Load()); budget < 0 || b < budget {
-			budget = b
+		if _, ok := t.(mmTech); ok && !half && !sts[i].int8Works(c) {
+			int8Fails = true
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	budget := ownersBudget(tu, sts, frees)
 	if int8Fails {
 		half = true
 		out.Note("%s: float16 products (exact below 2^24 per count): cuBLAS does not multiply int8 matrices here", t.name())

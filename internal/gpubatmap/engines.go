@@ -49,13 +49,14 @@ const (
 // unless it is open already), the device memory, and a description.
 // elements is the sum of the sizes. With warm, when the comparisons alone
 // would keep the CPU busy longer than opening the GPU takes, it starts
-// opening it (Prewarm), so that the GPU is ready by the time the planner
-// has chosen and the batmaps are built.
+// opening the GPUs of gpus (PrewarmGPUs), so that they are ready by the
+// time the planner has chosen and the batmaps are built.
 //
 // The comparisons, spread over devices GPUs, take 1/devices of the time;
 // the rest (opening, building, uploading everything to every GPU) does not
 // shrink.
-func estimate(l *batmap.Layout, sizes []int, elements int64, threads, devices int, m mode, warm bool) (float64, int64, string, error) {
+func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, gpus []int, m mode, warm bool) (float64, int64, string, error) {
+	devices := gpurt.GuessDevices(gpus)
 	if err := gpurt.Present(); err != nil {
 		return 0, 0, "", err
 	}
@@ -76,7 +77,7 @@ func estimate(l *batmap.Layout, sizes []int, elements int64, threads, devices in
 		return 0, 0, "", err
 	}
 	if warm && pl.wordPairs*cpuWordPairNS*1e-9/float64(max(threads, 1)) > openSeconds {
-		Prewarm()
+		PrewarmGPUs(gpus)
 	}
 	// The batmaps are built while the GPU opens. Closing it counts until
 	// it is being opened; then it is paid whatever runs.
@@ -139,7 +140,7 @@ func (e pairsEngine) Estimate(d *freqpairs.Data) (freqpairs.Estimate, error) {
 	// engine (the padded tiles of sparse data overstate the comparisons),
 	// and a process that opened the GPU pays its teardown at exit. Run
 	// starts opening it before it builds the batmaps.
-	sec, dmem, detail, err := estimate(l, sizes, d.Occurrences, d.Threads, gpurt.GuessDevices(d.GPUs), modePairs, false)
+	sec, dmem, detail, err := estimate(l, sizes, d.Occurrences, d.Threads, d.GPUs, modePairs, false)
 	if err != nil {
 		return freqpairs.Estimate{}, fmt.Errorf("%w: %v", freqpairs.ErrCannotRun, err)
 	}
@@ -201,19 +202,27 @@ func (allpairsEngine) Name() string { return "batmap" }
 
 func (allpairsEngine) Kind() overlap.DeviceKind { return overlap.GPU }
 
-func (allpairsEngine) Device() (overlap.Device, error) {
+// Device describes every GPU of the host (the default choice), opening
+// them at first use; the planner asks DeviceFor.
+func (allpairsEngine) Device() (overlap.Device, error) { return setDevice(nil) }
+
+// DeviceFor describes the GPUs p runs on (Problem.GPUs), opening them, and
+// only them, at first use.
+func (allpairsEngine) DeviceFor(p *overlap.Problem) (overlap.Device, error) { return setDevice(p.GPUs) }
+
+// setDevice opens the GPUs of list (OpenSet) and describes them, with the
+// least free memory an owner may plan in.
+func setDevice(list []int) (overlap.Device, error) {
 	d := overlap.Device{Kind: overlap.GPU, Name: "no GPU"}
-	dev, err := Default()
+	set, err := OpenSet(list)
 	if err != nil {
 		return d, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
-	info := dev.Info()
-	d.Name, d.Parallelism = info.Name, info.SMs
-	free, _, err := dev.FreeMemory()
+	free, err := set.FreeMemory()
 	if err != nil {
 		return d, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
-	d.Memory = int64(free)
+	d.Name, d.Parallelism, d.Memory = set.String(), set.Owner(0).Info().SMs, free
 	return d, nil
 }
 
@@ -237,7 +246,7 @@ func (e allpairsEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	if err != nil {
 		return overlap.Estimate{}, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
-	sec, dmem, detail, err := estimate(l, sizes, p.Stats.R.Elements, p.Threads, gpurt.GuessDevices(p.GPUs), modePairs, true)
+	sec, dmem, detail, err := estimate(l, sizes, p.Stats.R.Elements, p.Threads, p.GPUs, modePairs, true)
 	if err != nil {
 		return overlap.Estimate{}, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}

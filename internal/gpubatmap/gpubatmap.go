@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -185,10 +186,13 @@ func OpenSet(list []int) (*gpurt.Set, error) {
 	return gpurt.OpenSet(list)
 }
 
-// PrewarmGPUs is Prewarm for the GPUs of list: the default device, and
-// the set in the background.
+// PrewarmGPUs is Prewarm for the GPUs of list (nil: all): the default
+// device where list includes GPU 0, and the set in the background. A
+// choice without GPU 0 never opens it.
 func PrewarmGPUs(list []int) {
-	Prewarm()
+	if list == nil || slices.Contains(list, 0) {
+		Prewarm()
+	}
 	go OpenSet(list)
 }
 

@@ -149,35 +149,13 @@ func run(ctx context.Context, set *gpurt.Set, b *batmap.Batmaps, opt Options, m 
 	for i := range sts {
 		sts[i] = stateOf(set.Owner(i))
 	}
-	// Locked in one order, whatever the set's (see gpuallpairs).
-	order := slices.Clone(sts)
-	slices.SortFunc(order, func(x, y *state) int {
-		if c := x.dev.Info().Ordinal - y.dev.Info().Ordinal; c != 0 {
-			return c
-		}
-		return x.dev.Owner() - y.dev.Owner()
-	})
-	for _, st := range order {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-	}
+	defer set.LockOwners(func(i int) *sync.Mutex { return &sts[i].mu })()
 	// One plan for every owner, in the least memory of any.
-	budget := int64(-1)
-	for i, st := range sts {
-		err := st.dev.Do(func(c *gpurt.Ctx) error {
-			if err := st.warm(c); err != nil {
-				return err
-			}
-			free, _, err := c.MemInfo()
-			if b := int64(free)/int64(set.Share(i)) - reserve; budget < 0 || b < budget {
-				budget = b
-			}
-			return err
-		})
-		if err != nil {
-			return 0, err
-		}
+	frees, err := set.OwnerMemory(func(i int, c *gpurt.Ctx) error { return sts[i].warm(c) })
+	if err != nil {
+		return 0, err
 	}
+	budget := slices.Min(frees) - reserve
 	if opt.Memory > 0 {
 		budget = min(budget, opt.Memory)
 	}

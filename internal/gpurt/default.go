@@ -1,6 +1,7 @@
 package gpurt
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,16 @@ func Prewarm() {
 	if defaultStart.CompareAndSwap(0, time.Now().UnixNano()) {
 		go openDefault()
 	}
+}
+
+// PrewarmGPUs is Prewarm for a choice of GPUs (ParseGPUs; nil: all): it
+// starts opening the default device only where the choice includes GPU 0,
+// and the choice's set (OpenSet) in the background. It returns at once.
+func PrewarmGPUs(list []int) {
+	if list == nil || slices.Contains(list, 0) {
+		Prewarm()
+	}
+	go OpenSet(list)
 }
 
 // DefaultStarted reports whether opening the default device has begun

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/xsect/xsect/internal/cuda"
@@ -43,10 +44,43 @@ var (
 	opened = map[int]*Device{}
 )
 
+var requested struct {
+	sync.Mutex
+	m map[int]bool
+}
+
+func noteRequest(ordinal int) {
+	requested.Lock()
+	defer requested.Unlock()
+	if requested.m == nil {
+		requested.m = map[int]bool{}
+	}
+	requested.m[ordinal] = true
+}
+
+// Requested returns, in increasing order, the ordinals of the GPUs this
+// process has asked to open so far (Open, Owner, Default, Prewarm),
+// whether or not they opened: for tests that check that a command touches
+// only the GPUs of its --gpus.
+func Requested() []int {
+	requested.Lock()
+	defer requested.Unlock()
+	var list []int
+	for o := range requested.m {
+		list = append(list, o)
+	}
+	if DefaultStarted() && !requested.m[0] {
+		list = append(list, 0) // opening in the background
+	}
+	slices.Sort(list)
+	return list
+}
+
 // Open opens the GPU with the given ordinal (0 is the first). Opening a
 // device that is already open returns the same *Device; each Open needs
 // one Close.
 func Open(ordinal int) (*Device, error) {
+	noteRequest(ordinal)
 	if err := Available(); err != nil {
 		return nil, err
 	}

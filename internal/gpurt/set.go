@@ -180,6 +180,7 @@ func Owner(ordinal, k int) (*Device, error) {
 	if ordinal < 0 || k < 0 {
 		return nil, fmt.Errorf("gpu: owner %d of GPU %d: negative", k, ordinal)
 	}
+	noteRequest(ordinal)
 	owners.Lock()
 	if owners.m == nil {
 		owners.m = map[[2]int]func() (*Device, error){}
@@ -527,4 +528,56 @@ func (s *Set) Run(ctx context.Context, tiles int, work func(ctx context.Context,
 		panic(panicVal)
 	}
 	return rep, first
+}
+
+// LockOwners locks mu(i) for every owner i of the set, in the order of
+// their GPUs and owner numbers whatever the set's order, so that runs on
+// sets that list the same owners in other orders never wait for each
+// other in a circle, and returns the function that unlocks them all.
+// Engines hold their per-owner state's lock for a run with it.
+func (s *Set) LockOwners(mu func(i int) *sync.Mutex) (unlock func()) {
+	order := make([]int, len(s.owners))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int {
+		a, b := s.owners[x], s.owners[y]
+		if c := a.info.Ordinal - b.info.Ordinal; c != 0 {
+			return c
+		}
+		return a.owner - b.owner
+	})
+	for _, i := range order {
+		mu(i).Lock()
+	}
+	return func() {
+		for _, i := range slices.Backward(order) {
+			mu(i).Unlock()
+		}
+	}
+}
+
+// OwnerMemory runs prepare (nil: nothing) on every owner in turn, on the
+// owner's goroutine, and then reads its GPU's free memory; it returns
+// what each owner may plan in: that free memory divided by the owners of
+// the set sharing the GPU (see Share). Engines plan a run once for every
+// owner, in the least of them. It stops at the first error.
+func (s *Set) OwnerMemory(prepare func(i int, c *Ctx) error) ([]int64, error) {
+	frees := make([]int64, len(s.owners))
+	for i, d := range s.owners {
+		err := d.Do(func(c *Ctx) error {
+			if prepare != nil {
+				if err := prepare(i, c); err != nil {
+					return err
+				}
+			}
+			free, _, err := c.MemInfo()
+			frees[i] = int64(free) / int64(s.share[i])
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return frees, nil
 }

@@ -380,3 +380,35 @@ func TestUploadLock(t *testing.T) {
 		t.Error("GPUs 0 and 1 share an upload lock")
 	}
 }
+
+// TestLockOwners checks that a set's owners are locked by GPU and owner
+// number whatever the set's order, and all unlocked after.
+func TestLockOwners(t *testing.T) {
+	s := fakeSet(1, 0, 0, 2, 1)
+	for i, k := range []int{0, 0, 1, 0, 1} {
+		s.owners[i].owner = k
+	}
+	mus := make([]sync.Mutex, s.Len())
+	var order []int
+	unlock := s.LockOwners(func(i int) *sync.Mutex {
+		if mus[i].TryLock() {
+			mus[i].Unlock()
+			order = append(order, i)
+		}
+		return &mus[i]
+	})
+	if want := []int{1, 2, 0, 4, 3}; !slices.Equal(order, want) {
+		t.Fatalf("locked in the order %v, want %v", order, want)
+	}
+	for i := range mus {
+		if mus[i].TryLock() {
+			t.Fatalf("owner %d not locked", i)
+		}
+	}
+	unlock()
+	for i := range mus {
+		if !mus[i].TryLock() {
+			t.Fatalf("owner %d still locked", i)
+		}
+	}
+}

@@ -85,7 +85,7 @@ func (e gpuEngine) Estimate(p *simjoin.Problem) (engine.Estimate, error) {
 }
 
 func (e gpuEngine) Run(ctx context.Context, p *simjoin.Problem, out *simjoin.Output) error {
-	Prewarm() // opens while the filters start
+	gpurt.PrewarmGPUs(p.GPUs) // opens while the filters start
 	w, err := simjoin.CandidateWork(p, e.name)
 	if err != nil {
 		return err

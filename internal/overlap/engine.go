@@ -34,6 +34,22 @@ const (
 // absent).
 var ErrCannotRun = engine.ErrCannotRun
 
+// ProblemDevice is an Engine whose device depends on the problem: a GPU
+// engine that runs on the GPUs of Problem.GPUs. The planner asks
+// DeviceFor in place of Device, so that only those GPUs are opened.
+type ProblemDevice interface {
+	DeviceFor(p *Problem) (Device, error)
+}
+
+// DeviceOf returns the device e would run p on: DeviceFor where e has it,
+// else Device.
+func DeviceOf(e Engine, p *Problem) (Device, error) {
+	if pd, ok := e.(ProblemDevice); ok {
+		return pd.DeviceFor(p)
+	}
+	return e.Device()
+}
+
 var registered = engine.NewRegistry[Engine]("allpairs")
 
 // Register adds an engine for the planner; the GPU engines' package calls

@@ -120,7 +120,7 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 					time.Duration(bestCPU*float64(time.Second)).Round(time.Millisecond), gpuStartup)})
 			continue
 		}
-		d, derr := e.Device()
+		d, derr := DeviceOf(e, p)
 		c := Candidate{Engine: e, Device: d, Err: engine.Unavailable(derr)}
 		if b := en.bound; c.Err == nil && b > 0 && b >= best {
 			c.Bounded = true

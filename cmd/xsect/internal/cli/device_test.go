@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -137,6 +139,7 @@ func TestGPUsOwners(t *testing.T) {
 	for _, cmd := range [][]string{
 		{"allpairs", "--device", "gpu", "--technique", "mm", "--sort", "--min-overlap", "3", in},
 		{"allpairs", "--device", "gpu", "--technique", "batmap", "--sort", "--min-overlap", "3", in},
+		{"allpairs", "--device", "gpu", "--technique", "mmjoin", "--sort", "--min-overlap", "3", in},
 		{"containment", "--device", "gpu", "--technique", "scancount", "--sort", "--min-degree", "1/3", in},
 		{"pairs", "--device", "gpu", "--engine", "batmap", "--sort", "--min-support", "8", in},
 		{"simjoin", "--device", "gpu", "--threshold", "0.15", "--sort", in},
@@ -159,6 +162,42 @@ func TestGPUsOwners(t *testing.T) {
 		}
 		if first == "" {
 			t.Errorf("%q: no pairs: the test is too small", cmd)
+		}
+	}
+}
+
+// TestGPUsOpenOnlyListed runs every command that uses a GPU with --gpus
+// naming one GPU, in a process of its own, and checks that it asked to
+// open no other (gpurt.Requested): neither the planner's estimates nor
+// opening ahead touch GPU 0 when it is not listed. Where the host has one
+// GPU, "1," is bad usage and its own GPU is listed instead.
+func TestGPUsOpenOnlyListed(t *testing.T) {
+	a := writeFile(t, "a.txt", "1 2 3\n2 3\n3 4\n1 2 3 4\n")
+	listed := 1
+	if infos, err := gpurt.Devices(); err == nil && len(infos) < 2 {
+		listed = 0
+	}
+	gpus := fmt.Sprintf("%d,", listed)
+	for _, cmd := range [][]string{
+		{"allpairs", a},
+		{"allpairs", a, "--technique", "batmap"},
+		{"containment", a, "--min-degree", "1/2"},
+		{"pairs", "--min-support", "1", a},
+		{"pairs", "--min-support", "1", "--engine", "batmap", a},
+		{"simjoin", a, "--threshold", "0.5"},
+		{"intersect", a, a},
+	} {
+		for _, device := range []string{"gpu", "auto"} {
+			file := filepath.Join(t.TempDir(), "gpus")
+			args := append(append([]string{}, cmd...), "--device", device, "--gpus", gpus)
+			res := child{args: args, env: []string{childGPUsEnv + "=" + file}}.run(t)
+			got, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%q (exit %d, %s): %v", args, res.state.ExitCode(), firstLine(res.stderr), err)
+			}
+			if want := fmt.Sprint([]int{listed}); string(got) != "[]" && string(got) != want {
+				t.Errorf("%q: asked to open GPUs %s, want %s at most (exit %d, %s)", args, got, want, res.state.ExitCode(), firstLine(res.stderr))
+			}
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/xsect/xsect/internal/gpurt"
 )
 
 // The test binary stands in for xsect in tests that need a process of its
@@ -21,6 +23,7 @@ const (
 	childASEnv    = "XSECT_TEST_RLIMIT_AS"    // address space, bytes
 	childFSizeEnv = "XSECT_TEST_RLIMIT_FSIZE" // largest file written, bytes
 	childPeakEnv  = "XSECT_TEST_PEAK_FILE"    // where to write the peak resident memory
+	childGPUsEnv  = "XSECT_TEST_GPUS_FILE"    // where to write the GPUs asked to open (gpurt.Requested)
 )
 
 func TestMain(m *testing.M) {
@@ -54,6 +57,9 @@ func childMain() int {
 		// counts the parent's memory too (the child shares it until it
 		// executes).
 		os.WriteFile(path, []byte(strconv.FormatInt(peakRSS(), 10)), 0o644)
+	}
+	if path := os.Getenv(childGPUsEnv); path != "" {
+		os.WriteFile(path, []byte(fmt.Sprint(gpurt.Requested())), 0o644)
 	}
 	return code
 }

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xsect/xsect/internal/gpusimjoin"
+	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/simjoin"
 )
@@ -88,13 +88,13 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 				if *gpuKernel != "auto" && !slices.Contains(simjoin.GPUKernels, *gpuKernel) {
 					return usagef("--gpu-kernel %q: want auto, %s", *gpuKernel, strings.Join(simjoin.GPUKernels, ", "))
 				}
-				if *device == "gpu" {
-					// Open the GPU while the input is read.
-					gpusimjoin.Prewarm()
-				}
 				gpus, err := parseGPUs(*gpusValue, *device)
 				if err != nil {
 					return err
+				}
+				if *device == "gpu" {
+					// Open the GPUs while the input is read.
+					gpurt.PrewarmGPUs(gpus)
 				}
 				b, err := newBudget(*memory)
 				if err != nil {
