@@ -386,14 +386,22 @@ func (c *bandCache) read(ctx context.Context, b *band, lo, hi, col0, cols int, d
 	}
 	b.readers++
 	c.mu.Unlock()
+	// A band is given back only once its device finished it: a reader
+	// that stops waiting (an error, a cancellation) leaves it to
+	// releaseAll, which runs after the producers drained their devices.
+	finished := false
 	defer func() {
 		c.mu.Lock()
 		b.readers--
-		b.left -= hi - lo
-		if b.left <= 0 && b.readers == 0 && b.state == bandQueued {
+		if finished {
+			b.left -= hi - lo
+		}
+		if b.left <= 0 && b.readers == 0 && b.state == bandQueued && finished {
 			b.state = bandFreed
 			c.held--
-			c.devs[b.dev].release(b)
+			if b.host != nil { // a band whose queueing failed holds none
+				c.devs[b.dev].release(b)
+			}
 			b.buf, b.host = nil, nil
 			c.cond.Broadcast()
 		}
@@ -412,6 +420,7 @@ func (c *bandCache) read(ctx context.Context, b *band, lo, hi, col0, cols int, d
 		}
 		c.waited.Add(int64(time.Since(start)))
 	}
+	finished = true
 	if b.err != nil {
 		return b.err
 	}

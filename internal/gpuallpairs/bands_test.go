@@ -33,6 +33,12 @@ type fakeBands struct {
 	queued  atomic.Int64
 	directs atomic.Int64
 	failAt  int64 // queue fails at this band (counted from 1), if positive
+
+	// Bands queued and not yet finished: a buffer given back while its
+	// device still writes it is counted in early.
+	flyMu  sync.Mutex
+	flying map[*band]bool
+	early  atomic.Int64
 }
 
 func newFakeBands(p *overlap.Problem, sp *overlap.MMJoinSplit, slots int) *fakeBands {
@@ -109,16 +115,23 @@ func (f *fakeBands) queue(b *band, slot int) error {
 	}
 	done := make(chan error, 1)
 	f.inSlot[slot] = done
+	f.flyMu.Lock()
+	if f.flying == nil {
+		f.flying = map[*band]bool{}
+	}
+	f.flying[b] = true
+	f.flyMu.Unlock()
 	d := time.Duration(f.delay()) * time.Microsecond
+	buf, r0, c0, rows, cols, ld := b.buf, b.r0, b.c0, b.rows, b.cols, b.ld
 	go func() {
 		time.Sleep(d)
-		for x := range b.rows {
-			for y := range b.ld {
+		for x := range rows {
+			for y := range ld {
 				v := uint32(0xDEAD) // padding columns: never read
-				if y < b.cols {
-					v = f.prod[(b.r0+x)*f.hs+b.c0+y]
+				if y < cols {
+					v = f.prod[(r0+x)*f.hs+c0+y]
 				}
-				b.buf[x*b.ld+y] = v
+				buf[x*ld+y] = v
 			}
 		}
 		done <- nil
@@ -129,10 +142,20 @@ func (f *fakeBands) queue(b *band, slot int) error {
 func (f *fakeBands) finish(b *band, slot int) error {
 	err := <-f.inSlot[slot]
 	f.inSlot[slot] = nil
+	f.flyMu.Lock()
+	delete(f.flying, b)
+	f.flyMu.Unlock()
 	return err
 }
 
-func (f *fakeBands) release(b *band) { f.held.Add(-1) }
+func (f *fakeBands) release(b *band) {
+	f.flyMu.Lock()
+	if f.flying[b] {
+		f.early.Add(1)
+	}
+	f.flyMu.Unlock()
+	f.held.Add(-1)
+}
 
 func (f *fakeBands) direct(ctx context.Context, row0, rows, col0, cols int, dst []uint32, stride int) error {
 	f.directs.Add(1)
@@ -172,6 +195,13 @@ func (fc *fakeConfig) queued() (n int64) {
 func (fc *fakeConfig) held() (n int64) {
 	for _, f := range fc.last {
 		n += f.held.Load()
+	}
+	return n
+}
+
+func (fc *fakeConfig) early() (n int64) {
+	for _, f := range fc.last {
+		n += f.early.Load()
 	}
 	return n
 }
@@ -293,6 +323,9 @@ func TestBandCacheMMJoin(t *testing.T) {
 								t.Fatalf("device %d: %d band buffers not given back", i, f.held.Load())
 							}
 						}
+						if fc.early() != 0 {
+							t.Fatalf("%d band buffers given back while their device wrote them", fc.early())
+						}
 						if fc.directs() != 0 {
 							t.Fatalf("%d blocks read outside the bands", fc.directs())
 						}
@@ -382,8 +415,8 @@ func TestBandCacheRequests(t *testing.T) {
 			t.Fatalf("iteration %d (hr %d, hs %d, self %v, after %v): %v", iter, hr, hs, self, after, err)
 		}
 		for i, g := range fs {
-			if g.held.Load() != 0 {
-				t.Fatalf("iteration %d: device %d: %d buffers not given back", iter, i, g.held.Load())
+			if g.held.Load() != 0 || g.early.Load() != 0 {
+				t.Fatalf("iteration %d: device %d: %d buffers not given back, %d given back while written", iter, i, g.held.Load(), g.early.Load())
 			}
 		}
 	}
@@ -419,20 +452,30 @@ func readBlock(c *bandCache, f *fakeBands, self, after bool, iter, row0, rows in
 func rng2(a, b int) int { return (a*7919 + b*104729) & 0xffff }
 
 // TestBandCacheFailure checks that a device error reaches the workers and
-// the caller, and that nothing hangs, on one to three devices.
+// the caller, that nothing hangs, on one to three devices, and that every
+// band buffer is given back, none while its device still writes it (a
+// worker that stops waiting for a band on the error must not free it).
 func TestBandCacheFailure(t *testing.T) {
 	fake := tuned(t, "gpuallpairs-test-mmjoin", cheapProduct(1e-6)).(fakeMMJoin)
 	rng := rand.New(rand.NewPCG(23, 24))
 	r := collection(t, skewedSets(rng, 150, 300, 80))
 	for owners := 1; owners <= 3; owners++ {
-		fc := &fakeConfig{slots: 2, bandRows: 3, budget: 2 * owners, failAt: 3, owners: owners}
-		pl, err := planOn(fake.with(fc), r, nil, overlap.Query{MinOverlap: 1}, 0, 0, overlap.Options{Device: "cpu", Threads: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = pl.Collect(context.Background())
-		if err == nil || err.Error() != "fake device failure" {
-			t.Fatalf("%d owners: error %v, want the device's", owners, err)
+		for failAt := int64(1); failAt <= 6; failAt++ {
+			for _, threads := range []int{1, 3, 8} {
+				fc := &fakeConfig{slots: 2, bandRows: 3, budget: 2 * owners, failAt: failAt, owners: owners}
+				pl, err := planOn(fake.with(fc), r, nil, overlap.Query{MinOverlap: 1}, 0, 0, overlap.Options{Device: "cpu", Threads: threads})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = pl.Collect(context.Background())
+				if err == nil || err.Error() != "fake device failure" {
+					t.Fatalf("%d owners, band %d fails, %d threads: error %v, want the device's", owners, failAt, threads, err)
+				}
+				if fc.held() != 0 || fc.early() != 0 {
+					t.Fatalf("%d owners, band %d fails, %d threads: %d band buffers not given back, %d given back while written",
+						owners, failAt, threads, fc.held(), fc.early())
+				}
+			}
 		}
 	}
 }
