@@ -30,8 +30,11 @@ var (
 // against one owner's (a checksum of every stride-th row) first; then the
 // runs (planning included) are timed round-robin, the order rotating each
 // round. With -owners.pairs the runs count pairs instead (checked against
-// one owner's count), as MMJoin's must. It prints the median, min and max run time per owner count and
-// the ratio of the medians to one owner's.
+// one owner's count), as MMJoin's must. It prints the median, min and max run time per owner count, the
+// ratio of the medians to one owner's, and the median and quartiles of the
+// per-round ratios (each run against one owner's run of the same round, a
+// neighbour in time: steadier than the ratio of medians on runs of a few
+// milliseconds).
 func BenchmarkOwners(b *testing.B) {
 	needGPU(b)
 	var counts []int
@@ -42,7 +45,7 @@ func BenchmarkOwners(b *testing.B) {
 		}
 		counts = append(counts, k)
 	}
-	fmt.Printf("%-14s %-10s %6s %9s %9s %9s %9s %7s  %s\n", "problem", "technique", "owners", "plan ms", "median ms", "min ms", "max ms", "ratio", "plan / last run's owners")
+	fmt.Printf("%-14s %-10s %6s %9s %9s %9s %9s %7s %19s  %s\n", "problem", "technique", "owners", "plan ms", "median ms", "min ms", "max ms", "ratio", "paired (q1-q3)", "plan / last run's owners")
 	for _, sh := range misiShapes {
 		if !selected(*ownersOnly, sh) {
 			continue
@@ -135,8 +138,15 @@ func BenchmarkOwners(b *testing.B) {
 			base := median(runs[0])
 			for i, k := range counts {
 				med := median(runs[i])
-				fmt.Printf("%-14s %-10s %6d %9.1f %9.1f %9.1f %9.1f %7.3f  %s\n", sh.name, tech, k, ms(median(plans[i])), ms(med),
-					ms(slices.Min(runs[i])), ms(slices.Max(runs[i])), float64(med)/float64(base), strings.ReplaceAll(lastNotes[i], "\n", "; "))
+				paired := make([]float64, len(runs[i]))
+				for r := range paired {
+					paired[r] = float64(runs[i][r]) / float64(runs[0][r])
+				}
+				slices.Sort(paired)
+				n := len(paired)
+				fmt.Printf("%-14s %-10s %6d %9.1f %9.1f %9.1f %9.1f %7.3f %7.3f (%.3f-%.3f)  %s\n", sh.name, tech, k, ms(median(plans[i])), ms(med),
+					ms(slices.Min(runs[i])), ms(slices.Max(runs[i])), float64(med)/float64(base), paired[n/2], paired[n/4], paired[3*n/4],
+					strings.ReplaceAll(lastNotes[i], "\n", "; "))
 			}
 			fmt.Printf("%-14s %-10s plan: %s\n", sh.name, tech, detail)
 		}
