@@ -34,6 +34,7 @@ const (
 // stats accumulate how the batches ran, for Notes.
 type stats struct {
 	batches, queries, host int
+	timed                  int // batches whose kernels were timed
 	upBytes, downBytes     int64
 	fallback               bool                       // host buffers from cuMemAllocHost
 	phases                 [][numPhases]time.Duration // each batch's, for the medians
@@ -42,13 +43,15 @@ type stats struct {
 
 // The phases of a batch that Notes times: on the host, sizing and packing
 // the queries into registered memory ("place"), waiting for the device's
-// goroutine ("handoff"), waiting there for the batch to end on the device
+// goroutine ("handoff"), queueing the batch's copies and kernels there
+// ("launch"), waiting there for the batch to end on the device
 // ("wait": the device is the bottleneck where it is long) and reading the
 // answers back into the results ("finish"); on the device (events), the
 // upload, the kernels and the download.
 const (
 	phPlace = iota
 	phHandoff
+	phLaunch
 	phWait
 	phUpload
 	phKernels
@@ -60,6 +63,6 @@ const (
 // maxPhases bounds the batches whose phases are kept: the latest ones.
 const maxPhases = 1024
 
-var phaseNames = [numPhases]string{"place", "handoff", "wait", "upload", "kernels", "download", "finish"}
+var phaseNames = [numPhases]string{"place", "handoff", "launch", "wait", "upload", "kernels", "download", "finish"}
 
 func bytesString(n int64) string { return gpurt.FormatBytes(uint64(n)) }

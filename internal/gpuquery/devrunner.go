@@ -1,6 +1,7 @@
 package gpuquery
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -41,9 +42,9 @@ const (
 
 // devRunner is the GPU engine's Runner: queries go to the device as they
 // are, their terms' ids, and the device prepares them (kernels/batch.cu).
-// A search of many queries is cut into batches that flow through two
-// slots: the host packs batch k+1 into one slot and reads batch k-1's
-// answers out of the other while the device runs batch k.
+// A search of many queries is cut into batches that flow through slots:
+// the host packs batch k+1 into one slot and reads batch k-1's answers
+// out of another while the device runs batch k.
 type devRunner struct {
 	dev     *gpurt.Device
 	ix      *invindex.Index
@@ -60,17 +61,36 @@ type devRunner struct {
 	compact [2]*gpurt.Kernel // compact_queries, compact_jobs
 	buckets [numBuckets]*gpurt.Kernel
 	grids   [numBuckets + 1]int // persistent grids: the buckets', compact's
-	slots   [2]slot
+	slots   [numSlots]slot
 	closed  bool
+	// launches counts the batches launched; every timeEvery-th has its
+	// kernels timed.
+	launches int
 
 	statsMu    sync.Mutex
 	stats      stats
 	closeOnce  sync.Once
 	closeError error
+}
 
-	// Reused from batch to batch by place's parts.
-	counts   []int
-	hostPart [][]int
+// partScratch is what the parts of place and finish keep from batch to
+// batch: each part's count of terms, and its list of queries for the
+// host.
+type partScratch struct {
+	counts []int
+	lists  [][]int
+}
+
+// lists returns k empty lists, reusing their memory.
+func (ps *partScratch) reset(k int) {
+	ps.counts = slices.Grow(ps.counts[:0], k)[:k]
+	for len(ps.lists) < k {
+		ps.lists = append(ps.lists, nil)
+	}
+	ps.lists = ps.lists[:k]
+	for i := range ps.lists {
+		ps.lists[i] = ps.lists[i][:0]
+	}
 }
 
 // slot is one batch on its way: its host and device buffers, its stream
@@ -94,14 +114,24 @@ type slot struct {
 	outIDs        int
 	host          []int // queries (in the batch) the host answers: more than devMaxTerms terms
 	busy          bool  // launched and not collected
+	timed         bool  // its kernels timed (kev recorded)
+	scratch       partScratch
 	ph            [numPhases]time.Duration
 	kt            [numBuckets + 2]time.Duration
 }
 
-// defaultBatchQueries is the size of the batches a search is cut into:
-// large enough to fill the device, small enough that a search of 64Ki
-// queries runs as two batches that overlap (docs/QUERY.md).
-const defaultBatchQueries = maxQueries / 2
+// defaultBatchQueries is the size of the batches a search is cut into
+// (see numBatches): on the H100 host, a million queries ran at 99M
+// queries/s in batches of 64Ki, 72M in batches of 32Ki (docs/QUERY.md).
+const defaultBatchQueries = maxQueries
+
+// timeEvery spaces the batches whose kernels are timed (for Notes): the
+// events between kernels cost the device's goroutine a little.
+const timeEvery = 8
+
+// numSlots is the batches on their way at once: one being packed, two on
+// the device (one queued, one waited for) and one being read back.
+const numSlots = 4
 
 func newDevRunner(dev *gpurt.Device, ix *invindex.Index, threads int) (*devRunner, error) {
 	res, err := acquire(dev, ix)
@@ -222,7 +252,7 @@ func (s *stats) String() string {
 		fmt.Fprintf(&b, " %s %.0f us", phaseNames[p], float64(ts[len(ts)/2].Nanoseconds())/1e3)
 	}
 	if len(s.kernels) > 0 {
-		b.WriteString("\ngpu: median kernels:")
+		fmt.Fprintf(&b, "\ngpu: median kernels (%d batches timed):", s.timed)
 		for k, name := range []string{"prepare", "bucket512", "bucket256", "bucket128", "bucket64", "bucket32", "compact"} {
 			ts := make([]time.Duration, len(s.kernels))
 			for i, kt := range s.kernels {
@@ -273,23 +303,88 @@ func (r *devRunner) Search(ctx context.Context, qs []conj.Query, limit int, coun
 }
 
 func (r *devRunner) search(ctx context.Context, qs []conj.Query, limit int, countOnly bool, res []conj.Result) error {
-	per := max(1, min(r.batchQueries, maxQueries))
-	nb := (len(qs) + per - 1) / per
-	var prev *slot
-	for k := range nb {
-		if err := ctx.Err(); err != nil {
+	nb := numBatches(len(qs), r.batchQueries)
+	batch := func(k int) (lo, hi int) { return k * len(qs) / nb, (k + 1) * len(qs) / nb }
+	if nb == 1 {
+		s := &r.slots[0]
+		if err := r.place(s, qs, 0, limit, countOnly); err != nil {
 			return err
 		}
-		lo, hi := k*len(qs)/nb, (k+1)*len(qs)/nb
-		s := &r.slots[k%2]
-		if err := r.place(s, qs[lo:hi], lo, limit, countOnly); err != nil {
-			return err
-		}
-		// The device's goroutine queues this batch, then waits for the
-		// previous one, which the host reads back while the device runs
-		// this one.
 		tDo := time.Now()
 		err := r.dev.Do(func(c *gpurt.Ctx) error {
+			s.ph[phHandoff] = time.Since(tDo)
+			if err := r.launch(c, s, limit, countOnly); err != nil {
+				return err
+			}
+			return r.collect(c, s, countOnly)
+		})
+		if err != nil {
+			return err
+		}
+		return r.finish(ctx, s, qs, limit, countOnly, res)
+	}
+	// Three stages on goroutines of their own, passing slots: one packs
+	// the batches, this one queues each on the device and then waits for
+	// the one before, and one reads the answers back.
+	nslots := min(len(r.slots), nb)
+	free, ready, done := make(chan *slot, nslots), make(chan *slot, nslots), make(chan *slot, nslots)
+	for i := range nslots {
+		free <- &r.slots[i]
+	}
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	fail := func() { stopOnce.Do(func() { close(stop) }) }
+	var packErr, finishErr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer close(ready)
+		for k := range nb {
+			var s *slot
+			select {
+			case s = <-free:
+			case <-stop:
+				return
+			}
+			if packErr = ctx.Err(); packErr == nil {
+				lo, hi := batch(k)
+				packErr = r.place(s, qs[lo:hi], lo, limit, countOnly)
+			}
+			if packErr != nil {
+				fail()
+				return
+			}
+			ready <- s
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for s := range done {
+			if finishErr == nil {
+				if finishErr = r.finish(ctx, s, qs, limit, countOnly, res); finishErr != nil {
+					fail()
+				}
+			}
+			free <- s
+		}
+	}()
+	stopped := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
+	var err error
+	var prev *slot
+	for s := range ready {
+		if stopped() {
+			break
+		}
+		tDo := time.Now()
+		err = r.dev.Do(func(c *gpurt.Ctx) error {
 			s.ph[phHandoff] = time.Since(tDo)
 			if err := r.launch(c, s, limit, countOnly); err != nil {
 				return err
@@ -300,20 +395,44 @@ func (r *devRunner) search(ctx context.Context, qs []conj.Query, limit int, coun
 			return r.collect(c, prev, countOnly)
 		})
 		if err != nil {
-			return err
+			break
 		}
 		if prev != nil {
-			if err := r.finish(ctx, prev, qs, limit, countOnly, res); err != nil {
-				return err
-			}
+			done <- prev
 		}
 		prev = s
 	}
-	if err := r.dev.Do(func(c *gpurt.Ctx) error { return r.collect(c, prev, countOnly) }); err != nil {
-		return err
+	// A batch still on the device after a failure is waited for by
+	// Search.
+	if err == nil && !stopped() {
+		if err = r.dev.Do(func(c *gpurt.Ctx) error { return r.collect(c, prev, countOnly) }); err == nil {
+			done <- prev
+		}
 	}
-	return r.finish(ctx, prev, qs, limit, countOnly, res)
+	if err != nil {
+		fail()
+	}
+	close(done)
+	wg.Wait()
+	return cmp.Or(err, packErr, finishErr)
 }
+
+// numBatches returns the number of device batches for n queries: batches
+// of at most per (and maxQueries), and at least two for more than
+// 2*minSplit queries, so that their host work overlaps the device's.
+func numBatches(n, per int) int {
+	per = max(1, min(per, maxQueries))
+	nb := (n + per - 1) / per
+	if nb == 1 && n > 2*minSplit {
+		nb = 2
+	}
+	return nb
+}
+
+// minSplit is the smallest batch a search is cut into for overlap: on the
+// H100 host, a search of 31,432 queries ran faster as one batch than as
+// two, one of 62,864 faster as two.
+const minSplit = 16384
 
 // bucketBlock is the block size of a bucket's kernel: four warps for the
 // warp-sized groups, one group a block otherwise.
@@ -377,20 +496,20 @@ func (r *devRunner) place(s *slot, qs []conj.Query, lo, limit int, countOnly boo
 	if !countOnly {
 		s.downHead = headWords + 4*nq // and the ids' places
 	}
-	terms, ok := r.pack(qs, gpurt.Uint32s(s.up.Bytes()))
+	terms, ok := r.pack(&s.scratch, qs, gpurt.Uint32s(s.up.Bytes()))
 	if !ok {
 		// Too small: grow (with room for more) and pack again.
 		upWords := nq + 1 + terms
 		if err := r.dev.Do(func(c *gpurt.Ctx) error { return s.up.Grow(c, 4*upWords+upWords) }); err != nil {
 			return err
 		}
-		if terms, ok = r.pack(qs, gpurt.Uint32s(s.up.Bytes())); !ok {
+		if terms, ok = r.pack(&s.scratch, qs, gpurt.Uint32s(s.up.Bytes())); !ok {
 			return fmt.Errorf("query: packing %d queries: buffer of %d bytes too small", nq, s.up.Len())
 		}
 	}
 	s.terms, s.upWords = terms, nq+1+terms
 	s.host = s.host[:0]
-	for _, h := range r.hostPart {
+	for _, h := range s.scratch.lists {
 		s.host = append(s.host, h...)
 	}
 	s.ph[phPlace] = time.Since(t0)
@@ -401,15 +520,11 @@ func (r *devRunner) place(s *slot, qs []conj.Query, lo, limit int, countOnly boo
 // terms packed; ok is false, and nothing packed, when up is too short.
 // Each part counts its terms, all wait for each other, then each packs
 // its own from its first term on. The queries with more than devMaxTerms
-// terms are listed in r.hostPart.
-func (r *devRunner) pack(qs []conj.Query, up []uint32) (terms int, ok bool) {
+// terms are listed in ps.lists.
+func (r *devRunner) pack(ps *partScratch, qs []conj.Query, up []uint32) (terms int, ok bool) {
 	nq := len(qs)
 	k := r.numParts(nq, packLeast)
-	r.counts = slices.Grow(r.counts[:0], k)[:k]
-	for len(r.hostPart) < k {
-		r.hostPart = append(r.hostPart, nil)
-	}
-	r.hostPart = r.hostPart[:k]
+	ps.reset(k)
 	count := func(p int) {
 		n := 0
 		for _, q := range qs[p*nq/k : (p+1)*nq/k] {
@@ -417,13 +532,13 @@ func (r *devRunner) pack(qs []conj.Query, up []uint32) (terms int, ok bool) {
 				n += len(q.Terms)
 			}
 		}
-		r.counts[p] = n
+		ps.counts[p] = n
 	}
 	// fill packs part p once every part has counted; it reports whether
 	// the buffer holds the batch.
 	fill := func(p int) bool {
 		at, total := 0, 0
-		for i, n := range r.counts {
+		for i, n := range ps.counts {
 			if i < p {
 				at += n
 			}
@@ -433,7 +548,7 @@ func (r *devRunner) pack(qs []conj.Query, up []uint32) (terms int, ok bool) {
 			return false
 		}
 		starts, ts := up[:nq+1], up[nq+1:nq+1+total]
-		host := r.hostPart[p][:0]
+		host := ps.lists[p][:0]
 		for i := p * nq / k; i < (p+1)*nq/k; i++ {
 			starts[i] = uint32(at)
 			if t := qs[i].Terms; len(t) <= devMaxTerms {
@@ -442,7 +557,7 @@ func (r *devRunner) pack(qs []conj.Query, up []uint32) (terms int, ok bool) {
 				host = append(host, i)
 			}
 		}
-		r.hostPart[p] = host
+		ps.lists[p] = host
 		if p == k-1 {
 			starts[nq] = uint32(total)
 		}
@@ -450,7 +565,7 @@ func (r *devRunner) pack(qs []conj.Query, up []uint32) (terms int, ok bool) {
 	}
 	if k == 1 {
 		count(0)
-		return r.counts[0], fill(0)
+		return ps.counts[0], fill(0)
 	}
 	var counted, done sync.WaitGroup
 	counted.Add(k)
@@ -466,7 +581,7 @@ func (r *devRunner) pack(qs []conj.Query, up []uint32) (terms int, ok bool) {
 		}()
 	}
 	done.Wait()
-	for _, n := range r.counts {
+	for _, n := range ps.counts {
 		terms += n
 	}
 	return terms, !slices.Contains(fits, false)
@@ -526,10 +641,8 @@ func (r *devRunner) finish(ctx context.Context, s *slot, qs []conj.Query, limit 
 	ids := words[s.downHead : s.downHead+s.outIDs]
 	counts, flags := head[qCount*nq:(qCount+1)*nq], head[qFlag*nq:(qFlag+1)*nq]
 	k := r.numParts(nq, finishLeast)
-	for len(r.hostPart) < k {
-		r.hostPart = append(r.hostPart, nil)
-	}
-	flagged := r.hostPart[:k]
+	s.scratch.reset(k)
+	flagged := s.scratch.lists
 	r.parts(nq, finishLeast, func(p, lo, hi int) {
 		fb := flagged[p][:0]
 		if countOnly {
@@ -578,10 +691,16 @@ func (r *devRunner) finish(ctx context.Context, s *slot, qs []conj.Query, limit 
 	st := &r.stats
 	if len(st.phases) < maxPhases {
 		st.phases = append(st.phases, s.ph)
-		st.kernels = append(st.kernels, s.kt)
 	} else {
 		st.phases[st.batches%maxPhases] = s.ph
-		st.kernels[st.batches%maxPhases] = s.kt
+	}
+	if s.timed {
+		if len(st.kernels) < maxPhases {
+			st.kernels = append(st.kernels, s.kt)
+		} else {
+			st.kernels[st.timed%maxPhases] = s.kt
+		}
+		st.timed++
 	}
 	st.batches++
 	st.queries += nq
@@ -605,6 +724,8 @@ func kernelLimit(limit int) int32 {
 // launch queues a placed batch on its slot's stream: the upload, the
 // kernels and the copy of the header back. It does not wait.
 func (r *devRunner) launch(c *gpurt.Ctx, s *slot, limit int, countOnly bool) error {
+	t0 := time.Now()
+	defer func() { s.ph[phLaunch] = time.Since(t0) }()
 	if err := s.grow(c); err != nil {
 		return err
 	}
@@ -636,10 +757,19 @@ func (r *devRunner) launch(c *gpurt.Ctx, s *slot, limit int, countOnly bool) err
 		uint32(r.ix.BitmapWords()), uint32(nq), kernelLimit(limit), co, s.dSorted, s.dJobs, uint32(s.pieceCap), s.dHead,
 		s.dPieces, uint32(s.pieceCap), s.dScratch, uint32(s.scratchCap), s.dOut,
 	}
+	s.timed = r.launches%timeEvery == 0
+	r.launches++
+	// mark records the end of kernel i, on the batches timed.
+	mark := func(i int) error {
+		if !s.timed {
+			return nil
+		}
+		return c.Record(s.kev[i], st)
+	}
 	if err := c.Launch(r.prepare, gpurt.Dim{X: (nq + 255) / 256}, gpurt.Dim{X: 256}, 0, st, args...); err != nil {
 		return err
 	}
-	if err := c.Record(s.kev[0], st); err != nil {
+	if err := mark(0); err != nil {
 		return err
 	}
 	// The biggest jobs first, so that the small ones fill the tail.
@@ -647,7 +777,7 @@ func (r *devRunner) launch(c *gpurt.Ctx, s *slot, limit int, countOnly bool) err
 		if err := c.Launch(r.buckets[b], gpurt.Dim{X: r.grids[b]}, gpurt.Dim{X: bucketBlock(bucketGroup[b])}, 0, st, args...); err != nil {
 			return err
 		}
-		if err := c.Record(s.kev[numBuckets-b], st); err != nil {
+		if err := mark(numBuckets - b); err != nil {
 			return err
 		}
 	}
@@ -657,7 +787,7 @@ func (r *devRunner) launch(c *gpurt.Ctx, s *slot, limit int, countOnly bool) err
 				return err
 			}
 		}
-		if err := c.Record(s.kev[numBuckets+1], st); err != nil {
+		if err := mark(numBuckets + 1); err != nil {
 			return err
 		}
 	}
@@ -707,6 +837,9 @@ func (r *devRunner) collect(c *gpurt.Ctx, s *slot, countOnly bool) error {
 		if s.ph[phUpload+i], err = c.Elapsed(s.ev[i], s.ev[i+1]); err != nil {
 			return err
 		}
+	}
+	if !s.timed {
+		return nil
 	}
 	prev := s.ev[1]
 	for i, e := range s.kev {

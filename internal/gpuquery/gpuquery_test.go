@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -312,21 +313,43 @@ func TestGPUPipelined(t *testing.T) {
 		qs[i] = long
 	}
 	r := openRunner(t, ix, 3).(*devRunner)
-	for _, per := range []int{1, 700, 4500, 8999, 9000} {
+	for _, per := range []int{1, 2, 700, 4500, 8999, 9000} {
 		r.batchQueries = per
-		compare(t, r, ix, docs, qs, []int{-1, 0, 2})
+		some := qs
+		if per < 10 {
+			some = qs[:61]
+		}
+		compare(t, r, ix, docs, some, []int{-1, 0, 2})
 		compare(t, r, ix, nil, qs[:1+per%7], []int{-1})
+	}
+}
+
+func TestNumBatches(t *testing.T) {
+	for _, c := range []struct{ n, per, want int }{
+		{0, maxQueries, 0}, {1, maxQueries, 1}, {31432, maxQueries, 1}, {2 * minSplit, maxQueries, 1},
+		{2*minSplit + 1, maxQueries, 2}, {62864, maxQueries, 2}, {maxQueries + 1, maxQueries, 2},
+		{1005824, maxQueries, 16}, {1005824, 1 << 20, 16}, {10, 3, 4}, {10, 0, 10},
+	} {
+		if got := numBatches(c.n, c.per); got != c.want {
+			t.Errorf("numBatches(%d, %d) = %d, want %d", c.n, c.per, got, c.want)
+		}
 	}
 }
 
 // cancelAfter is a context whose Err turns to Canceled after n calls.
 type cancelAfter struct {
 	context.Context
-	n int
+	n atomic.Int64
+}
+
+func newCancelAfter(n int) *cancelAfter {
+	c := &cancelAfter{Context: context.Background()}
+	c.n.Store(int64(n))
+	return c
 }
 
 func (c *cancelAfter) Err() error {
-	if c.n--; c.n < 0 {
+	if c.n.Add(-1) < 0 {
 		return context.Canceled
 	}
 	return nil
@@ -349,7 +372,7 @@ func TestGPUCanceled(t *testing.T) {
 	for _, n := range []int{0, 1, 3, 7} {
 		for _, countOnly := range []bool{true, false} {
 			res := make([]conj.Result, len(qs))
-			err := r.Search(&cancelAfter{context.Background(), n}, qs, 10, countOnly, res)
+			err := r.Search(newCancelAfter(n), qs, 10, countOnly, res)
 			if err != context.Canceled {
 				t.Fatalf("canceled after %d checks: %v", n, err)
 			}
@@ -395,7 +418,7 @@ func BenchmarkGcideBatches(b *testing.B) {
 			b.ReportMetric(float64(b.N*len(qs))/time.Since(start).Seconds(), "queries/s")
 		}
 		b.Run(fmt.Sprintf("q%d/cpu", len(qs)), func(b *testing.B) { run(b, cpu) })
-		for _, per := range []int{8192, 16384, 32768, 65536} {
+		for _, per := range []int{16384, 32768, 65536} {
 			b.Run(fmt.Sprintf("q%d/gpu%d", len(qs), per), func(b *testing.B) {
 				gpu.batchQueries = per
 				run(b, gpu)

@@ -42,12 +42,13 @@ func TestPack(t *testing.T) {
 		want = append(want, terms...)
 		for _, threads := range []int{1, 2, 3, 16} {
 			r := &devRunner{threads: threads}
+			var ps partScratch
 			// Too short by one word: nothing written past it.
 			short := make([]uint32, len(want)-1+8)
 			for i := range short {
 				short[i] = 7
 			}
-			if n, ok := r.pack(qs, short[:len(want)-1]); ok || n != len(terms) {
+			if n, ok := r.pack(&ps, qs, short[:len(want)-1]); ok || n != len(terms) {
 				t.Fatalf("%d queries, %d threads: a buffer one word short: ok %v, %d terms (want %d)", nq, threads, ok, n, len(terms))
 			}
 			for _, w := range short[len(want)-1:] {
@@ -56,12 +57,12 @@ func TestPack(t *testing.T) {
 				}
 			}
 			got := make([]uint32, len(want)+5)
-			n, ok := r.pack(qs, got)
+			n, ok := r.pack(&ps, qs, got)
 			if !ok || n != len(terms) || !slices.Equal(got[:len(want)], want) {
 				t.Fatalf("%d queries, %d threads (%d parts): packing differs (ok %v, %d terms)", nq, threads, r.numParts(nq, packLeast), ok, n)
 			}
 			var host []int
-			for _, h := range r.hostPart {
+			for _, h := range ps.lists {
 				host = append(host, h...)
 			}
 			if !slices.Equal(host, long) {

@@ -227,10 +227,10 @@ type queryRun struct {
 // maxBatch bounds the queries answered at once; maxBatchIDs the ids a
 // batch may return (the sum of its queries' shortest lists bounds them),
 // so that the output's memory stays bounded whatever the queries. A
-// batch of 2^18 queries (8 MiB of results) lets the GPU engine overlap
-// its device batches of 32Ki queries.
+// batch of 2^20 queries (32 MiB of results, less than the queries take)
+// lets the GPU engine overlap its device batches of 64Ki queries.
 const (
-	maxBatch    = 1 << 18
+	maxBatch    = 1 << 20
 	maxBatchIDs = 1 << 24
 )
 
