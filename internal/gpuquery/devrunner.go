@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/xsect/xsect/internal/conj"
 	"github.com/xsect/xsect/internal/gpurt"
@@ -468,8 +469,8 @@ func (r *devRunner) numParts(n, least int) int { return max(1, min(r.threads, n/
 // Parts of at least these many queries: packing and reading back cost
 // some nanoseconds a query, starting a goroutine a few microseconds.
 const (
-	packLeast   = 2048
-	finishLeast = 2048
+	packLeast   = 8192
+	finishLeast = 8192
 )
 
 // place sizes a batch and packs its queries into s's upload buffer: nq+1
@@ -549,14 +550,31 @@ func (r *devRunner) pack(ps *partScratch, qs []conj.Query, up []uint32) (terms i
 		}
 		starts, ts := up[:nq+1], up[nq+1:nq+1+total]
 		host := ps.lists[p][:0]
+		// Queries whose terms follow each other within one slice's
+		// capacity (xsect query reads a file into one array) are copied
+		// as one run.
+		var run []uint32 // the current run's source: run[:n]
+		var runEnd uintptr
+		runAt, n := at, 0
 		for i := p * nq / k; i < (p+1)*nq/k; i++ {
 			starts[i] = uint32(at)
-			if t := qs[i].Terms; len(t) <= devMaxTerms {
-				at += copy(ts[at:], t)
-			} else {
+			t := qs[i].Terms
+			if len(t) > devMaxTerms {
 				host = append(host, i)
+				continue
 			}
+			if len(t) == 0 {
+				continue
+			}
+			if ptr := uintptr(unsafe.Pointer(unsafe.SliceData(t))); ptr != runEnd || n+len(t) > cap(run) {
+				copy(ts[runAt:runAt+n], run[:n])
+				run, runAt, n = t, at, 0
+			}
+			n += len(t)
+			at += len(t)
+			runEnd = uintptr(unsafe.Pointer(unsafe.SliceData(run))) + 4*uintptr(n)
 		}
+		copy(ts[runAt:runAt+n], run[:n])
 		ps.lists[p] = host
 		if p == k-1 {
 			starts[nq] = uint32(total)

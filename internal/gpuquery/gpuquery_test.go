@@ -407,6 +407,7 @@ func BenchmarkGcideBatches(b *testing.B) {
 		for range times {
 			qs = append(qs, q2...)
 		}
+		qs = relayout(nil, qs, "one array") // as xsect query reads them
 		res := make([]conj.Result, len(qs))
 		run := func(b *testing.B, s conj.Runner) {
 			start := time.Now()

@@ -370,8 +370,11 @@ func (q *queryRun) readQueries(ix *query.Index, path string) error {
 		return err
 	}
 	q.qs = make([]query.Query, len(q.starts)-1)
+	// Each query's slice keeps the array's capacity: the GPU engine then
+	// sees the terms of consecutive queries as one run and uploads them
+	// in one copy. Nothing appends to them.
 	for i := range q.qs {
-		q.qs[i].Terms = q.terms[q.starts[i]:q.starts[i+1]:q.starts[i+1]]
+		q.qs[i].Terms = q.terms[q.starts[i]:q.starts[i+1]]
 	}
 	return nil
 }
