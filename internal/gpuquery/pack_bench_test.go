@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/xsect/xsect/internal/conj"
+	"github.com/xsect/xsect/internal/gpurt"
 )
 
 // BenchmarkPack times packing a batch of 64Ki queries of 2 to 5 terms,
@@ -26,17 +27,42 @@ func BenchmarkPack(b *testing.B) {
 		qs[i].Terms = terms[starts[i]:starts[i+1]]
 	}
 	up := make([]uint32, 1<<20)
+	bench := func(name string, qs []conj.Query, up []uint32, threads int) {
+		r := &devRunner{threads: threads}
+		var ps partScratch
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, ok := r.pack(&ps, qs, up); !ok {
+					b.Fatal("buffer too small")
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(qs)), "ns/query")
+		})
+	}
 	for _, layout := range []string{"one array", "separate"} {
 		qs := relayout(rng, qs, layout)
 		for _, threads := range []int{1, 4} {
-			r := &devRunner{threads: threads}
-			var ps partScratch
-			b.Run(fmt.Sprintf("%s/threads%d", layout, threads), func(b *testing.B) {
-				for b.Loop() {
-					r.pack(&ps, qs, up)
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(qs)), "ns/query")
-			})
+			bench(fmt.Sprintf("%s/threads%d", layout, threads), qs, up, threads)
 		}
+	}
+	// Into memory registered with the driver, as the engine packs, beside
+	// Go memory (where a GPU is): whether registering slows the CPU's
+	// writes, as cuMemAllocHost memory's were slow on the H100 host.
+	if gpurt.Available() != nil {
+		return
+	}
+	dev, err := gpurt.Default()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var reg gpurt.Registered
+	if err := dev.Do(func(c *gpurt.Ctx) error { return reg.Grow(c, 4<<20) }); err != nil {
+		b.Fatal(err)
+	}
+	defer dev.Do(func(c *gpurt.Ctx) error { return reg.Free(c) })
+	qs = relayout(rng, qs, "one array")
+	for _, threads := range []int{1, 4, 8} {
+		bench(fmt.Sprintf("registered/threads%d", threads), qs, gpurt.Uint32s(reg.Bytes()), threads)
+		bench(fmt.Sprintf("go/threads%d", threads), qs, up, threads)
 	}
 }
