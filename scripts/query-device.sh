@@ -3,7 +3,8 @@
 # the GPU tests, the command line's query tests, then gcide with the TREC 2005
 # efficiency log (queries of 2+ terms, once and twice over) on the CPU's 16
 # threads and on the GPU, counting, --limit 10 and all ids, 40 passes each,
-# checking that both outputs are the same.
+# and counting 32 times over (1,005,824 queries), checking that both
+# outputs are the same.
 #
 #   scripts/query-device.sh build DIR   # here: static binaries and the data into DIR
 #   DIR/query-device.sh run             # there (no Go toolchain needed)
@@ -34,8 +35,11 @@ run)
 	./xsect index build data/ir/gcide/gcide.docs.sets.gz -o /tmp/g.idx
 	awk 'NF>=2' data/ir/gcide/gcide.q.topics.terabyte05.efficiency.txt.sets >/tmp/q2.sets
 	cat /tmp/q2.sets /tmp/q2.sets >/tmp/q4.sets
-	for qf in /tmp/q2.sets /tmp/q4.sets; do
-		for mode in --count --limit=10 --limit=-1; do
+	for _ in $(seq 16); do cat /tmp/q4.sets; done >/tmp/q64.sets
+	for qf in /tmp/q2.sets /tmp/q4.sets /tmp/q64.sets; do
+		modes="--count --limit=10 --limit=-1"
+		[ "$qf" = /tmp/q64.sets ] && modes=--count
+		for mode in $modes; do
 			echo "== $qf $mode"
 			./xsect query /tmp/g.idx "$qf" "$mode" --device cpu --threads 16 --repeat 40 --timings -o /tmp/cpu.out 2>&1 | grep -o 'passes.*'
 			rm -f /tmp/gpu.out

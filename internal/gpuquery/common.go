@@ -34,20 +34,25 @@ const (
 // stats accumulate how the batches ran, for Notes.
 type stats struct {
 	batches, queries, host int
+	timed                  int // batches whose kernels were timed
 	upBytes, downBytes     int64
+	fallback               bool                       // host buffers from cuMemAllocHost
 	phases                 [][numPhases]time.Duration // each batch's, for the medians
 	kernels                [][numBuckets + 2]time.Duration
 }
 
-// The phases of a batch that Notes times: on the host, sizing the buffers
-// ("prepare"), waiting for the device's goroutine, packing the queries
-// into pinned memory ("place") and reading the answers back into the
-// results ("finish"); on the device (events), the upload, the kernels and
-// the download.
+// The phases of a batch that Notes times: on the host, sizing and packing
+// the queries into registered memory ("place"), waiting for the device's
+// goroutine ("handoff"), queueing the batch's copies and kernels there
+// ("launch"), waiting there for the batch to end on the device
+// ("wait": the device is the bottleneck where it is long) and reading the
+// answers back into the results ("finish"); on the device (events), the
+// upload, the kernels and the download.
 const (
-	phPrepare = iota
+	phPlace = iota
 	phHandoff
-	phPlace
+	phLaunch
+	phWait
 	phUpload
 	phKernels
 	phDownload
@@ -58,6 +63,6 @@ const (
 // maxPhases bounds the batches whose phases are kept: the latest ones.
 const maxPhases = 1024
 
-var phaseNames = [numPhases]string{"prepare", "handoff", "place", "upload", "kernels", "download", "finish"}
+var phaseNames = [numPhases]string{"place", "handoff", "launch", "wait", "upload", "kernels", "download", "finish"}
 
 func bytesString(n int64) string { return gpurt.FormatBytes(uint64(n)) }

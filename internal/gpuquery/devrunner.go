@@ -1,6 +1,7 @@
 package gpuquery
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/xsect/xsect/internal/conj"
 	"github.com/xsect/xsect/internal/gpurt"
@@ -41,20 +43,60 @@ const (
 
 // devRunner is the GPU engine's Runner: queries go to the device as they
 // are, their terms' ids, and the device prepares them (kernels/batch.cu).
+// A search of many queries is cut into batches that flow through slots:
+// the host packs batch k+1 into one slot and reads batch k-1's answers
+// out of another while the device runs batch k.
 type devRunner struct {
 	dev     *gpurt.Device
 	ix      *invindex.Index
 	threads int
 	cpu     *conj.CPU // for the queries the host answers
 	res     *resident
+	// batchQueries is the most queries of a batch (at most maxQueries).
+	batchQueries int
 
-	mu sync.Mutex // one batch at a time
+	mu sync.Mutex // one search at a time
 
 	// Owned by the device's goroutine.
-	prepare        *gpurt.Kernel
-	compact        [2]*gpurt.Kernel // compact_queries, compact_jobs
-	buckets        [numBuckets]*gpurt.Kernel
-	grids          [numBuckets + 1]int // persistent grids: the buckets', compact's
+	prepare *gpurt.Kernel
+	compact [2]*gpurt.Kernel // compact_queries, compact_jobs
+	buckets [numBuckets]*gpurt.Kernel
+	grids   [numBuckets + 1]int // persistent grids: the buckets', compact's
+	slots   [numSlots]slot
+	closed  bool
+	// launches counts the batches launched; every timeEvery-th has its
+	// kernels timed.
+	launches int
+
+	statsMu    sync.Mutex
+	stats      stats
+	closeOnce  sync.Once
+	closeError error
+}
+
+// partScratch is what the parts of place and finish keep from batch to
+// batch: each part's count of terms, and its list of queries for the
+// host.
+type partScratch struct {
+	counts []int
+	lists  [][]int
+}
+
+// lists returns k empty lists, reusing their memory.
+func (ps *partScratch) reset(k int) {
+	ps.counts = slices.Grow(ps.counts[:0], k)[:k]
+	for len(ps.lists) < k {
+		ps.lists = append(ps.lists, nil)
+	}
+	ps.lists = ps.lists[:k]
+	for i := range ps.lists {
+		ps.lists[i] = ps.lists[i][:0]
+	}
+}
+
+// slot is one batch on its way: its host and device buffers, its stream
+// and events, and what the batch needs to be read back.
+type slot struct {
 	stream         *gpurt.Stream
 	ev             [4]*gpurt.Event              // start, uploaded, kernels done, end
 	kev            [numBuckets + 2]*gpurt.Event // after prepare, each bucket (largest first), compact
@@ -62,25 +104,44 @@ type devRunner struct {
 	dJobs, dHead   gpurt.Buffer
 	dPieces        gpurt.Buffer
 	dScratch, dOut gpurt.Buffer
-	up, down       gpurt.Pinned
-	closed         bool
+	up, down       gpurt.Registered
 
-	statsMu    sync.Mutex
-	stats      stats
-	closeOnce  sync.Once
-	closeError error
-
-	// Reused from batch to batch.
-	starts   []int // each chunk's first term
-	fallback []int
+	// The batch in the slot.
+	lo, nq, terms int // its queries are qs[lo : lo+nq]; their terms on the device
+	upWords       int
+	pieceCap      int
+	scratchCap    int
+	downHead      int
+	outIDs        int
+	host          []int // queries (in the batch) the host answers: more than devMaxTerms terms
+	busy          bool  // launched and not collected
+	timed         bool  // its kernels timed (kev recorded)
+	scratch       partScratch
+	ph            [numPhases]time.Duration
+	kt            [numBuckets + 2]time.Duration
 }
+
+// defaultBatchQueries is the size of the batches a search is cut into
+// (see numBatches): on the H100 host, a million queries ran at 180M
+// queries/s in batches of 64Ki (docs/QUERY.md); an earlier version of
+// this engine ran 99M in batches of 64Ki, 72M in batches of 32Ki.
+const defaultBatchQueries = maxQueries
+
+// timeEvery spaces the batches whose kernels are timed (for Notes): the
+// events between kernels cost the device's goroutine a little.
+const timeEvery = 8
+
+// numSlots is the batches on their way at once: one being packed, two on
+// the device (one queued, one waited for) and one being read back.
+const numSlots = 4
 
 func newDevRunner(dev *gpurt.Device, ix *invindex.Index, threads int) (*devRunner, error) {
 	res, err := acquire(dev, ix)
 	if err != nil {
 		return nil, err
 	}
-	r := &devRunner{dev: dev, ix: ix, threads: conj.Threads(threads), cpu: conj.NewCPU(ix, 1), res: res}
+	r := &devRunner{dev: dev, ix: ix, threads: conj.Threads(threads), cpu: conj.NewCPU(ix, 1), res: res,
+		batchQueries: defaultBatchQueries}
 	err = dev.Do(func(c *gpurt.Ctx) error {
 		m, err := c.Load(batchSrc)
 		if err != nil {
@@ -110,17 +171,20 @@ func newDevRunner(dev *gpurt.Device, ix *invindex.Index, threads int) (*devRunne
 			return err
 		}
 		r.grids[numBuckets] = sms * max(per, 1)
-		if r.stream, err = c.NewStream(); err != nil {
-			return err
-		}
-		for i := range r.ev {
-			if r.ev[i], err = c.NewEvent(); err != nil {
+		for i := range r.slots {
+			s := &r.slots[i]
+			if s.stream, err = c.NewStream(); err != nil {
 				return err
 			}
-		}
-		for i := range r.kev {
-			if r.kev[i], err = c.NewEvent(); err != nil {
-				return err
+			for j := range s.ev {
+				if s.ev[j], err = c.NewEvent(); err != nil {
+					return err
+				}
+			}
+			for j := range s.kev {
+				if s.kev[j], err = c.NewEvent(); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -132,7 +196,7 @@ func newDevRunner(dev *gpurt.Device, ix *invindex.Index, threads int) (*devRunne
 	return r, nil
 }
 
-// Close frees the runner's device and pinned memory, and the index's
+// Close frees the runner's device and host memory, and the index's
 // lists once no runner uses them.
 func (r *devRunner) Close() error {
 	r.closeOnce.Do(func() {
@@ -140,16 +204,23 @@ func (r *devRunner) Close() error {
 		defer r.mu.Unlock()
 		r.closed = true
 		err := r.dev.Do(func(c *gpurt.Ctx) error {
-			errs := []error{c.Sync(r.stream)}
-			for _, b := range []*gpurt.Buffer{&r.dUp, &r.dSorted, &r.dJobs, &r.dHead, &r.dPieces, &r.dScratch, &r.dOut} {
-				errs = append(errs, c.Free(*b))
-				*b = gpurt.Buffer{}
+			var errs []error
+			for i := range r.slots {
+				s := &r.slots[i]
+				if s.stream != nil {
+					errs = append(errs, c.Sync(s.stream))
+				}
+				for _, b := range []*gpurt.Buffer{&s.dUp, &s.dSorted, &s.dJobs, &s.dHead, &s.dPieces, &s.dScratch, &s.dOut} {
+					errs = append(errs, c.Free(*b))
+					*b = gpurt.Buffer{}
+				}
+				errs = append(errs, s.up.Free(c), s.down.Free(c))
+				for _, e := range append(s.ev[:], s.kev[:]...) {
+					errs = append(errs, c.DestroyEvent(e))
+				}
+				errs = append(errs, c.DestroyStream(s.stream))
 			}
-			errs = append(errs, r.up.Free(c), r.down.Free(c))
-			for _, e := range append(r.ev[:], r.kev[:]...) {
-				errs = append(errs, c.DestroyEvent(e))
-			}
-			return errors.Join(append(errs, c.DestroyStream(r.stream))...)
+			return errors.Join(errs...)
 		})
 		r.closeError = errors.Join(err, release(r.dev, r.ix))
 	})
@@ -170,6 +241,9 @@ func (s *stats) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "gpu: %d batches, %d queries (%d answered on the host); upload %s, download %s\n",
 		s.batches, s.queries, s.host, bytesString(s.upBytes), bytesString(s.downBytes))
+	if s.fallback {
+		b.WriteString("gpu: Go memory could not be registered with the driver: host buffers from cuMemAllocHost\n")
+	}
 	b.WriteString("gpu: median batch:")
 	for p := range numPhases {
 		ts := make([]time.Duration, len(s.phases))
@@ -180,7 +254,7 @@ func (s *stats) String() string {
 		fmt.Fprintf(&b, " %s %.0f us", phaseNames[p], float64(ts[len(ts)/2].Nanoseconds())/1e3)
 	}
 	if len(s.kernels) > 0 {
-		b.WriteString("\ngpu: median kernels:")
+		fmt.Fprintf(&b, "\ngpu: median kernels (%d batches timed):", s.timed)
 		for k, name := range []string{"prepare", "bucket512", "bucket256", "bucket128", "bucket64", "bucket32", "compact"} {
 			ts := make([]time.Duration, len(s.kernels))
 			for i, kt := range s.kernels {
@@ -194,7 +268,9 @@ func (s *stats) String() string {
 	return b.String()
 }
 
-// Search answers a batch: see conj.Runner.
+// Search answers a batch: see conj.Runner. The queries are cut into
+// batches of at most r.batchQueries; each batch's host work (packing,
+// reading back) overlaps the device's work on the one before or after.
 func (r *devRunner) Search(ctx context.Context, qs []conj.Query, limit int, countOnly bool, res []conj.Result) error {
 	if len(res) != len(qs) {
 		return fmt.Errorf("query: %d results for %d queries", len(res), len(qs))
@@ -204,17 +280,161 @@ func (r *devRunner) Search(ctx context.Context, qs []conj.Query, limit int, coun
 	if r.closed {
 		return errors.New("query: Search on a closed searcher")
 	}
-	for lo := 0; lo < len(qs); lo += maxQueries {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		hi := min(lo+maxQueries, len(qs))
-		if err := r.batch(ctx, qs[lo:hi], limit, countOnly, res[lo:hi]); err != nil {
-			return err
+	if len(qs) == 0 {
+		return nil
+	}
+	err := r.search(ctx, qs, limit, countOnly, res)
+	if err != nil {
+		// Wait for the batches still on the device: their buffers are
+		// reused by the next search.
+		derr := r.dev.Do(func(c *gpurt.Ctx) error {
+			var errs []error
+			for i := range r.slots {
+				if s := &r.slots[i]; s.busy {
+					s.busy = false
+					errs = append(errs, c.Sync(s.stream))
+				}
+			}
+			return errors.Join(errs...)
+		})
+		if derr != nil {
+			err = errors.Join(err, derr)
 		}
 	}
-	return nil
+	return err
 }
+
+func (r *devRunner) search(ctx context.Context, qs []conj.Query, limit int, countOnly bool, res []conj.Result) error {
+	nb := numBatches(len(qs), r.batchQueries)
+	batch := func(k int) (lo, hi int) { return k * len(qs) / nb, (k + 1) * len(qs) / nb }
+	if nb == 1 {
+		s := &r.slots[0]
+		if err := r.place(s, qs, 0, limit, countOnly); err != nil {
+			return err
+		}
+		tDo := time.Now()
+		err := r.dev.Do(func(c *gpurt.Ctx) error {
+			s.ph[phHandoff] = time.Since(tDo)
+			if err := r.launch(c, s, limit, countOnly); err != nil {
+				return err
+			}
+			return r.collect(c, s, countOnly)
+		})
+		if err != nil {
+			return err
+		}
+		return r.finish(ctx, s, qs, limit, countOnly, res)
+	}
+	// Three stages on goroutines of their own, passing slots: one packs
+	// the batches, this one queues each on the device and then waits for
+	// the one before, and one reads the answers back.
+	nslots := min(len(r.slots), nb)
+	free, ready, done := make(chan *slot, nslots), make(chan *slot, nslots), make(chan *slot, nslots)
+	for i := range nslots {
+		free <- &r.slots[i]
+	}
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	fail := func() { stopOnce.Do(func() { close(stop) }) }
+	var packErr, finishErr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer close(ready)
+		for k := range nb {
+			var s *slot
+			select {
+			case s = <-free:
+			case <-stop:
+				return
+			}
+			if packErr = ctx.Err(); packErr == nil {
+				lo, hi := batch(k)
+				packErr = r.place(s, qs[lo:hi], lo, limit, countOnly)
+			}
+			if packErr != nil {
+				fail()
+				return
+			}
+			ready <- s
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for s := range done {
+			if finishErr == nil {
+				if finishErr = r.finish(ctx, s, qs, limit, countOnly, res); finishErr != nil {
+					fail()
+				}
+			}
+			free <- s
+		}
+	}()
+	stopped := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
+	var err error
+	var prev *slot
+	for s := range ready {
+		if stopped() {
+			break
+		}
+		tDo := time.Now()
+		err = r.dev.Do(func(c *gpurt.Ctx) error {
+			s.ph[phHandoff] = time.Since(tDo)
+			if err := r.launch(c, s, limit, countOnly); err != nil {
+				return err
+			}
+			if prev == nil {
+				return nil
+			}
+			return r.collect(c, prev, countOnly)
+		})
+		if err != nil {
+			break
+		}
+		if prev != nil {
+			done <- prev
+		}
+		prev = s
+	}
+	// A batch still on the device after a failure is waited for by
+	// Search.
+	if err == nil && !stopped() {
+		if err = r.dev.Do(func(c *gpurt.Ctx) error { return r.collect(c, prev, countOnly) }); err == nil {
+			done <- prev
+		}
+	}
+	if err != nil {
+		fail()
+	}
+	close(done)
+	wg.Wait()
+	return cmp.Or(err, packErr, finishErr)
+}
+
+// numBatches returns the number of device batches for n queries: batches
+// of at most per (and maxQueries), and at least two for more than
+// 2*minSplit queries, so that their host work overlaps the device's.
+func numBatches(n, per int) int {
+	per = max(1, min(per, maxQueries))
+	nb := (n + per - 1) / per
+	if nb == 1 && n > 2*minSplit {
+		nb = 2
+	}
+	return nb
+}
+
+// minSplit is the smallest batch a search is cut into for overlap: on the
+// H100 host, a search of 31,432 queries ran faster as one batch than as
+// two, one of 62,864 faster as two.
+const minSplit = 16384
 
 // bucketBlock is the block size of a bucket's kernel: four warps for the
 // warp-sized groups, one group a block otherwise.
@@ -225,10 +445,10 @@ func bucketBlock(group int) int {
 	return group
 }
 
-// parts splits n items into up to r.threads parts of at least min items
+// parts splits n items into up to r.threads parts of at least least items
 // and runs fn on each, on goroutines when there are several.
 func (r *devRunner) parts(n, least int, fn func(part, lo, hi int)) int {
-	k := max(1, min(r.threads, n/least))
+	k := r.numParts(n, least)
 	if k == 1 {
 		fn(0, 0, n)
 		return 1
@@ -245,180 +465,148 @@ func (r *devRunner) parts(n, least int, fn func(part, lo, hi int)) int {
 	return k
 }
 
-// batch answers at most maxQueries queries.
-func (r *devRunner) batch(ctx context.Context, qs []conj.Query, limit int, countOnly bool, res []conj.Result) error {
+func (r *devRunner) numParts(n, least int) int { return max(1, min(r.threads, n/least)) }
+
+// Parts of at least these many queries: packing and reading back cost
+// some nanoseconds a query, starting a goroutine a few microseconds. On
+// the H100 host, parts of 4Ki rather than 8Ki made searches of 31,432
+// and 62,864 queries 22% faster, a million queries as fast
+// (docs/QUERY.md).
+const (
+	packLeast   = 4096
+	finishLeast = 4096
+)
+
+// place sizes a batch and packs its queries into s's upload buffer: nq+1
+// starts, then the terms (none for a query of more than devMaxTerms,
+// which the host answers), in parts on goroutines of their own (the
+// device's goroutine, locked to its thread, would wait for them slowly).
+func (r *devRunner) place(s *slot, qs []conj.Query, lo, limit int, countOnly bool) error {
 	t0 := time.Now()
-	var ph [numPhases]time.Duration
 	nq := len(qs)
-	if nq == 0 {
-		return nil
-	}
-	// The terms of each part of the batch, for packing in parallel.
-	k := max(1, min(r.threads, nq/8192))
-	r.starts = r.starts[:0]
-	terms := 0
-	for p := range k {
-		r.starts = append(r.starts, terms)
-		for _, q := range qs[p*nq/k : (p+1)*nq/k] {
-			if len(q.Terms) <= devMaxTerms {
-				terms += len(q.Terms)
-			}
-		}
-	}
+	s.lo, s.nq, s.outIDs = lo, nq, 0
 	// The device's capacities for this batch: every slice of every
 	// query's shortest list a job (one per query, and one per SPLIT
 	// elements more: pieces beyond a generous bound make queries that
 	// the host answers), the ids kept.
-	pieceCap := 2*nq + 1024
-	scratchCap := 0
+	s.pieceCap = 2*nq + 1024
+	s.scratchCap = 0
 	if !countOnly {
-		scratchCap = maxScratch
+		s.scratchCap = maxScratch
 		if limit >= 0 {
-			scratchCap = min(maxScratch, pieceCap*min(limit, splitLen))
+			s.scratchCap = min(maxScratch, s.pieceCap*min(limit, splitLen))
 		}
 	}
-	upWords := nq + 1 + terms
-	headLen := headWords + qArrays*nq
-	downHead := headWords + 2*nq // counts and flags
+	s.downHead = headWords + 2*nq // counts and flags
 	if !countOnly {
-		downHead = headWords + 4*nq // and the ids' places
+		s.downHead = headWords + 4*nq // and the ids' places
 	}
-	ph[phPrepare] = time.Since(t0)
-	tDo := time.Now()
-	if r.small(upWords, terms, pieceCap, headLen, scratchCap, downHead) {
-		err := r.dev.Do(func(c *gpurt.Ctx) error { return r.grow(c, upWords, terms, pieceCap, headLen, scratchCap, downHead) })
-		if err != nil {
+	terms, ok := r.pack(&s.scratch, qs, gpurt.Uint32s(s.up.Bytes()))
+	if !ok {
+		// Too small: grow (with room for more) and pack again.
+		upWords := nq + 1 + terms
+		if err := r.dev.Do(func(c *gpurt.Ctx) error { return s.up.Grow(c, 4*upWords+upWords) }); err != nil {
 			return err
 		}
-	}
-	// Packed by goroutines of their own: the device's goroutine, locked
-	// to its thread, waits for them slowly.
-	tPlace := time.Now()
-	r.pack(qs, gpurt.Uint32s(r.up.Bytes())[:upWords], k)
-	ph[phPlace] = time.Since(tPlace)
-	var outIDs int
-	var kt [numBuckets + 2]time.Duration
-	tDo = time.Now()
-	err := r.dev.Do(func(c *gpurt.Ctx) error {
-		ph[phHandoff] = time.Since(tDo)
-		var err error
-		outIDs, err = r.run(c, nq, terms, upWords, pieceCap, scratchCap, downHead, limit, countOnly)
-		if err != nil {
-			return err
-		}
-		for i := range 3 {
-			if ph[phUpload+i], err = c.Elapsed(r.ev[i], r.ev[i+1]); err != nil {
-				return err
-			}
-		}
-		prev := r.ev[1]
-		for i, e := range r.kev {
-			if countOnly && i == len(r.kev)-1 {
-				break
-			}
-			if kt[i], err = c.Elapsed(prev, e); err != nil {
-				return err
-			}
-			prev = e
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	t2 := time.Now()
-	words := gpurt.Uint32s(r.down.Bytes())
-	head := words[headWords:downHead]
-	ids := words[downHead : downHead+outIDs]
-	fallbacks := make([][]int, max(1, min(r.threads, nq/2048)))
-	r.parts(nq, 2048, func(p, lo, hi int) {
-		var fb []int
-		for i := lo; i < hi; i++ {
-			rr := &res[i]
-			if len(qs[i].Terms) > devMaxTerms || head[qFlag*nq+i] != 0 {
-				fb = append(fb, i)
-				continue
-			}
-			rr.Count = int(head[qCount*nq+i])
-			if countOnly {
-				rr.IDs = nil
-				continue
-			}
-			rr.IDs = rr.IDs[:0]
-			if n := head[qN*nq+i]; n > 0 {
-				at := head[qOff*nq+i]
-				rr.IDs = append(rr.IDs, ids[at:at+n]...)
-			}
-		}
-		fallbacks[p] = fb
-	})
-	host := 0
-	for _, fb := range fallbacks {
-		for _, i := range fb {
-			if err := r.cpu.Search(ctx, qs[i:i+1], limit, countOnly, res[i:i+1]); err != nil {
-				return err
-			}
-			host++
+		if terms, ok = r.pack(&s.scratch, qs, gpurt.Uint32s(s.up.Bytes())); !ok {
+			return fmt.Errorf("query: packing %d queries: buffer of %d bytes too small", nq, s.up.Len())
 		}
 	}
-	ph[phFinish] = time.Since(t2)
-	r.statsMu.Lock()
-	s := &r.stats
-	if len(s.phases) < maxPhases {
-		s.phases = append(s.phases, ph)
-		s.kernels = append(s.kernels, kt)
-	} else {
-		s.phases[s.batches%maxPhases] = ph
-		s.kernels[s.batches%maxPhases] = kt
+	s.terms, s.upWords = terms, nq+1+terms
+	s.host = s.host[:0]
+	for _, h := range s.scratch.lists {
+		s.host = append(s.host, h...)
 	}
-	s.batches++
-	s.queries += nq
-	s.host += host
-	s.upBytes += 4 * int64(upWords)
-	s.downBytes += 4 * int64(downHead+outIDs)
-	r.statsMu.Unlock()
+	s.ph[phPlace] = time.Since(t0)
 	return nil
 }
 
-// pack writes the batch's queries to the upload words: nq+1 starts, then
-// the terms (none for a query of more than devMaxTerms, which the host
-// answers), in k parts whose first terms are r.starts.
-func (r *devRunner) pack(qs []conj.Query, up []uint32, k int) {
+// pack writes qs to up (starts, then terms) and returns the number of
+// terms packed; ok is false, and nothing packed, when up is too short.
+// Each part counts its terms, all wait for each other, then each packs
+// its own from its first term on. The queries with more than devMaxTerms
+// terms are listed in ps.lists.
+func (r *devRunner) pack(ps *partScratch, qs []conj.Query, up []uint32) (terms int, ok bool) {
 	nq := len(qs)
-	starts, terms := up[:nq+1], up[nq+1:]
-	work := func(p int) {
-		at := r.starts[p]
-		for i := p * nq / k; i < (p+1)*nq/k; i++ {
-			starts[i] = uint32(at)
-			if t := qs[i].Terms; len(t) <= devMaxTerms {
-				at += copy(terms[at:], t)
+	k := r.numParts(nq, packLeast)
+	ps.reset(k)
+	count := func(p int) {
+		n := 0
+		for _, q := range qs[p*nq/k : (p+1)*nq/k] {
+			if len(q.Terms) <= devMaxTerms {
+				n += len(q.Terms)
 			}
 		}
+		ps.counts[p] = n
+	}
+	// fill packs part p once every part has counted; it reports whether
+	// the buffer holds the batch.
+	fill := func(p int) bool {
+		at, total := 0, 0
+		for i, n := range ps.counts {
+			if i < p {
+				at += n
+			}
+			total += n
+		}
+		if len(up) < nq+1+total {
+			return false
+		}
+		starts, ts := up[:nq+1], up[nq+1:nq+1+total]
+		host := ps.lists[p][:0]
+		// Queries whose terms follow each other within one slice's
+		// capacity (xsect query reads a file into one array) are copied
+		// as one run.
+		var run []uint32 // the current run's source: run[:n]
+		var runEnd uintptr
+		runAt, n := at, 0
+		for i := p * nq / k; i < (p+1)*nq/k; i++ {
+			starts[i] = uint32(at)
+			t := qs[i].Terms
+			if len(t) > devMaxTerms {
+				host = append(host, i)
+				continue
+			}
+			if len(t) == 0 {
+				continue
+			}
+			if ptr := uintptr(unsafe.Pointer(unsafe.SliceData(t))); ptr != runEnd || n+len(t) > cap(run) {
+				copy(ts[runAt:runAt+n], run[:n])
+				run, runAt, n = t, at, 0
+			}
+			n += len(t)
+			at += len(t)
+			runEnd = uintptr(unsafe.Pointer(unsafe.SliceData(run))) + 4*uintptr(n)
+		}
+		copy(ts[runAt:runAt+n], run[:n])
+		ps.lists[p] = host
+		if p == k-1 {
+			starts[nq] = uint32(total)
+		}
+		return true
 	}
 	if k == 1 {
-		work(0)
-	} else {
-		var wg sync.WaitGroup
-		for p := range k {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				work(p)
-			}()
-		}
-		wg.Wait()
+		count(0)
+		return ps.counts[0], fill(0)
 	}
-	starts[nq] = uint32(len(terms))
-}
-
-// small reports whether a buffer is too small for a batch.
-func (r *devRunner) small(upWords, terms, pieceCap, headLen, scratchCap, downHead int) bool {
-	for _, x := range r.needs(upWords, terms, pieceCap, headLen, scratchCap) {
-		if x.b.Len() < max(x.n, 16) {
-			return true
-		}
+	var counted, done sync.WaitGroup
+	counted.Add(k)
+	done.Add(k)
+	fits := make([]bool, k)
+	for p := range k {
+		go func() {
+			defer done.Done()
+			count(p)
+			counted.Done()
+			counted.Wait()
+			fits[p] = fill(p)
+		}()
 	}
-	return r.up.Len() < 4*upWords || r.down.Len() < 4*(downHead+scratchCap)
+	done.Wait()
+	for _, n := range ps.counts {
+		terms += n
+	}
+	return terms, !slices.Contains(fits, false)
 }
 
 type need struct {
@@ -426,49 +614,123 @@ type need struct {
 	n int
 }
 
-func (r *devRunner) needs(upWords, terms, pieceCap, headLen, scratchCap int) []need {
+func (s *slot) needs() []need {
 	return []need{
-		{&r.dUp, 4 * upWords}, {&r.dSorted, termBytes * terms}, {&r.dJobs, jobBytes * numBuckets * pieceCap},
-		{&r.dHead, 4 * headLen}, {&r.dPieces, 3 * 4 * pieceCap}, {&r.dScratch, 4 * scratchCap}, {&r.dOut, 4 * scratchCap},
+		{&s.dUp, 4 * s.upWords}, {&s.dSorted, termBytes * s.terms}, {&s.dJobs, jobBytes * numBuckets * s.pieceCap},
+		{&s.dHead, 4 * (headWords + qArrays*s.nq)}, {&s.dPieces, 3 * 4 * s.pieceCap}, {&s.dScratch, 4 * s.scratchCap},
+		{&s.dOut, 4 * s.scratchCap},
 	}
 }
 
-// grow makes the device and pinned buffers large enough for a batch.
-func (r *devRunner) grow(c *gpurt.Ctx, upWords, terms, pieceCap, headLen, scratchCap, downHead int) error {
-	need := func(b *gpurt.Buffer, n int) error {
-		n = max(n, 16)
-		if b.Len() >= n {
-			return nil
+// grow makes s's device buffers and download buffer large enough for its
+// batch.
+func (s *slot) grow(c *gpurt.Ctx) error {
+	for _, x := range s.needs() {
+		n := max(x.n, 16)
+		if x.b.Len() >= n {
+			continue
 		}
-		if err := c.Sync(r.stream); err != nil {
+		if err := c.Sync(s.stream); err != nil {
 			return err
 		}
-		if err := c.Free(*b); err != nil {
+		if err := c.Free(*x.b); err != nil {
 			return err
 		}
-		*b = gpurt.Buffer{}
+		*x.b = gpurt.Buffer{}
 		nb, err := c.Alloc(n + n/4)
 		if err != nil {
 			return err
 		}
-		*b = nb
-		return nil
+		*x.b = nb
 	}
-	for _, x := range r.needs(upWords, terms, pieceCap, headLen, scratchCap) {
-		if err := need(x.b, x.n); err != nil {
+	if n := 4 * (s.downHead + s.scratchCap); s.down.Len() < n {
+		if err := s.down.Grow(c, n+n/4); err != nil {
 			return err
 		}
 	}
-	if r.up.Len() < 4*upWords {
-		if err := r.up.Grow(c, 4*upWords+upWords); err != nil {
+	return nil
+}
+
+// finish reads a collected batch's answers into res (in parts on
+// goroutines), answers on the host the queries the device did not, and
+// records the batch's statistics.
+func (r *devRunner) finish(ctx context.Context, s *slot, qs []conj.Query, limit int, countOnly bool, res []conj.Result) error {
+	t0 := time.Now()
+	nq := s.nq
+	qs, res = qs[s.lo:s.lo+nq], res[s.lo:s.lo+nq]
+	words := gpurt.Uint32s(s.down.Bytes())
+	head := words[headWords:s.downHead]
+	ids := words[s.downHead : s.downHead+s.outIDs]
+	counts, flags := head[qCount*nq:(qCount+1)*nq], head[qFlag*nq:(qFlag+1)*nq]
+	k := r.numParts(nq, finishLeast)
+	s.scratch.reset(k)
+	flagged := s.scratch.lists
+	r.parts(nq, finishLeast, func(p, lo, hi int) {
+		fb := flagged[p][:0]
+		if countOnly {
+			for i := lo; i < hi; i++ {
+				res[i] = conj.Result{Count: int(counts[i]), IDs: nil}
+				if flags[i] != 0 {
+					fb = append(fb, i)
+				}
+			}
+		} else {
+			offs, ns := head[qOff*nq:(qOff+1)*nq], head[qN*nq:(qN+1)*nq]
+			for i := lo; i < hi; i++ {
+				rr := &res[i]
+				rr.Count = int(counts[i])
+				rr.IDs = rr.IDs[:0]
+				if flags[i] != 0 {
+					fb = append(fb, i)
+				} else if n := ns[i]; n > 0 {
+					at := offs[i]
+					rr.IDs = append(rr.IDs, ids[at:at+n]...)
+				}
+			}
+		}
+		flagged[p] = fb
+	})
+	host := len(s.host)
+	answer := func(i int) error { return r.cpu.Search(ctx, qs[i:i+1], limit, countOnly, res[i:i+1]) }
+	for _, i := range s.host {
+		if err := answer(i); err != nil {
 			return err
 		}
 	}
-	if n := 4 * (downHead + scratchCap); r.down.Len() < n {
-		if err := r.down.Grow(c, n+n/4); err != nil {
-			return err
+	for _, fb := range flagged {
+		for _, i := range fb {
+			if len(qs[i].Terms) > devMaxTerms {
+				continue // answered above
+			}
+			if err := answer(i); err != nil {
+				return err
+			}
+			host++
 		}
 	}
+	s.ph[phFinish] = time.Since(t0)
+	r.statsMu.Lock()
+	st := &r.stats
+	if len(st.phases) < maxPhases {
+		st.phases = append(st.phases, s.ph)
+	} else {
+		st.phases[st.batches%maxPhases] = s.ph
+	}
+	if s.timed {
+		if len(st.kernels) < maxPhases {
+			st.kernels = append(st.kernels, s.kt)
+		} else {
+			st.kernels[st.timed%maxPhases] = s.kt
+		}
+		st.timed++
+	}
+	st.batches++
+	st.queries += nq
+	st.host += host
+	st.upBytes += 4 * int64(s.upWords)
+	st.downBytes += 4 * int64(s.downHead+s.outIDs)
+	st.fallback = st.fallback || s.up.Fallback()
+	r.statsMu.Unlock()
 	return nil
 }
 
@@ -481,84 +743,136 @@ func kernelLimit(limit int) int32 {
 	return int32(limit)
 }
 
-// run uploads the batch, runs the kernels and copies the header (and the
-// ids) back into r.down; it returns the number of ids.
-func (r *devRunner) run(c *gpurt.Ctx, nq, terms, upWords, pieceCap, scratchCap, downHead, limit int, countOnly bool) (int, error) {
-	s := r.stream
-	if err := c.Record(r.ev[0], s); err != nil {
-		return 0, err
+// launch queues a placed batch on its slot's stream: the upload, the
+// kernels and the copy of the header back. It does not wait.
+func (r *devRunner) launch(c *gpurt.Ctx, s *slot, limit int, countOnly bool) error {
+	t0 := time.Now()
+	defer func() { s.ph[phLaunch] = time.Since(t0) }()
+	if err := s.grow(c); err != nil {
+		return err
 	}
-	if err := c.CopyToDeviceAsync(r.dUp.Slice(0, 4*upWords), r.up.Bytes()[:4*upWords], s); err != nil {
-		return 0, err
+	st := s.stream
+	if err := c.Record(s.ev[0], st); err != nil {
+		return err
 	}
-	if err := c.Memset32(r.dHead.Slice(0, 4*headWords), 0, s); err != nil {
-		return 0, err
+	if err := c.CopyToDeviceAsync(s.dUp.Slice(0, 4*s.upWords), s.up.Bytes()[:4*s.upWords], st); err != nil {
+		return err
 	}
-	if err := c.Record(r.ev[1], s); err != nil {
-		return 0, err
+	if err := c.Memset32(s.dHead.Slice(0, 4*headWords), 0, st); err != nil {
+		return err
 	}
+	if err := c.Record(s.ev[1], st); err != nil {
+		return err
+	}
+	s.busy = true
 	co := int32(0)
 	if countOnly {
 		co = 1
 	}
-	qterms := r.dUp // never read when there are no terms
-	if terms > 0 {
-		qterms = r.dUp.Slice(4*(nq+1), 4*terms)
+	nq := s.nq
+	qterms := s.dUp // never read when there are no terms
+	if s.terms > 0 {
+		qterms = s.dUp.Slice(4*(nq+1), 4*s.terms)
 	}
 	args := []any{
-		r.dUp, qterms, r.res.table, uint32(r.ix.Terms()), r.res.postings, r.res.gbitmaps,
-		uint32(r.ix.BitmapWords()), uint32(nq), kernelLimit(limit), co, r.dSorted, r.dJobs, uint32(pieceCap), r.dHead,
-		r.dPieces, uint32(pieceCap), r.dScratch, uint32(scratchCap), r.dOut,
+		s.dUp, qterms, r.res.table, uint32(r.ix.Terms()), r.res.postings, r.res.gbitmaps,
+		uint32(r.ix.BitmapWords()), uint32(nq), kernelLimit(limit), co, s.dSorted, s.dJobs, uint32(s.pieceCap), s.dHead,
+		s.dPieces, uint32(s.pieceCap), s.dScratch, uint32(s.scratchCap), s.dOut,
 	}
-	if err := c.Launch(r.prepare, gpurt.Dim{X: (nq + 255) / 256}, gpurt.Dim{X: 256}, 0, s, args...); err != nil {
-		return 0, err
+	s.timed = r.launches%timeEvery == 0
+	r.launches++
+	// mark records the end of kernel i, on the batches timed.
+	mark := func(i int) error {
+		if !s.timed {
+			return nil
+		}
+		return c.Record(s.kev[i], st)
 	}
-	if err := c.Record(r.kev[0], s); err != nil {
-		return 0, err
+	if err := c.Launch(r.prepare, gpurt.Dim{X: (nq + 255) / 256}, gpurt.Dim{X: 256}, 0, st, args...); err != nil {
+		return err
+	}
+	if err := mark(0); err != nil {
+		return err
 	}
 	// The biggest jobs first, so that the small ones fill the tail.
 	for b := numBuckets - 1; b >= 0; b-- {
-		if err := c.Launch(r.buckets[b], gpurt.Dim{X: r.grids[b]}, gpurt.Dim{X: bucketBlock(bucketGroup[b])}, 0, s, args...); err != nil {
-			return 0, err
+		if err := c.Launch(r.buckets[b], gpurt.Dim{X: r.grids[b]}, gpurt.Dim{X: bucketBlock(bucketGroup[b])}, 0, st, args...); err != nil {
+			return err
 		}
-		if err := c.Record(r.kev[numBuckets-b], s); err != nil {
-			return 0, err
+		if err := mark(numBuckets - b); err != nil {
+			return err
 		}
 	}
 	if !countOnly {
 		for _, k := range r.compact {
-			if err := c.Launch(k, gpurt.Dim{X: r.grids[numBuckets]}, gpurt.Dim{X: 256}, 0, s, args...); err != nil {
-				return 0, err
+			if err := c.Launch(k, gpurt.Dim{X: r.grids[numBuckets]}, gpurt.Dim{X: 256}, 0, st, args...); err != nil {
+				return err
 			}
 		}
-		if err := c.Record(r.kev[numBuckets+1], s); err != nil {
-			return 0, err
+		if err := mark(numBuckets + 1); err != nil {
+			return err
 		}
 	}
-	if err := c.Record(r.ev[2], s); err != nil {
-		return 0, err
+	if err := c.Record(s.ev[2], st); err != nil {
+		return err
 	}
-	down := r.down.Bytes()
-	if err := c.CopyToHostAsync(down[:4*downHead], r.dHead.Slice(0, 4*downHead), s); err != nil {
-		return 0, err
+	if err := c.CopyToHostAsync(s.down.Bytes()[:4*s.downHead], s.dHead.Slice(0, 4*s.downHead), st); err != nil {
+		return err
 	}
-	n := 0
+	if countOnly {
+		return c.Record(s.ev[3], st)
+	}
+	return nil
+}
+
+// collect waits for a launched batch, copies its ids back (how many is
+// known once its header is back) and reads the device's timings.
+func (r *devRunner) collect(c *gpurt.Ctx, s *slot, countOnly bool) error {
+	t0 := time.Now()
+	st := s.stream
+	if err := c.Sync(st); err != nil {
+		return err
+	}
 	if !countOnly {
-		if err := c.Sync(s); err != nil {
-			return 0, err
+		down := s.down.Bytes()
+		n := int(gpurt.Uint32s(down)[cOut])
+		if n > s.scratchCap {
+			return fmt.Errorf("query: the device wrote %d ids, more than the %d kept", n, s.scratchCap)
 		}
-		n = int(gpurt.Uint32s(down)[cOut])
-		if n > scratchCap {
-			return 0, fmt.Errorf("query: the device wrote %d ids, more than the %d kept", n, scratchCap)
-		}
+		s.outIDs = n
 		if n > 0 {
-			if err := c.CopyToHostAsync(down[4*downHead:4*(downHead+n)], r.dOut.Slice(0, 4*n), s); err != nil {
-				return 0, err
+			if err := c.CopyToHostAsync(down[4*s.downHead:4*(s.downHead+n)], s.dOut.Slice(0, 4*n), st); err != nil {
+				return err
 			}
 		}
+		if err := c.Record(s.ev[3], st); err != nil {
+			return err
+		}
+		if err := c.Sync(st); err != nil {
+			return err
+		}
 	}
-	if err := c.Record(r.ev[3], s); err != nil {
-		return 0, err
+	s.busy = false
+	s.ph[phWait] = time.Since(t0)
+	var err error
+	for i := range 3 {
+		if s.ph[phUpload+i], err = c.Elapsed(s.ev[i], s.ev[i+1]); err != nil {
+			return err
+		}
 	}
-	return n, c.Sync(s)
+	if !s.timed {
+		return nil
+	}
+	prev := s.ev[1]
+	for i, e := range s.kev {
+		if countOnly && i == len(s.kev)-1 {
+			s.kt[i] = 0
+			break
+		}
+		if s.kt[i], err = c.Elapsed(prev, e); err != nil {
+			return err
+		}
+		prev = e
+	}
+	return nil
 }

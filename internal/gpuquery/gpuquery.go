@@ -85,7 +85,7 @@ func residentBytes(ix *invindex.Index) int64 {
 
 func (gpuEngine) Estimate(w *conj.Workload) (engine.Estimate, error) {
 	threads := conj.Threads(w.Threads)
-	mem := residentBytes(w.Index) + int64(batchBytes)
+	mem := residentBytes(w.Index) + numSlots*int64(batchBytes)
 	sec := gpurt.OpenWait(time.Duration(openSeconds * float64(time.Second))).Seconds()
 	if !gpurt.DefaultStarted() {
 		sec += closeSeconds

@@ -3,11 +3,13 @@ package gpuquery
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -290,4 +292,139 @@ func BenchmarkGcide(b *testing.B) {
 	b.Run("gpu/count", func(b *testing.B) { run(b, openRunner(b, ix, 0), -1, true) })
 	b.Run("gpu/ids", func(b *testing.B) { run(b, openRunner(b, ix, 0), -1, false) })
 	b.Run("gpu/limit10", func(b *testing.B) { run(b, openRunner(b, ix, 0), 10, false) })
+}
+
+// TestGPUPipelined cuts searches into many small batches that flow
+// through the two slots, with queries the host answers among them, and
+// checks every mode against the CPU engine and the reference.
+func TestGPUPipelined(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	docs := conjtest.RandomDocs(rng, 3000, 200, 12)
+	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := conjtest.AdversarialQueries(rng, ix.Terms(), 9000)
+	for i := 0; i < len(qs); i += 997 {
+		var long conj.Query
+		for j := range devMaxTerms + 1 + i%5 {
+			long.Terms = append(long.Terms, uint32((i+j)%7))
+		}
+		qs[i] = long
+	}
+	r := openRunner(t, ix, 3).(*devRunner)
+	for _, per := range []int{1, 2, 700, 4500, 8999, 9000} {
+		r.batchQueries = per
+		some := qs
+		if per < 10 {
+			some = qs[:61]
+		}
+		compare(t, r, ix, docs, some, []int{-1, 0, 2})
+		compare(t, r, ix, nil, qs[:1+per%7], []int{-1})
+	}
+}
+
+func TestNumBatches(t *testing.T) {
+	for _, c := range []struct{ n, per, want int }{
+		{0, maxQueries, 0}, {1, maxQueries, 1}, {31432, maxQueries, 1}, {2 * minSplit, maxQueries, 1},
+		{2*minSplit + 1, maxQueries, 2}, {62864, maxQueries, 2}, {maxQueries + 1, maxQueries, 2},
+		{1005824, maxQueries, 16}, {1005824, 1 << 20, 16}, {10, 3, 4}, {10, 0, 10},
+	} {
+		if got := numBatches(c.n, c.per); got != c.want {
+			t.Errorf("numBatches(%d, %d) = %d, want %d", c.n, c.per, got, c.want)
+		}
+	}
+}
+
+// cancelAfter is a context whose Err turns to Canceled after n calls.
+type cancelAfter struct {
+	context.Context
+	n atomic.Int64
+}
+
+func newCancelAfter(n int) *cancelAfter {
+	c := &cancelAfter{Context: context.Background()}
+	c.n.Store(int64(n))
+	return c
+}
+
+func (c *cancelAfter) Err() error {
+	if c.n.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestGPUCanceled stops a pipelined search between batches, with a batch
+// still on the device, then checks that the next searches are right.
+func TestGPUCanceled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	docs, qs := longLists(rng, 20000)
+	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(qs) < 20000 {
+		qs = append(qs, qs...)
+	}
+	r := openRunner(t, ix, 2).(*devRunner)
+	r.batchQueries = 1000
+	for _, n := range []int{0, 1, 3, 7} {
+		for _, countOnly := range []bool{true, false} {
+			res := make([]conj.Result, len(qs))
+			err := r.Search(newCancelAfter(n), qs, 10, countOnly, res)
+			if err != context.Canceled {
+				t.Fatalf("canceled after %d checks: %v", n, err)
+			}
+		}
+		compare(t, r, ix, nil, qs, []int{-1, 10})
+	}
+}
+
+// BenchmarkGcideBatches times counting searches of the TREC queries (2+
+// terms) on gcide, once, twice and 32 times over (31,432, 62,864 and
+// 1,005,824 queries), on the CPU on every core and on the GPU cut into
+// batches of several sizes, side by side.
+func BenchmarkGcideBatches(b *testing.B) {
+	docs, err := setio.Load(settest.SharedData(b, "ir", "gcide", "gcide.docs.sets.gz"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var q2 []conj.Query
+	for _, q := range readQueries(b, settest.SharedData(b, "ir", "gcide", "gcide.q.topics.terabyte05.efficiency.txt.sets")) {
+		if len(q.Terms) >= 2 {
+			q2 = append(q2, q)
+		}
+	}
+	gpu := openRunner(b, ix, 0).(*devRunner)
+	cpu := conj.NewCPU(ix, 0)
+	for _, times := range []int{1, 2, 32} {
+		var qs []conj.Query
+		for range times {
+			qs = append(qs, q2...)
+		}
+		qs = relayout(nil, qs, "one array") // as xsect query reads them
+		res := make([]conj.Result, len(qs))
+		run := func(b *testing.B, s conj.Runner) {
+			start := time.Now()
+			for b.Loop() {
+				if err := s.Search(context.Background(), qs, -1, true, res); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*len(qs))/time.Since(start).Seconds(), "queries/s")
+		}
+		b.Run(fmt.Sprintf("q%d/cpu", len(qs)), func(b *testing.B) { run(b, cpu) })
+		for _, per := range []int{16384, 32768, 65536} {
+			b.Run(fmt.Sprintf("q%d/gpu%d", len(qs), per), func(b *testing.B) {
+				gpu.batchQueries = per
+				run(b, gpu)
+			})
+		}
+	}
+	b.Log(gpu.Notes())
 }

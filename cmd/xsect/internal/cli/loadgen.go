@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -16,7 +15,6 @@ import (
 	"github.com/xsect/xsect/internal/progress"
 	"github.com/xsect/xsect/internal/serve"
 	"github.com/xsect/xsect/query"
-	"github.com/xsect/xsect/setio"
 )
 
 func init() {
@@ -118,47 +116,21 @@ func checkHealth(url string) error {
 // readLoadQueries reads the query file as xsect query does: term ids per
 // line (a bad line is an error naming the file, line and column), or text.
 func readLoadQueries(env *Env, path string, text bool) ([]serve.LoadQuery, error) {
-	in, err := openInput(env, path)
-	if err != nil {
-		return nil, err
-	}
-	defer in.Close()
-	br := bufio.NewReaderSize(in, 1<<16)
 	var qs []serve.LoadQuery
-	var long []byte
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			long = append(long[:0], line...)
-			for err == bufio.ErrBufferFull {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
-		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("%s: %w", in.name, err)
-		}
-		if len(line) == 0 && err == io.EOF {
-			break
-		}
-		line = bytes.TrimSuffix(line, []byte{'\n'})
+	err := readQueryLines(env, path, func(name string, lineNo int, line []byte) error {
 		if text {
 			qs = append(qs, serve.LoadQuery{Text: string(bytes.TrimSuffix(line, []byte{'\r'})), IsText: true})
-		} else {
-			q, perr := query.ParseIDs(query.Query{}, line)
-			if perr != nil {
-				var se *query.SyntaxError
-				if errors.As(perr, &se) {
-					return nil, &setio.ParseError{File: in.name, Line: lineNo, Col: se.Col, Msg: se.Msg}
-				}
-				return nil, perr
-			}
-			qs = append(qs, serve.LoadQuery{Terms: q.Terms})
+			return nil
 		}
-		if err == io.EOF {
-			break
+		q, err := parseQueryIDs(query.Query{}, line, name, lineNo)
+		if err != nil {
+			return err
 		}
+		qs = append(qs, serve.LoadQuery{Terms: q.Terms})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return qs, nil
 }

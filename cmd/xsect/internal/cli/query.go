@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -228,9 +226,11 @@ type queryRun struct {
 
 // maxBatch bounds the queries answered at once; maxBatchIDs the ids a
 // batch may return (the sum of its queries' shortest lists bounds them),
-// so that the output's memory stays bounded whatever the queries.
+// so that the output's memory stays bounded whatever the queries. A
+// batch of 2^20 queries (32 MiB of results, less than the queries take)
+// lets the GPU engine overlap its device batches of 64Ki queries.
 const (
-	maxBatch    = 1 << 16
+	maxBatch    = 1 << 20
 	maxBatchIDs = 1 << 24
 )
 
@@ -350,55 +350,31 @@ func querySample(qs []query.Query, n int) []query.Query {
 // readQueries parses the query file: term ids, or text on an index with
 // a vocabulary. A bad line is an error naming the file, line and column.
 func (q *queryRun) readQueries(ix *query.Index, path string) error {
-	in, err := openInput(q.env, path)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	br := bufio.NewReaderSize(in, 1<<16)
 	q.starts = append(q.starts[:0], 0)
 	text := ix.HasVocabulary()
-	var long []byte
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			// A long line: gather it.
-			long = append(long[:0], line...)
-			for err == bufio.ErrBufferFull {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("%s: %w", in.name, err)
-		}
-		if len(line) == 0 && err == io.EOF {
-			break
-		}
-		line = bytes.TrimSuffix(line, []byte{'\n'})
+	err := readQueryLines(q.env, path, func(name string, lineNo int, line []byte) error {
 		qq := query.Query{Terms: q.terms[len(q.terms):len(q.terms)]}
 		if text {
 			qq = ix.AppendText(qq, line)
 		} else {
-			var perr error
-			if qq, perr = query.ParseIDs(qq, line); perr != nil {
-				var se *query.SyntaxError
-				if errors.As(perr, &se) {
-					return &setio.ParseError{File: in.name, Line: lineNo, Col: se.Col, Msg: se.Msg}
-				}
-				return perr
+			var err error
+			if qq, err = parseQueryIDs(qq, line, name, lineNo); err != nil {
+				return err
 			}
 		}
 		q.terms = append(q.terms, qq.Terms...)
 		q.starts = append(q.starts, len(q.terms))
-		if err == io.EOF {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	q.qs = make([]query.Query, len(q.starts)-1)
+	// Each query's slice keeps the array's capacity: the GPU engine then
+	// sees the terms of consecutive queries as one run and uploads them
+	// in one copy. Nothing appends to them.
 	for i := range q.qs {
-		q.qs[i].Terms = q.terms[q.starts[i]:q.starts[i+1]:q.starts[i+1]]
+		q.qs[i].Terms = q.terms[q.starts[i]:q.starts[i+1]]
 	}
 	return nil
 }
