@@ -44,8 +44,8 @@ func BenchmarkMann(b *testing.B) {
 	for _, mode := range []string{"count", "join"} {
 		for i, ts := range []string{"0.5", "0.7"} {
 			for _, d := range mannData {
-				b.Run(fmt.Sprintf("%s/t=%s/%s", mode, ts, d.name), func(b *testing.B) {
-					c := loadData(b, d.file)
+				b.Run(fmt.Sprintf("%s/t=%s/%s", mode, ts, d.Name), func(b *testing.B) {
+					c := loadData(b, d.File)
 					total := make([][]time.Duration, len(variants))
 					prep := make([][]time.Duration, len(variants))
 					notes := make([]string, len(variants))
@@ -73,8 +73,8 @@ func BenchmarkMann(b *testing.B) {
 								err = pl.Join(context.Background(), func(ps []simjoin.Pair) error { cnt.Add(int64(len(ps))); return nil })
 								n = cnt.Load()
 							}
-							if err != nil || n != d.pairs[i] {
-								b.Fatalf("%s: %d pairs, %v; want %d", how, n, err, d.pairs[i])
+							if err != nil || n != d.Pairs[i] {
+								b.Fatalf("%s: %d pairs, %v; want %d", how, n, err, d.Pairs[i])
 							}
 							total[v] = append(total[v], time.Since(start))
 							notes[v] = fmt.Sprintf("%s on %s, estimated %.1f ms (%s): %s", pl.Chosen.Engine.Name(), pl.Chosen.Engine.Kind(),

@@ -55,10 +55,10 @@ func init() {
 func BenchmarkFilterOnly(b *testing.B) {
 	for _, d := range mannData {
 		for _, ts := range []string{"0.5", "0.7"} {
-			c := loadData(b, d.file)
+			c := loadData(b, d.File)
 			th := mustThreshold(b, simjoin.Jaccard, ts)
 			for _, how := range []string{"cpu", "discard", "chunks"} {
-				b.Run(d.name+"/"+ts+"/"+how, func(b *testing.B) {
+				b.Run(d.Name+"/"+ts+"/"+how, func(b *testing.B) {
 					pl, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Distinct: true, Device: "cpu", Technique: "ppjoin"})
 					if err != nil {
 						b.Fatal(err)

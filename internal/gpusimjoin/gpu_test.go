@@ -14,9 +14,8 @@ import (
 
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/internal/simjoin"
-	"github.com/xsect/xsect/setio"
+	"github.com/xsect/xsect/internal/simjoin/simjointest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -346,16 +345,16 @@ func TestGPUOwners(t *testing.T) {
 func TestGPUOwnersRealData(t *testing.T) {
 	needGPU(t)
 	d := mannData[0]
-	c := loadData(t, d.file)
+	c := loadData(t, d.File)
 	for _, owners := range []int{1, 2, 3} {
 		opt := simjoin.Options{Threshold: mustThreshold(t, simjoin.Jaccard, "0.5"), Distinct: true, GPUs: slices.Repeat([]int{0}, owners)}
 		pl := gpuPlan(t, c, nil, opt, "ppjoin", "auto")
 		n, err := pl.Count(context.Background())
-		if err != nil || n != d.pairs[0] {
-			t.Errorf("%s, %d owners: %d pairs, %v; want %d", d.name, owners, n, err, d.pairs[0])
+		if err != nil || n != d.Pairs[0] {
+			t.Errorf("%s, %d owners: %d pairs, %v; want %d", d.Name, owners, n, err, d.Pairs[0])
 		}
-		checkOwnersNote(t, d.name, pl.Notes(), owners)
-		t.Logf("%s, %d owners: %s", d.name, owners, strings.TrimSpace(pl.Notes()))
+		checkOwnersNote(t, d.Name, pl.Notes(), owners)
+		t.Logf("%s, %d owners: %s", d.Name, owners, strings.TrimSpace(pl.Notes()))
 	}
 }
 
@@ -383,39 +382,17 @@ func checkOwnersNote(t *testing.T, tag, notes string, owners int) {
 }
 
 // mannData are the data sets of issue 12's speed target with their exact
-// counts at Jaccard 0.5 and 0.7, equal sets once (../shared/NOTES.md).
-var mannData = []struct {
-	name, file string
-	pairs      [2]int64
-}{
-	{"BMS2", "fimi/BMS2.dat", [2]int64{152883, 7773}},
-	{"retail", "fimi/retail.dat", [2]int64{432274, 3675}},
-	{"kosarak", "fimi/kosarak_head36682.dat", [2]int64{907966, 5288}},
-	{"tags-math-sx", "hypergraphs/tags-math-sx.dedup.sets", [2]int64{5158665, 132756}},
-	{"gcide", "ir/gcide/gcide.docs.sets.gz", [2]int64{188703, 1757}},
-}
+// counts at Jaccard 0.5 and 0.7 (first two), equal sets once.
+var mannData = simjointest.IssueData()
 
-var loaded sync.Map // file -> *sets.Collection
-
-func loadData(tb testing.TB, file string) *sets.Collection {
-	tb.Helper()
-	if c, ok := loaded.Load(file); ok {
-		return c.(*sets.Collection)
-	}
-	c, err := setio.Load(settest.SharedData(tb, file))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	loaded.Store(file, c)
-	return c
-}
+func loadData(tb testing.TB, file string) *sets.Collection { return simjointest.Load(tb, file) }
 
 // TestGPURealData: on the real data sets, every filter and kernel counts
 // Mann et al.'s pairs, and finds the CPU's pairs.
 func TestGPURealData(t *testing.T) {
 	needGPU(t)
 	for _, d := range mannData {
-		c := loadData(t, d.file)
+		c := loadData(t, d.File)
 		for i, ts := range []string{"0.5", "0.7"} {
 			th := mustThreshold(t, simjoin.Jaccard, ts)
 			opt := simjoin.Options{Threshold: th, Distinct: true}
@@ -426,16 +403,16 @@ func TestGPURealData(t *testing.T) {
 				t.Fatal(err)
 			}
 			want, err := pl.Collect(context.Background())
-			if err != nil || int64(len(want)) != d.pairs[i] {
-				t.Fatalf("%s at %s on the CPU: %d pairs, %v; want %d", d.name, ts, len(want), err, d.pairs[i])
+			if err != nil || int64(len(want)) != d.Pairs[i] {
+				t.Fatalf("%s at %s on the CPU: %d pairs, %v; want %d", d.Name, ts, len(want), err, d.Pairs[i])
 			}
 			for _, tech := range techniques {
 				for _, kernel := range simjoin.GPUKernels {
-					tag := fmt.Sprintf("%s at %s, %s, kernel %s", d.name, ts, tech, kernel)
+					tag := fmt.Sprintf("%s at %s, %s, kernel %s", d.Name, ts, tech, kernel)
 					pl := gpuPlan(t, c, nil, opt, tech, kernel)
 					n, err := pl.Count(context.Background())
-					if err != nil || n != d.pairs[i] {
-						t.Errorf("%s: %d pairs, %v; want %d", tag, n, err, d.pairs[i])
+					if err != nil || n != d.Pairs[i] {
+						t.Errorf("%s: %d pairs, %v; want %d", tag, n, err, d.Pairs[i])
 					}
 					if tech != "ppjoin" && testing.Short() {
 						continue
