@@ -43,7 +43,7 @@ var mannVariants = flag.String("mann.variants", "cpu,gpu,gpu/ppjoin/bitmap,gpu/p
 // forced ones (-mann.variants). Each iteration runs every variant once, in
 // turn, so that they share the machine's state; each variant reports its
 // median, least and largest time in ms, and the log has the medians of
-// preparation and run and the last run's account.
+// preparation (and of its planning) and the last run's account.
 func BenchmarkMann(b *testing.B) {
 	needGPU(b)
 	warmGPU(b)
@@ -55,6 +55,7 @@ func BenchmarkMann(b *testing.B) {
 					c := loadData(b, d.File)
 					total := make([][]time.Duration, len(variants))
 					prep := make([][]time.Duration, len(variants))
+					planning := make([][]time.Duration, len(variants))
 					notes := make([]string, len(variants))
 					for b.Loop() {
 						for v, how := range variants {
@@ -81,6 +82,7 @@ func BenchmarkMann(b *testing.B) {
 								b.Fatal(err)
 							}
 							prep[v] = append(prep[v], time.Since(start))
+							planning[v] = append(planning[v], pl.Phases.Plan)
 							var n int64
 							if mode == "count" {
 								n, err = pl.Count(context.Background())
@@ -100,8 +102,9 @@ func BenchmarkMann(b *testing.B) {
 					for v, how := range variants {
 						med, lo, hi := spread(total[v])
 						p, _, _ := spread(prep[v])
+						pp, _, _ := spread(planning[v])
 						b.ReportMetric(ms(med), how+"-ms")
-						b.Logf("%-22s median %6.1f ms (min %6.1f, max %6.1f), preparation %5.1f ms; %s", how, ms(med), ms(lo), ms(hi), ms(p), notes[v])
+						b.Logf("%-22s median %6.1f ms (min %6.1f, max %6.1f), preparation %5.1f ms (planning %4.1f); %s", how, ms(med), ms(lo), ms(hi), ms(p), ms(pp), notes[v])
 					}
 				})
 			}

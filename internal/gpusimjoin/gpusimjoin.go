@@ -156,7 +156,12 @@ type gpuSpread struct{ owners, devices, share int }
 // counted without loading the driver when it has not answered yet).
 func spreadOf(list []int) gpuSpread {
 	if list == nil {
-		n := gpurt.GuessDevices(nil)
+		n := 0
+		if infos := allInfos.Load(); infos != nil {
+			n = len(*infos)
+		} else {
+			n = gpurt.GuessDevices(nil)
+		}
 		return gpuSpread{owners: n, devices: n, share: 1}
 	}
 	sp := gpuSpread{owners: max(len(list), 1), devices: gpurt.GuessDevices(list), share: 1}
@@ -178,12 +183,12 @@ func Prewarm() { gpurt.Prewarm() }
 // about a millisecond), and before that the device the cost model was
 // fitted on.
 func deviceInfo() gpurt.Info {
-	if info := firstInfo.Load(); info != nil {
-		return *info
+	if infos := allInfos.Load(); infos != nil {
+		return (*infos)[0]
 	}
 	if gpurt.Probed() {
 		if infos, err := gpurt.Devices(); err == nil && len(infos) > 0 {
-			firstInfo.Store(&infos[0])
+			allInfos.Store(&infos)
 			return infos[0]
 		}
 	}
@@ -192,7 +197,9 @@ func deviceInfo() gpurt.Info {
 	return info
 }
 
-var firstInfo atomic.Pointer[gpurt.Info]
+// allInfos caches the driver's description of the GPUs once it has
+// answered (deviceInfo; spreadOf counts them): every estimate asks.
+var allInfos atomic.Pointer[[]gpurt.Info]
 
 // openWait is the time in seconds a run still waits for the default
 // device to open, as estimated: 0 once it is open.

@@ -51,10 +51,13 @@ const (
 	emitNS       = 10.0
 	cpuStepNS    = 1.0
 	cpuPairNS    = 20.0
-	// bitmapNS is the filters' check of two bitmaps, per pair past the
-	// bound and per core, which a run without the bitmap filter saves
-	// (BenchmarkFilterOnly).
-	bitmapNS = 3.0
+	// bitmapNS and bitmapWordNS are the filters' check of two bitmaps,
+	// per pair past the bound and per core, and per word of the bitmaps
+	// (read at random: cache misses), which a run without the bitmap
+	// filter saves (BenchmarkFilterOnly on the H100 host: tags-math-sx's
+	// 1-word bitmaps, gcide's 8 words).
+	bitmapNS     = 10.0
+	bitmapWordNS = 2.5
 )
 
 // mergeRate and pairRate are each kernel's elements merged and pairs
@@ -141,7 +144,8 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread, tu 
 	// Filtering alone: the CPU engine's time without its verification
 	// (and without the bitmap checks it leaves out), plus handing the
 	// pairs on.
-	saved := (w.Steps*cpuStepNS + w.Verified*cpuPairNS + w.Unchecked*bitmapNS) * 1e-9 / threads
+	check := bitmapNS + bitmapWordNS*float64(w.BitmapWords)
+	saved := (w.Steps*cpuStepNS + w.Verified*cpuPairNS + w.Unchecked*check) * 1e-9 / threads
 	pl.filterSec = max(w.Seconds-saved, w.Seconds/4) + w.Pairs*emitNS*1e-9/threads
 	chunks := math.Ceil(w.Pairs / float64(pl.capCands))
 	pl.gpuSec = (w.Elements/mergeRate[pl.kernel]+w.Pairs/pairRate[pl.kernel])/speed.Compute +

@@ -99,6 +99,9 @@ type Work struct {
 	// Unchecked is the number of bitmap checks that the filter leaves
 	// out (Filter.NoBitmap): the pairs past the bound.
 	Unchecked float64
+	// BitmapWords is the width of the records' bitmaps in 64-bit words,
+	// which the bitmap filter's checks read.
+	BitmapWords int
 	// Probes is the number of probing records.
 	Probes int
 	// Memory is the CPU engine's estimate of its memory, which filtering
@@ -128,11 +131,16 @@ func CandidateWork(p *Problem, f Filter) (Work, error) {
 		}
 		if groups*10 >= records*9 {
 			alg = ppJoin
+		} else if _, skip := groupJoinLeast(p, groups, records); skip {
+			// Nor is GroupJoin's index built where the CPU's estimate
+			// is a bound: its pairs are about PPJoin's, and its time is
+			// the bound's.
+			alg = ppJoin
 		}
 	}
 	w := work(p, alg)
 	out := Work{Seconds: est.Seconds, Verified: w.merged, Steps: w.steps, Pairs: w.merged, Elements: w.lengths,
-		Probes: p.S.Len(), Memory: est.Memory}
+		Probes: p.S.Len(), Memory: est.Memory, BitmapWords: p.S.words}
 	if f.NoBitmap {
 		if alg == groupJoin {
 			w = work(p, ppJoin)
