@@ -10,7 +10,8 @@
 # There, from DIR's parent, with OUT a folder for the logs:
 #   bash DIR/run.sh tests bench cli clifull filteronly
 # Steps: tests[:REGEX] (every GPU test), bench[:REGEX] (BenchmarkMann, $ROUNDS rounds, default 9, of the variants
-# $VARIANTS, default the benchmark's: see -mann.variants), filteronly[:REGEX] (BenchmarkFilterOnly),
+# $VARIANTS, default the benchmark's: see -mann.variants; go test reads a top-level | in REGEX as two whole
+# patterns, so name one data set a step: bench:count//gcide), filteronly[:REGEX] (BenchmarkFilterOnly),
 # cli (xsect simjoin --count-only, --device cpu and gpu alternating, 3 rounds), clifull (pairs written to /dev/null).
 set -u
 cd "$(dirname "$0")"
