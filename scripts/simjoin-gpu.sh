@@ -9,7 +9,9 @@
 #             (gzip -9 of ../shared/data's files), ir/gcide/gcide.docs.sets.gz as it is
 # There, from DIR's parent, with OUT a folder for the logs:
 #   bash DIR/run.sh tests bench cli clifull filteronly
-# Steps: tests[:REGEX] (every GPU test), bench (BenchmarkMann, 9 rounds), filteronly (BenchmarkFilterOnly),
+# Steps: tests[:REGEX] (every GPU test), bench[:REGEX] (BenchmarkMann, $ROUNDS rounds, default 9, of the variants
+# $VARIANTS, default the benchmark's: see -mann.variants; go test reads a top-level | in REGEX as two whole
+# patterns, so name one data set a step: bench:count//gcide), filteronly[:REGEX] (BenchmarkFilterOnly),
 # cli (xsect simjoin --count-only, --device cpu and gpu alternating, 3 rounds), clifull (pairs written to /dev/null).
 set -u
 cd "$(dirname "$0")"
@@ -27,9 +29,10 @@ for step in "$@"; do
     ./gpusimjoin.test -test.v -test.count=1 -test.timeout 280s ${pat:+-test.run "$pat"} 2>&1 | grep -v '^=== ' | tee $OUT/tests.log | tail -60 ;;
   bench*)
     pat=${step#bench}; pat=${pat#:}
-    ./gpusimjoin.test -test.run '^$' -test.bench "Mann${pat:+/$pat}" -test.benchtime 9x 2>&1 | tee $OUT/bench.log | grep -E '^Benchmark|ok|FAIL' ;;
-  filteronly)
-    ./gpusimjoin.test -test.run '^$' -test.bench FilterOnly -test.benchtime 10x 2>&1 | tee $OUT/filteronly.log | grep -E '^Benchmark|ok|FAIL' ;;
+    ./gpusimjoin.test -test.run '^$' -test.bench "Mann${pat:+/$pat}" -test.benchtime ${ROUNDS:-9}x ${VARIANTS:+-mann.variants "$VARIANTS"} 2>&1 | tee $OUT/bench.log | grep -E '^Benchmark|ok|FAIL' ;;
+  filteronly*)
+    pat=${step#filteronly}; pat=${pat#:}
+    ./gpusimjoin.test -test.run '^$' -test.bench "FilterOnly${pat:+/$pat}" -test.benchtime 10x 2>&1 | tee $OUT/filteronly.log | grep -E '^Benchmark|ok|FAIL' ;;
   cli)
     for t in 0.5 0.7; do for fs in $files; do n=${fs%%:*}; f=/tmp/data/${fs#*:}
       for round in 1 2 3; do for dev in cpu gpu; do

@@ -2,6 +2,7 @@ package gpusimjoin
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,49 +23,66 @@ func warmGPU(b *testing.B) {
 	warm.Do(func() {
 		c := sets.FromSets([]uint32{1, 2, 3}, []uint32{1, 2, 3, 4})
 		for _, k := range simjoin.GPUKernels {
-			gpuPlan(b, c, nil, simjoin.Options{Threshold: mustThreshold(b, simjoin.Jaccard, "0.5")}, "ppjoin", k).Count(context.Background())
+			gpuPlan(b, c, nil, simjoin.Options{Threshold: mustThreshold(b, simjoin.Jaccard, "0.5")}, "ppjoin", k, tuning{}).Count(context.Background())
 		}
 	})
 }
+
+// mannVariants are BenchmarkMann's variants, comma-separated: cpu (the
+// planner's technique on the CPU), gpu (the planner's engine among the GPU
+// engines), or DEVICE/TECHNIQUE[/bitmap|/nobitmap] forcing the technique
+// and, on the GPU, the filter configuration (the planner's kernel).
+var mannVariants = flag.String("mann.variants", "cpu,gpu,gpu/ppjoin/bitmap,gpu/ppjoin/nobitmap,gpu/pairjoin/bitmap,gpu/pairjoin/nobitmap,gpu/allpairs/nobitmap",
+	"BenchmarkMann's variants")
 
 // BenchmarkMann times whole joins as issue 12's targets count them (from
 // the loaded collection, preparation included, to the number of pairs,
 // equal sets once; mode join hands every pair with its overlap to a
 // function that drops it) on the five data sets of its anchor: on the CPU
-// alone and with verification on the GPU, the planner's kernel and each
-// one forced (the technique is the planner's among each device's
-// engines). Each iteration runs every variant once, in turn, so that they
-// share the machine's state; each variant reports its median, least and
-// largest time in ms, and the log has the medians of preparation and run
-// and the last run's account.
+// alone and with verification on the GPU, the planner's choices and
+// forced ones (-mann.variants). Each iteration runs every variant once, in
+// turn, so that they share the machine's state; each variant reports its
+// median, least and largest time in ms, and the log has the medians of
+// preparation (and of its planning) and the last run's account.
 func BenchmarkMann(b *testing.B) {
 	needGPU(b)
 	warmGPU(b)
-	variants := []string{"cpu", "gpu", "gpu-thread", "gpu-block", "gpu-pair"}
+	variants := strings.Split(*mannVariants, ",")
 	for _, mode := range []string{"count", "join"} {
 		for i, ts := range []string{"0.5", "0.7"} {
 			for _, d := range mannData {
-				b.Run(fmt.Sprintf("%s/t=%s/%s", mode, ts, d.name), func(b *testing.B) {
-					c := loadData(b, d.file)
+				b.Run(fmt.Sprintf("%s/t=%s/%s", mode, ts, d.Name), func(b *testing.B) {
+					c := loadData(b, d.File)
 					total := make([][]time.Duration, len(variants))
 					prep := make([][]time.Duration, len(variants))
+					planning := make([][]time.Duration, len(variants))
 					notes := make([]string, len(variants))
 					for b.Loop() {
 						for v, how := range variants {
-							opt := simjoin.Options{Threshold: mustThreshold(b, simjoin.Jaccard, ts), Distinct: true, Device: "gpu"}
-							if how == "cpu" {
-								opt.Device = "cpu"
-							}
-							opt.GPUKernel, _ = strings.CutPrefix(how, "gpu-")
-							if !strings.HasPrefix(how, "gpu-") {
-								opt.GPUKernel = "" // the planner's
-							}
+							opt := simjoin.Options{Threshold: mustThreshold(b, simjoin.Jaccard, ts), Distinct: true}
+							f := strings.Split(how, "/")
+							opt.Device = f[0]
 							start := time.Now()
-							pl, err := simjoin.NewPlan(c, nil, opt)
+							var pl *simjoin.Plan
+							var err error
+							switch {
+							case len(f) == 1:
+								pl, err = simjoin.NewPlan(c, nil, opt)
+							case f[0] == "cpu":
+								opt.Technique = f[1]
+								pl, err = simjoin.NewPlan(c, nil, opt)
+							default:
+								tu := tuning{}
+								if len(f) > 2 {
+									tu.bitmap = map[string]int{"bitmap": bitmapOn, "nobitmap": bitmapOff}[f[2]]
+								}
+								pl = gpuPlan(b, c, nil, opt, f[1], "", tu)
+							}
 							if err != nil {
 								b.Fatal(err)
 							}
 							prep[v] = append(prep[v], time.Since(start))
+							planning[v] = append(planning[v], pl.Phases.Plan)
 							var n int64
 							if mode == "count" {
 								n, err = pl.Count(context.Background())
@@ -73,8 +91,8 @@ func BenchmarkMann(b *testing.B) {
 								err = pl.Join(context.Background(), func(ps []simjoin.Pair) error { cnt.Add(int64(len(ps))); return nil })
 								n = cnt.Load()
 							}
-							if err != nil || n != d.pairs[i] {
-								b.Fatalf("%s: %d pairs, %v; want %d", how, n, err, d.pairs[i])
+							if err != nil || n != d.Pairs[i] {
+								b.Fatalf("%s: %d pairs, %v; want %d", how, n, err, d.Pairs[i])
 							}
 							total[v] = append(total[v], time.Since(start))
 							notes[v] = fmt.Sprintf("%s on %s, estimated %.1f ms (%s): %s", pl.Chosen.Engine.Name(), pl.Chosen.Engine.Kind(),
@@ -84,8 +102,9 @@ func BenchmarkMann(b *testing.B) {
 					for v, how := range variants {
 						med, lo, hi := spread(total[v])
 						p, _, _ := spread(prep[v])
+						pp, _, _ := spread(planning[v])
 						b.ReportMetric(ms(med), how+"-ms")
-						b.Logf("%-10s median %6.1f ms (min %6.1f, max %6.1f), preparation %5.1f ms; %s", how, ms(med), ms(lo), ms(hi), ms(p), notes[v])
+						b.Logf("%-22s median %6.1f ms (min %6.1f, max %6.1f), preparation %5.1f ms (planning %4.1f); %s", how, ms(med), ms(lo), ms(hi), ms(p), ms(pp), notes[v])
 					}
 				})
 			}

@@ -9,11 +9,12 @@ import (
 	"github.com/xsect/xsect/internal/simjoin"
 )
 
-// handOn is an engine, for this benchmark only, that runs PPJoin's filter
-// and hands its candidates to emit, verifying nothing.
+// handOn is an engine, for this benchmark only, that runs a filter and
+// hands its candidates to emit, verifying nothing.
 type handOn struct {
-	name string
-	emit func() (func(*simjoin.CandidateBatch) error, func())
+	name   string
+	filter simjoin.Filter
+	emit   func() (func(*simjoin.CandidateBatch) error, func())
 }
 
 func (e handOn) Name() string    { return e.name }
@@ -26,16 +27,19 @@ func (handOn) Estimate(*simjoin.Problem) (engine.Estimate, error) {
 }
 func (e handOn) Run(ctx context.Context, p *simjoin.Problem, out *simjoin.Output) error {
 	emit, done := e.emit()
-	err := simjoin.Candidates(ctx, p, "ppjoin", out, emit)
+	err := simjoin.Candidates(ctx, p, e.filter, out, emit)
 	done()
 	return err
 }
 
+// filterOnly are BenchmarkFilterOnly's filters.
+var filterOnly = []string{"ppjoin", "pairjoin"}
+
 func init() {
-	simjoin.Register(handOn{"ppjoin-discard", func() (func(*simjoin.CandidateBatch) error, func()) {
+	discard := func() (func(*simjoin.CandidateBatch) error, func()) {
 		return func(*simjoin.CandidateBatch) error { return nil }, func() {}
-	}})
-	simjoin.Register(handOn{"ppjoin-chunks", func() (func(*simjoin.CandidateBatch) error, func()) {
+	}
+	chunks := func() (func(*simjoin.CandidateBatch) error, func()) {
 		bd := newBuilder(numChunks, 1<<18, 1<<18, make(chan struct{}), func() error { return errors.New("stop") })
 		drained := make(chan struct{})
 		go func() {
@@ -46,40 +50,54 @@ func init() {
 			close(drained)
 		}()
 		return bd.emit, func() { bd.finish(); <-drained; bd.release() }
-	}})
+	}
+	for _, tech := range filterOnly {
+		for _, noBitmap := range []bool{false, true} {
+			name := tech
+			if noBitmap {
+				name += "-nobitmap"
+			}
+			f := simjoin.Filter{Technique: tech, NoBitmap: noBitmap}
+			simjoin.Register(handOn{name + "-discard", f, discard})
+			simjoin.Register(handOn{name + "-chunks", f, chunks})
+		}
+	}
 }
 
 // BenchmarkFilterOnly compares, on the CPU alone, a whole join of the CPU
 // engine with its filter handing the candidates on (to nothing, and to
-// the chunks, drained): what the GPU path costs the filters.
+// the chunks, drained), with the bitmap filter and without: what the GPU
+// path costs the filters.
 func BenchmarkFilterOnly(b *testing.B) {
 	for _, d := range mannData {
 		for _, ts := range []string{"0.5", "0.7"} {
-			c := loadData(b, d.file)
+			c := loadData(b, d.File)
 			th := mustThreshold(b, simjoin.Jaccard, ts)
-			for _, how := range []string{"cpu", "discard", "chunks"} {
-				b.Run(d.name+"/"+ts+"/"+how, func(b *testing.B) {
-					pl, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Distinct: true, Device: "cpu", Technique: "ppjoin"})
-					if err != nil {
-						b.Fatal(err)
-					}
-					if how != "cpu" {
-						pl, err = simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Distinct: true, Device: "gpu", Technique: "ppjoin-" + how})
+			for _, tech := range filterOnly {
+				for _, how := range []string{"cpu", "discard", "nobitmap-discard", "chunks", "nobitmap-chunks"} {
+					b.Run(d.Name+"/"+ts+"/"+tech+"/"+how, func(b *testing.B) {
+						pl, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Distinct: true, Device: "cpu", Technique: tech})
 						if err != nil {
 							b.Fatal(err)
 						}
-						// The filter's index, as the CPU engine's estimate
-						// builds it: not part of what is compared.
-						if _, err := simjoin.CandidateWork(pl.Problem, "ppjoin"); err != nil {
-							b.Fatal(err)
+						if how != "cpu" {
+							pl, err = simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Distinct: true, Device: "gpu", Technique: tech + "-" + how})
+							if err != nil {
+								b.Fatal(err)
+							}
+							// The filter's index, as the CPU engine's estimate
+							// builds it: not part of what is compared.
+							if _, err := simjoin.CandidateWork(pl.Problem, simjoin.Filter{Technique: tech}); err != nil {
+								b.Fatal(err)
+							}
 						}
-					}
-					for b.Loop() {
-						if err := pl.Join(context.Background(), func([]simjoin.Pair) error { return nil }); err != nil {
-							b.Fatal(err)
+						for b.Loop() {
+							if err := pl.Join(context.Background(), func([]simjoin.Pair) error { return nil }); err != nil {
+								b.Fatal(err)
+							}
 						}
-					}
-				})
+					})
+				}
 			}
 		}
 	}

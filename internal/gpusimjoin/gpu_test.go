@@ -14,13 +14,16 @@ import (
 
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/internal/simjoin"
-	"github.com/xsect/xsect/setio"
+	"github.com/xsect/xsect/internal/simjoin/simjointest"
 	"github.com/xsect/xsect/sets"
 )
 
-var techniques = []string{"allpairs", "ppjoin", "groupjoin"}
+var techniques = []string{"allpairs", "ppjoin", "groupjoin", "pairjoin"}
+
+// bitmaps are the filter configurations that the tests force: with the
+// bitmap filter and without.
+var bitmaps = []int{bitmapOn, bitmapOff}
 
 // needGPU skips the test, saying why, where no GPU can be used.
 func needGPU(t testing.TB) {
@@ -30,17 +33,17 @@ func needGPU(t testing.TB) {
 	}
 }
 
-// withChunks runs f with chunks of at most n candidates (n/3 probes):
-// many chunks, cut probes and both device slots even on small inputs.
-func withChunks(n int, f func()) {
-	old := chunkLimit
-	chunkLimit = n
-	defer func() { chunkLimit = old }()
-	f()
+// chunks returns tu with chunks of at most n candidates (n/3 probes; 0:
+// the planner's): many chunks, cut probes and both device slots even on
+// small inputs.
+func chunks(tu tuning, n int) tuning {
+	tu.chunkLimit = n
+	return tu
 }
 
-// gpuPlan plans r × s on the GPU with technique and kernel forced.
-func gpuPlan(t testing.TB, r, s *sets.Collection, opt simjoin.Options, technique, kernel string) *simjoin.Plan {
+// gpuPlan plans r × s on the GPU with technique and kernel forced, run
+// by the GPU engine of technique made with tu.
+func gpuPlan(t testing.TB, r, s *sets.Collection, opt simjoin.Options, technique, kernel string, tu tuning) *simjoin.Plan {
 	t.Helper()
 	opt.Technique, opt.Device, opt.GPUKernel = technique, "gpu", kernel
 	pl, err := simjoin.NewPlan(r, s, opt)
@@ -50,13 +53,30 @@ func gpuPlan(t testing.TB, r, s *sets.Collection, opt simjoin.Options, technique
 	if pl.Chosen.Engine.Kind() != engine.GPU {
 		t.Fatalf("chose %s on %s", pl.Chosen.Engine.Name(), pl.Chosen.Engine.Kind())
 	}
+	if tu == (tuning{}) {
+		return pl
+	}
+	// The registered engine's estimate does not count: tu's may differ.
+	e := gpuEngine{technique, tu}
+	c := pl.Chosen
+	c.Engine, c.Bounded = e, false
+	c.Device, c.Err = e.Device()
+	if c.Err == nil {
+		c.Estimate, c.Err = e.Estimate(pl.Problem)
+	}
+	c.CheckMemory(pl.Problem.Memory)
+	if c.Err != nil {
+		t.Fatalf("%s on the GPU, kernel %s, tuning %+v: %v", technique, kernel, tu, c.Err)
+	}
+	pl.Chosen = c
 	return pl
 }
 
-// check joins r × s (s nil: a self-join) with every filter and kernel on
-// the GPU, with and without Distinct, collecting and counting, against
-// the reference and the CPU engine.
-func check(t *testing.T, name string, r, s *sets.Collection, th simjoin.Threshold) {
+// check joins r × s (s nil: a self-join) with every filter, with and
+// without the bitmap filter, and every kernel on the GPU, with and without
+// Distinct, collecting and counting, against the reference and the CPU
+// engine, planned with tu.
+func check(t *testing.T, name string, r, s *sets.Collection, th simjoin.Threshold, tu tuning) {
 	t.Helper()
 	for _, distinct := range []bool{false, true} {
 		want := reference(r, s, th, distinct)
@@ -74,16 +94,19 @@ func check(t *testing.T, name string, r, s *sets.Collection, th simjoin.Threshol
 			}
 			tag := fmt.Sprintf("%s: %s %s, distinct %v, %s", name, th.Measure, th, distinct, tech)
 			comparePairs(t, tag+" on the CPU", fromCPU, want)
-			for _, kernel := range simjoin.GPUKernels {
-				tag := tag + " kernel " + kernel
-				got, err := gpuPlan(t, r, s, opt, tech, kernel).Collect(context.Background())
-				if err != nil {
-					t.Fatalf("%s: %v", tag, err)
-				}
-				comparePairs(t, tag, got, want)
-				n, err := gpuPlan(t, r, s, opt, tech, kernel).Count(context.Background())
-				if err != nil || n != int64(len(want)) {
-					t.Fatalf("%s: Count = %d, %v; want %d", tag, n, err, len(want))
+			for _, bm := range bitmaps {
+				tu.bitmap = bm
+				for _, kernel := range simjoin.GPUKernels {
+					tag := fmt.Sprintf("%s kernel %s, bitmap %d", tag, kernel, bm)
+					got, err := gpuPlan(t, r, s, opt, tech, kernel, tu).Collect(context.Background())
+					if err != nil {
+						t.Fatalf("%s: %v", tag, err)
+					}
+					comparePairs(t, tag, got, want)
+					n, err := gpuPlan(t, r, s, opt, tech, kernel, tu).Count(context.Background())
+					if err != nil || n != int64(len(want)) {
+						t.Fatalf("%s: Count = %d, %v; want %d", tag, n, err, len(want))
+					}
 				}
 			}
 		}
@@ -110,15 +133,14 @@ func TestGPURandom(t *testing.T) {
 		if round%2 == 0 {
 			limit = 50
 		}
-		withChunks(limit, func() {
-			for m, ths := range randomThresholds {
-				for _, ts := range ths {
-					th := mustThreshold(t, m, ts)
-					check(t, fmt.Sprintf("round %d", round), r, nil, th)
-					check(t, fmt.Sprintf("round %d R x S", round), r, s, th)
-				}
+		tu := chunks(tuning{}, limit)
+		for m, ths := range randomThresholds {
+			for _, ts := range ths {
+				th := mustThreshold(t, m, ts)
+				check(t, fmt.Sprintf("round %d", round), r, nil, th, tu)
+				check(t, fmt.Sprintf("round %d R x S", round), r, s, th, tu)
 			}
-		})
+		}
 	}
 }
 
@@ -189,10 +211,9 @@ func TestGPUAtThreshold(t *testing.T) {
 	} {
 		th := mustThreshold(t, tc.m, tc.th)
 		r, s := atThreshold(t, th, sizes, 20)
-		withChunks(64, func() {
-			check(t, "at threshold", interleave(r, s), nil, th)
-			check(t, "at threshold R x S", r, s, th)
-		})
+		tu := chunks(tuning{}, 64)
+		check(t, "at threshold", interleave(r, s), nil, th, tu)
+		check(t, "at threshold R x S", r, s, th, tu)
 	}
 }
 
@@ -210,24 +231,23 @@ func TestGPULong(t *testing.T) {
 		want := reference(all, nil, th, false)
 		wantRS := reference(r, s, th, false)
 		for _, tile := range []int{4, 32, 64, 256} {
-			forceTile = tile
+			tu := tuning{tile: tile}
 			for _, tech := range techniques {
 				tag := fmt.Sprintf("long %s %s, %s, tile %d", th.Measure, th, tech, tile)
-				got, err := gpuPlan(t, all, nil, simjoin.Options{Threshold: th}, tech, "pair").Collect(context.Background())
+				got, err := gpuPlan(t, all, nil, simjoin.Options{Threshold: th}, tech, "pair", tu).Collect(context.Background())
 				if err != nil {
 					t.Fatal(err)
 				}
 				comparePairs(t, tag, got, want)
-				got, err = gpuPlan(t, r, s, simjoin.Options{Threshold: th}, tech, "pair").Collect(context.Background())
+				got, err = gpuPlan(t, r, s, simjoin.Options{Threshold: th}, tech, "pair", tu).Collect(context.Background())
 				if err != nil {
 					t.Fatal(err)
 				}
 				comparePairs(t, tag+" R x S", got, wantRS)
 			}
 		}
-		forceTile = 0
 		// The other kernels, on the same long records.
-		check(t, "long", all, nil, th)
+		check(t, "long", all, nil, th, tuning{})
 	}
 }
 
@@ -262,8 +282,8 @@ func TestGPUAdversarial(t *testing.T) {
 	for name, in := range inputs {
 		c := sets.FromSets(in...)
 		for _, th := range ths {
-			check(t, name, c, nil, th)
-			check(t, name+" R x S", c, sets.FromSets(in[len(in)/2:]...), th)
+			check(t, name, c, nil, th, tuning{})
+			check(t, name+" R x S", c, sets.FromSets(in[len(in)/2:]...), th, tuning{})
 		}
 	}
 }
@@ -275,23 +295,22 @@ func TestGPUJoinStops(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	c := randomCollection(rng, 3000, 8, 100)
 	th := mustThreshold(t, simjoin.Jaccard, "0.5")
-	withChunks(200, func() {
-		for _, gpus := range [][]int{nil, {0, 0}, {0, 0, 0}} {
-			for _, kernel := range simjoin.GPUKernels {
-				var mu sync.Mutex
-				calls := 0
-				err := gpuPlan(t, c, nil, simjoin.Options{Threshold: th, GPUs: gpus}, "ppjoin", kernel).Join(context.Background(), func([]simjoin.Pair) error {
-					mu.Lock()
-					defer mu.Unlock()
-					calls++
-					return fmt.Errorf("enough")
-				})
-				if err == nil || err.Error() != "enough" {
-					t.Fatalf("GPUs %v, kernel %s: Join returned %v, want the function's error", gpus, kernel, err)
-				}
+	tu := chunks(tuning{}, 200)
+	for _, gpus := range [][]int{nil, {0, 0}, {0, 0, 0}} {
+		for _, kernel := range simjoin.GPUKernels {
+			var mu sync.Mutex
+			calls := 0
+			err := gpuPlan(t, c, nil, simjoin.Options{Threshold: th, GPUs: gpus}, "ppjoin", kernel, tu).Join(context.Background(), func([]simjoin.Pair) error {
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				return fmt.Errorf("enough")
+			})
+			if err == nil || err.Error() != "enough" {
+				t.Fatalf("GPUs %v, kernel %s: Join returned %v, want the function's error", gpus, kernel, err)
 			}
 		}
-	})
+	}
 }
 
 // ownerChunks matches the note of a run's owners: "verify on GPU 0 (3
@@ -309,36 +328,35 @@ func TestGPUOwners(t *testing.T) {
 	r := randomCollection(rng, 600, 20, 150)
 	s := randomCollection(rng, 400, 20, 160)
 	th := mustThreshold(t, simjoin.Jaccard, "0.4")
-	withChunks(60, func() {
-		for _, ss := range []*sets.Collection{nil, s} {
-			for _, tech := range techniques {
-				for _, kernel := range simjoin.GPUKernels {
-					opt := simjoin.Options{Threshold: th, Threads: 3, GPUs: []int{0}}
-					tag := fmt.Sprintf("R x S %v, %s, kernel %s", ss != nil, tech, kernel)
-					want, err := gpuPlan(t, r, ss, opt, tech, kernel).Collect(context.Background())
+	tu := chunks(tuning{}, 60)
+	for _, ss := range []*sets.Collection{nil, s} {
+		for _, tech := range techniques {
+			for _, kernel := range simjoin.GPUKernels {
+				opt := simjoin.Options{Threshold: th, Threads: 3, GPUs: []int{0}}
+				tag := fmt.Sprintf("R x S %v, %s, kernel %s", ss != nil, tech, kernel)
+				want, err := gpuPlan(t, r, ss, opt, tech, kernel, tu).Collect(context.Background())
+				if err != nil {
+					t.Fatalf("%s, one owner: %v", tag, err)
+				}
+				comparePairs(t, tag+", one owner", want, reference(r, ss, th, false))
+				for _, owners := range []int{2, 3} {
+					opt.GPUs = slices.Repeat([]int{0}, owners)
+					tag := fmt.Sprintf("%s, %d owners", tag, owners)
+					pl := gpuPlan(t, r, ss, opt, tech, kernel, tu)
+					got, err := pl.Collect(context.Background())
 					if err != nil {
-						t.Fatalf("%s, one owner: %v", tag, err)
+						t.Fatalf("%s: %v", tag, err)
 					}
-					comparePairs(t, tag+", one owner", want, reference(r, ss, th, false))
-					for _, owners := range []int{2, 3} {
-						opt.GPUs = slices.Repeat([]int{0}, owners)
-						tag := fmt.Sprintf("%s, %d owners", tag, owners)
-						pl := gpuPlan(t, r, ss, opt, tech, kernel)
-						got, err := pl.Collect(context.Background())
-						if err != nil {
-							t.Fatalf("%s: %v", tag, err)
-						}
-						comparePairs(t, tag, got, want)
-						checkOwnersNote(t, tag, pl.Notes(), owners)
-						n, err := gpuPlan(t, r, ss, opt, tech, kernel).Count(context.Background())
-						if err != nil || n != int64(len(want)) {
-							t.Fatalf("%s: Count = %d, %v; want %d", tag, n, err, len(want))
-						}
+					comparePairs(t, tag, got, want)
+					checkOwnersNote(t, tag, pl.Notes(), owners)
+					n, err := gpuPlan(t, r, ss, opt, tech, kernel, tu).Count(context.Background())
+					if err != nil || n != int64(len(want)) {
+						t.Fatalf("%s: Count = %d, %v; want %d", tag, n, err, len(want))
 					}
 				}
 			}
 		}
-	})
+	}
 }
 
 // TestGPUOwnersRealData: one to three owners of GPU 0 count Mann et al.'s
@@ -346,16 +364,16 @@ func TestGPUOwners(t *testing.T) {
 func TestGPUOwnersRealData(t *testing.T) {
 	needGPU(t)
 	d := mannData[0]
-	c := loadData(t, d.file)
+	c := loadData(t, d.File)
 	for _, owners := range []int{1, 2, 3} {
 		opt := simjoin.Options{Threshold: mustThreshold(t, simjoin.Jaccard, "0.5"), Distinct: true, GPUs: slices.Repeat([]int{0}, owners)}
-		pl := gpuPlan(t, c, nil, opt, "ppjoin", "auto")
+		pl := gpuPlan(t, c, nil, opt, "ppjoin", "auto", tuning{})
 		n, err := pl.Count(context.Background())
-		if err != nil || n != d.pairs[0] {
-			t.Errorf("%s, %d owners: %d pairs, %v; want %d", d.name, owners, n, err, d.pairs[0])
+		if err != nil || n != d.Pairs[0] {
+			t.Errorf("%s, %d owners: %d pairs, %v; want %d", d.Name, owners, n, err, d.Pairs[0])
 		}
-		checkOwnersNote(t, d.name, pl.Notes(), owners)
-		t.Logf("%s, %d owners: %s", d.name, owners, strings.TrimSpace(pl.Notes()))
+		checkOwnersNote(t, d.Name, pl.Notes(), owners)
+		t.Logf("%s, %d owners: %s", d.Name, owners, strings.TrimSpace(pl.Notes()))
 	}
 }
 
@@ -383,39 +401,18 @@ func checkOwnersNote(t *testing.T, tag, notes string, owners int) {
 }
 
 // mannData are the data sets of issue 12's speed target with their exact
-// counts at Jaccard 0.5 and 0.7, equal sets once (../shared/NOTES.md).
-var mannData = []struct {
-	name, file string
-	pairs      [2]int64
-}{
-	{"BMS2", "fimi/BMS2.dat", [2]int64{152883, 7773}},
-	{"retail", "fimi/retail.dat", [2]int64{432274, 3675}},
-	{"kosarak", "fimi/kosarak_head36682.dat", [2]int64{907966, 5288}},
-	{"tags-math-sx", "hypergraphs/tags-math-sx.dedup.sets", [2]int64{5158665, 132756}},
-	{"gcide", "ir/gcide/gcide.docs.sets.gz", [2]int64{188703, 1757}},
-}
+// counts at Jaccard 0.5 and 0.7 (first two), equal sets once.
+var mannData = simjointest.IssueData()
 
-var loaded sync.Map // file -> *sets.Collection
+func loadData(tb testing.TB, file string) *sets.Collection { return simjointest.Load(tb, file) }
 
-func loadData(tb testing.TB, file string) *sets.Collection {
-	tb.Helper()
-	if c, ok := loaded.Load(file); ok {
-		return c.(*sets.Collection)
-	}
-	c, err := setio.Load(settest.SharedData(tb, file))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	loaded.Store(file, c)
-	return c
-}
-
-// TestGPURealData: on the real data sets, every filter and kernel counts
-// Mann et al.'s pairs, and finds the CPU's pairs.
+// TestGPURealData: on the real data sets, every filter and kernel, with
+// and without the bitmap filter, counts Mann et al.'s pairs, and finds the
+// CPU's pairs.
 func TestGPURealData(t *testing.T) {
 	needGPU(t)
 	for _, d := range mannData {
-		c := loadData(t, d.file)
+		c := loadData(t, d.File)
 		for i, ts := range []string{"0.5", "0.7"} {
 			th := mustThreshold(t, simjoin.Jaccard, ts)
 			opt := simjoin.Options{Threshold: th, Distinct: true}
@@ -426,21 +423,33 @@ func TestGPURealData(t *testing.T) {
 				t.Fatal(err)
 			}
 			want, err := pl.Collect(context.Background())
-			if err != nil || int64(len(want)) != d.pairs[i] {
-				t.Fatalf("%s at %s on the CPU: %d pairs, %v; want %d", d.name, ts, len(want), err, d.pairs[i])
+			if err != nil || int64(len(want)) != d.Pairs[i] {
+				t.Fatalf("%s at %s on the CPU: %d pairs, %v; want %d", d.Name, ts, len(want), err, d.Pairs[i])
 			}
+			// Every kernel with the bitmap filter, and the planner's
+			// kernel without it.
+			type config struct {
+				kernel string
+				tu     tuning
+			}
+			var configs []config
+			for _, kernel := range simjoin.GPUKernels {
+				configs = append(configs, config{kernel, tuning{bitmap: bitmapOn}})
+			}
+			configs = append(configs, config{"auto", tuning{bitmap: bitmapOff}})
 			for _, tech := range techniques {
-				for _, kernel := range simjoin.GPUKernels {
-					tag := fmt.Sprintf("%s at %s, %s, kernel %s", d.name, ts, tech, kernel)
-					pl := gpuPlan(t, c, nil, opt, tech, kernel)
+				for _, cf := range configs {
+					kernel := cf.kernel
+					tag := fmt.Sprintf("%s at %s, %s, kernel %s, bitmap %d", d.Name, ts, tech, kernel, cf.tu.bitmap)
+					pl := gpuPlan(t, c, nil, opt, tech, kernel, cf.tu)
 					n, err := pl.Count(context.Background())
-					if err != nil || n != d.pairs[i] {
-						t.Errorf("%s: %d pairs, %v; want %d", tag, n, err, d.pairs[i])
+					if err != nil || n != d.Pairs[i] {
+						t.Errorf("%s: %d pairs, %v; want %d", tag, n, err, d.Pairs[i])
 					}
 					if tech != "ppjoin" && testing.Short() {
 						continue
 					}
-					pl = gpuPlan(t, c, nil, opt, tech, kernel)
+					pl = gpuPlan(t, c, nil, opt, tech, kernel, cf.tu)
 					got, err := pl.Collect(context.Background())
 					if err != nil {
 						t.Fatal(err)

@@ -3,8 +3,9 @@
 // filtering on the CPU, after Bellas & Gounaris, "Speeding-up the
 // Verification Phase of Set Similarity Joins in the GPGPU paradigm".
 // Importing it (the public simjoin package does) registers one engine per
-// filter (allpairs, ppjoin, groupjoin) on the GPU; the planner weighs them
-// against the CPU engines.
+// filter (allpairs, ppjoin, groupjoin, pairjoin) on the GPU; the planner
+// weighs them against the CPU engines, each priced as the CPU's filtering
+// plus what of the device's work the filtering does not hide.
 //
 // A run uploads the records of both sides once (the caller's sets, sorted,
 // and each record's place) to every owner of its GPUs (a gpurt.Set of
@@ -23,7 +24,10 @@
 // share the merge by Intersect Path (pair). The planner picks one from the
 // records' lengths and the candidates per probe, sizes blocks, tiles and
 // chunks from the data, and says so in its estimate's detail;
-// simjoin.Options.GPUKernel forces one.
+// simjoin.Options.GPUKernel forces one. It also chooses whether the
+// filters apply the bitmap filter or hand every pair past Mann et al.'s
+// bound to the device (simjoin.Filter.NoBitmap), whichever makes the
+// whole join shorter.
 package gpusimjoin
 
 import (
@@ -45,14 +49,38 @@ var kernelSource string
 var source = gpurt.Source{Name: "simjoin_verify.cu", Code: kernelSource}
 
 func init() {
-	for _, name := range []string{"allpairs", "ppjoin", "groupjoin"} {
-		simjoin.Register(gpuEngine{name})
+	for _, name := range []string{"allpairs", "ppjoin", "groupjoin", "pairjoin"} {
+		simjoin.Register(gpuEngine{name: name})
 	}
 }
 
 // gpuEngine filters with the CPU engine of the same name and verifies on
-// the GPU.
-type gpuEngine struct{ name string }
+// the GPU, planned with tune (the registered engines: the zero tuning).
+type gpuEngine struct {
+	name string
+	tune tuning
+}
+
+// tuning is what an engine changes of the planner's choices: tests make
+// engines with theirs to reach paths that small inputs do not (many
+// chunks, every tile size) and to force a filter configuration; the zero
+// value leaves every choice to the planner.
+type tuning struct {
+	// chunkLimit, if positive, caps a chunk's candidates, and its probes
+	// to a third of that.
+	chunkLimit int
+	// tile, if positive, is the pair kernel's threads per pair.
+	tile int
+	// bitmap, if not bitmapAuto, forces the bitmap filter on or off.
+	bitmap int
+}
+
+// tuning.bitmap's values.
+const (
+	bitmapAuto = iota // the planner's choice
+	bitmapOn
+	bitmapOff
+)
 
 func (e gpuEngine) Name() string { return e.name }
 
@@ -70,13 +98,12 @@ func (gpuEngine) Device() (engine.Device, error) {
 }
 
 func (e gpuEngine) Estimate(p *simjoin.Problem) (engine.Estimate, error) {
-	w, err := simjoin.CandidateWork(p, e.name)
+	info := deviceInfo()
+	sp := spreadOf(p.GPUs)
+	pl, err := e.plan(p, info, sp)
 	if err != nil {
 		return engine.Estimate{}, engine.Cannot("%v", err)
 	}
-	info := deviceInfo()
-	sp := spreadOf(p.GPUs)
-	pl := plan(p, w, info, sp)
 	if pl.devMemory > int64(info.Memory)/int64(sp.share) {
 		return engine.Estimate{}, engine.Cannot("needs %s of device memory for the records and two chunks per owner, %s has %s for each of %d owners",
 			gpurt.FormatBytes(uint64(pl.devMemory)), info.Name, gpurt.FormatBytes(info.Memory/uint64(sp.share)), sp.share)
@@ -86,11 +113,38 @@ func (e gpuEngine) Estimate(p *simjoin.Problem) (engine.Estimate, error) {
 
 func (e gpuEngine) Run(ctx context.Context, p *simjoin.Problem, out *simjoin.Output) error {
 	gpurt.PrewarmGPUs(p.GPUs) // opens while the filters start
-	w, err := simjoin.CandidateWork(p, e.name)
+	pl, err := e.plan(p, deviceInfo(), spreadOf(p.GPUs))
 	if err != nil {
 		return err
 	}
-	return run(ctx, p, e.name, plan(p, w, deviceInfo(), spreadOf(p.GPUs)), out)
+	return run(ctx, p, pl, out)
+}
+
+// plan plans e's run on p with the filter configuration that makes it
+// shortest by the cost model: with the bitmap filter, and, where the
+// sample counts the pairs past the bound (not GroupJoin's), without.
+func (e gpuEngine) plan(p *simjoin.Problem, info gpurt.Info, sp gpuSpread) (*runPlan, error) {
+	offs := []bool{false}
+	switch {
+	case e.tune.bitmap == bitmapOff:
+		offs = []bool{true}
+	case e.tune.bitmap == bitmapAuto && e.name != "groupjoin":
+		offs = []bool{false, true}
+	}
+	var best *runPlan
+	for _, off := range offs {
+		f := simjoin.Filter{Technique: e.name, NoBitmap: off}
+		w, err := simjoin.CandidateWork(p, f)
+		if err != nil {
+			return nil, err
+		}
+		pl := plan(p, w, info, sp, e.tune)
+		pl.filter, pl.filterForced = f, e.tune.bitmap != bitmapAuto
+		if best == nil || pl.seconds < best.seconds {
+			best = pl
+		}
+	}
+	return best, nil
 }
 
 // gpuSpread is how a choice of GPUs (gpurt.ParseGPUs) spreads a run, as far
@@ -102,7 +156,12 @@ type gpuSpread struct{ owners, devices, share int }
 // counted without loading the driver when it has not answered yet).
 func spreadOf(list []int) gpuSpread {
 	if list == nil {
-		n := gpurt.GuessDevices(nil)
+		n := 0
+		if infos := allInfos.Load(); infos != nil {
+			n = len(*infos)
+		} else {
+			n = gpurt.GuessDevices(nil)
+		}
 		return gpuSpread{owners: n, devices: n, share: 1}
 	}
 	sp := gpuSpread{owners: max(len(list), 1), devices: gpurt.GuessDevices(list), share: 1}
@@ -124,12 +183,12 @@ func Prewarm() { gpurt.Prewarm() }
 // about a millisecond), and before that the device the cost model was
 // fitted on.
 func deviceInfo() gpurt.Info {
-	if info := firstInfo.Load(); info != nil {
-		return *info
+	if infos := allInfos.Load(); infos != nil {
+		return (*infos)[0]
 	}
 	if gpurt.Probed() {
 		if infos, err := gpurt.Devices(); err == nil && len(infos) > 0 {
-			firstInfo.Store(&infos[0])
+			allInfos.Store(&infos)
 			return infos[0]
 		}
 	}
@@ -138,7 +197,9 @@ func deviceInfo() gpurt.Info {
 	return info
 }
 
-var firstInfo atomic.Pointer[gpurt.Info]
+// allInfos caches the driver's description of the GPUs once it has
+// answered (deviceInfo; spreadOf counts them): every estimate asks.
+var allInfos atomic.Pointer[[]gpurt.Info]
 
 // openWait is the time in seconds a run still waits for the default
 // device to open, as estimated: 0 once it is open.

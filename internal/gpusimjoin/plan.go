@@ -51,6 +51,13 @@ const (
 	emitNS       = 10.0
 	cpuStepNS    = 1.0
 	cpuPairNS    = 20.0
+	// bitmapNS and bitmapWordNS are the filters' check of two bitmaps,
+	// per pair past the bound and per core, and per word of the bitmaps
+	// (read at random: cache misses), which a run without the bitmap
+	// filter saves (BenchmarkFilterOnly on the H100 host: tags-math-sx's
+	// 1-word bitmaps, gcide's 8 words).
+	bitmapNS     = 10.0
+	bitmapWordNS = 2.5
 )
 
 // mergeRate and pairRate are each kernel's elements merged and pairs
@@ -77,20 +84,17 @@ const (
 	maxShared = 2048
 )
 
-// Tests set these to run many chunks on small inputs (chunkLimit caps a
-// chunk's candidates, and its probes to a third of that) and the pair
-// kernel with every tile size (forceTile).
-var chunkLimit, forceTile int
-
 // runPlan is how a run verifies: the kernel, its shapes, the chunks, and
 // the prediction.
 type runPlan struct {
-	kernel    kernel
-	forced    bool
-	tile      int // pair: threads per pair
-	capCands  int
-	capProbes int
-	shCap     int // block: probe elements kept in shared memory
+	filter       simjoin.Filter
+	filterForced bool // by the engine's tuning
+	kernel       kernel
+	forced       bool
+	tile         int // pair: threads per pair
+	capCands     int
+	capProbes    int
+	shCap        int // block: probe elements kept in shared memory
 
 	pairs, avgLen, perProbe float64 // predicted
 	seconds                 float64
@@ -104,7 +108,7 @@ type runPlan struct {
 // spread over sp: every owner verifies chunks of the same plan, and the
 // devices' time is divided by the distinct GPUs (owners of one GPU share
 // it).
-func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread) *runPlan {
+func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread, tu tuning) *runPlan {
 	pl := &runPlan{pairs: w.Pairs, spread: sp, hostChunks: numChunks + max(sp.owners, 1) - 1}
 	if w.Pairs > 0 {
 		pl.avgLen = w.Elements / w.Pairs
@@ -121,11 +125,11 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread) *ru
 	pl.tile = clampPow2(int(pl.avgLen/16), 4, 256)
 	pl.capCands = clampPow2(int(w.Pairs/perChunk), minChunk, maxChunk)
 	pl.capProbes = pl.capCands
-	if chunkLimit > 0 {
-		pl.capCands, pl.capProbes = chunkLimit, max(1, chunkLimit/3)
+	if tu.chunkLimit > 0 {
+		pl.capCands, pl.capProbes = tu.chunkLimit, max(1, tu.chunkLimit/3)
 	}
-	if forceTile > 0 {
-		pl.tile = forceTile
+	if tu.tile > 0 {
+		pl.tile = tu.tile
 	}
 	pl.shCap = min(int(p.S.MaxSize), maxShared)
 	pl.hostMemory = w.Memory + int64(pl.hostChunks)*16*int64(pl.capCands) + 8*int64(p.R.Len()+p.S.Len())
@@ -137,9 +141,11 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread) *ru
 
 	speed := info.SpeedOver(gpurt.ReferenceH100())
 	threads := float64(max(p.Threads, 1))
-	// Filtering alone: the CPU engine's time without its verification,
-	// plus handing the pairs on.
-	saved := (w.Steps*cpuStepNS + w.Pairs*cpuPairNS) * 1e-9 / threads
+	// Filtering alone: the CPU engine's time without its verification
+	// (and without the bitmap checks it leaves out), plus handing the
+	// pairs on.
+	check := bitmapNS + bitmapWordNS*float64(w.BitmapWords)
+	saved := (w.Steps*cpuStepNS + w.Verified*cpuPairNS + w.Unchecked*check) * 1e-9 / threads
 	pl.filterSec = max(w.Seconds-saved, w.Seconds/4) + w.Pairs*emitNS*1e-9/threads
 	chunks := math.Ceil(w.Pairs / float64(pl.capCands))
 	pl.gpuSec = (w.Elements/mergeRate[pl.kernel]+w.Pairs/pairRate[pl.kernel])/speed.Compute +
@@ -186,8 +192,15 @@ func (pl *runPlan) detail(info gpurt.Info) string {
 	case kPair:
 		shape = fmt.Sprintf(", %d threads per pair", pl.tile)
 	}
-	d := fmt.Sprintf("kernel %s (%s: %.3g pairs of %.0f elements, %.2g per probe%s), chunks of %d; filtering %.3g s, %s %.3g s, overlapped; %s of device memory",
-		pl.kernel, how, pl.pairs, pl.avgLen, pl.perProbe, shape, pl.capCands, pl.filterSec, info.Name, pl.gpuSec, gpurt.FormatBytes(uint64(pl.devMemory)))
+	bm := "with the bitmap filter"
+	if pl.filter.NoBitmap {
+		bm = "without the bitmap filter"
+	}
+	if pl.filterForced {
+		bm += " (forced)"
+	}
+	d := fmt.Sprintf("%s; kernel %s (%s: %.3g pairs of %.0f elements, %.2g per probe%s), chunks of %d; filtering %.3g s, %s %.3g s, overlapped; %s of device memory",
+		bm, pl.kernel, how, pl.pairs, pl.avgLen, pl.perProbe, shape, pl.capCands, pl.filterSec, info.Name, pl.gpuSec, gpurt.FormatBytes(uint64(pl.devMemory)))
 	if sp := pl.spread; sp.owners > 1 {
 		d += fmt.Sprintf(" per owner; chunks spread over %d owners on %d GPUs (device time divided by %d)", sp.owners, sp.devices, sp.devices)
 	}

@@ -53,7 +53,7 @@ func TestEstimate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		est, err := gpuEngine{"ppjoin"}.Estimate(pl.Problem)
+		est, err := gpuEngine{name: "ppjoin"}.Estimate(pl.Problem)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestSpread(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := sp.Problem
-	w, err := simjoin.CandidateWork(p, "ppjoin")
+	w, err := simjoin.CandidateWork(p, simjoin.Filter{Technique: "ppjoin"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,12 +126,10 @@ func TestSpread(t *testing.T) {
 	info := gpurt.ReferenceH100()
 	info.SMs, info.ClockKHz = 1, info.ClockKHz/1000
 	// Many chunks: one chunk has nothing to spread.
-	old := chunkLimit
-	chunkLimit = 10
-	defer func() { chunkLimit = old }()
-	one := plan(p, w, info, gpuSpread{1, 1, 1})
-	two := plan(p, w, info, gpuSpread{2, 2, 1})
-	same := plan(p, w, info, gpuSpread{3, 1, 3})
+	tu := tuning{chunkLimit: 10}
+	one := plan(p, w, info, gpuSpread{1, 1, 1}, tu)
+	two := plan(p, w, info, gpuSpread{2, 2, 1}, tu)
+	same := plan(p, w, info, gpuSpread{3, 1, 3}, tu)
 	if one.hostChunks != numChunks || two.hostChunks != numChunks+1 || same.hostChunks != numChunks+2 {
 		t.Errorf("host chunks %d, %d, %d; want %d, %d, %d", one.hostChunks, two.hostChunks, same.hostChunks, numChunks, numChunks+1, numChunks+2)
 	}
@@ -144,5 +142,40 @@ func TestSpread(t *testing.T) {
 	}
 	if two.hostMemory <= one.hostMemory {
 		t.Errorf("host memory %d with two owners, %d with one", two.hostMemory, one.hostMemory)
+	}
+}
+
+// TestFilterChoice: the planner takes the filter configuration, with the
+// bitmap filter or without, that its model finds shorter (GroupJoin keeps
+// its bitmap filter), a tuning forces either and the detail says so;
+// without the bitmap filter more pairs go to the device.
+func TestFilterChoice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := randomCollection(rng, 4000, 40, 300)
+	sp, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: mustThreshold(t, simjoin.Jaccard, "0.5"), Device: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, info, one := sp.Problem, gpurt.ReferenceH100(), gpuSpread{1, 1, 1}
+	for _, tech := range techniques {
+		auto, err1 := gpuEngine{name: tech}.plan(p, info, one)
+		on, err2 := gpuEngine{tech, tuning{bitmap: bitmapOn}}.plan(p, info, one)
+		off, err3 := gpuEngine{tech, tuning{bitmap: bitmapOff}}.plan(p, info, one)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			t.Fatal(err)
+		}
+		if on.filter.NoBitmap || !off.filter.NoBitmap || auto.filterForced || !on.filterForced || off.pairs < on.pairs {
+			t.Errorf("%s: on %+v, off %+v, auto %+v", tech, on.filter, off.filter, auto.filter)
+		}
+		wantOff := tech != "groupjoin" && off.seconds < on.seconds
+		if auto.filter.NoBitmap != wantOff || auto.seconds != min(on.seconds, off.seconds) && tech != "groupjoin" {
+			t.Errorf("%s: chose no bitmap %v in %g s; with it %g s, without %g s", tech, auto.filter.NoBitmap, auto.seconds, on.seconds, off.seconds)
+		}
+		if d := off.detail(info); !strings.Contains(d, "without the bitmap filter (forced)") {
+			t.Errorf("%s: detail %q", tech, d)
+		}
+		if d := auto.detail(info); !strings.Contains(d, "the bitmap filter;") || strings.Contains(d, "forced") {
+			t.Errorf("%s: detail %q", tech, d)
+		}
 	}
 }

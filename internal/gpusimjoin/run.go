@@ -67,8 +67,8 @@ func (r *runner) err() error {
 	}
 }
 
-// run verifies the candidates of filter technique on p with plan pl.
-func run(ctx context.Context, p *simjoin.Problem, technique string, pl *runPlan, out *simjoin.Output) error {
+// run verifies the candidates of pl's filter on p with plan pl.
+func run(ctx context.Context, p *simjoin.Problem, pl *runPlan, out *simjoin.Output) error {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -83,7 +83,7 @@ func run(ctx context.Context, p *simjoin.Problem, technique string, pl *runPlan,
 	var filterEnd time.Time
 	filtered := make(chan error, 1)
 	go func() {
-		err := simjoin.Candidates(ctx, p, technique, out, r.bd.emit)
+		err := simjoin.Candidates(ctx, p, pl.filter, out, r.bd.emit)
 		filterEnd = time.Now()
 		r.filtered.Store(true)
 		r.bd.finish()
@@ -483,10 +483,10 @@ func (s *stats) String(pl *runPlan) string {
 	if pl.kernel == kPair {
 		block += ", " + strconv.Itoa(pl.tile) + " threads per pair"
 	}
-	return fmt.Sprintf("gpu: kernel %s%s, %d chunks of up to %d, %d pairs verified, %d similar; filtering %.1f ms (filters waited %.1f ms for chunks), "+
+	return fmt.Sprintf("gpu: filter %s, kernel %s%s, %d chunks of up to %d, %d pairs verified, %d similar; filtering %.1f ms (filters waited %.1f ms for chunks), "+
 		"device busy %.1f ms (upload %.1f, verify %.1f), results back %.1f ms, device waited %.1f ms for chunks, opening %.1f ms, records %.1f ms; "+
 		"after filtering: device %.1f ms (%.0f%% of its work hidden), wall %.1f ms; run %.1f ms",
-		s.kernelName, block, s.chunks, pl.capCands, s.pairs, s.similar, ms(s.filter), ms(s.stalled),
+		pl.filter, s.kernelName, block, s.chunks, pl.capCands, s.pairs, s.similar, ms(s.filter), ms(s.stalled),
 		ms(busy), ms(s.upload), ms(s.kernel), ms(s.download), ms(s.starved), ms(s.open), ms(s.records),
 		ms(s.exposed), hidden, ms(s.tail), ms(s.total))
 }

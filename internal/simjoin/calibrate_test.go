@@ -26,7 +26,7 @@ func TestCalibrate(t *testing.T) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "data\tt\talgorithm\tunits\trecords\tuniverse\tentries\theads\tlookups\tcands\tpairEntries\tpairCands\tpairs\tmerged\tsteps\tindexed\telements\testimate ms\tcpu ms\tratio\t")
 	for _, d := range mannData {
-		c := loadData(t, d.file)
+		c := loadData(t, d.File)
 		for _, ts := range []string{"0.5", "0.7", "0.9"} {
 			th := mustThreshold(t, Jaccard, ts)
 			for _, alg := range algorithms {
@@ -51,7 +51,7 @@ func TestCalibrate(t *testing.T) {
 					}
 					best = min(best, sysinfo.CPUTime()-start)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%d\t%d\t%.1f\t%.1f\t%.2f\t\n", d.name, ts, alg,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%d\t%d\t%.1f\t%.1f\t%.2f\t\n", d.Name, ts, alg,
 					w.units, w.records, universe, w.entries, w.heads, w.lookups, w.cands, w.pairEntries, w.pairCands, w.pairs, w.merged, w.steps, w.indexed, w.elements, est*1e3, best.Seconds()*1e3, est/best.Seconds())
 			}
 		}

@@ -60,21 +60,48 @@ func filterAlgorithm(technique string) (algorithm, error) {
 	return 0, fmt.Errorf("simjoin: no filter %q (allpairs, ppjoin, groupjoin or pairjoin)", technique)
 }
 
+// Filter is a configuration of the filters for an engine that verifies
+// Candidates' batches on another device.
+type Filter struct {
+	// Technique is the filter: allpairs, ppjoin, groupjoin or pairjoin.
+	Technique string
+	// NoBitmap leaves the bitmap filter out: every pair past Mann et
+	// al.'s bound is handed on. Where the device verifies a pair for less
+	// than the CPU's check of two bitmaps costs (the records' bitmaps are
+	// read at random), the filters do less and the device more.
+	NoBitmap bool
+}
+
+func (f Filter) String() string {
+	if f.NoBitmap {
+		return f.Technique + " without the bitmap filter"
+	}
+	return f.Technique
+}
+
 // Work is what the planner's sample of a filter predicts of its run, for
 // an engine that verifies Candidates' batches on another device.
 type Work struct {
 	// Seconds is the CPU engine's estimate: filtering and verifying on
 	// p.Threads cores.
 	Seconds float64
+	// Verified and Steps are the pairs that the CPU engine verifies and
+	// the elements of their remainders past the prefixes that it reads:
+	// what its verification costs, which a device saves.
+	Verified, Steps float64
 	// Pairs is the number of pairs of records that the filter hands on
-	// when every pair's overlap is wanted (a count hands on fewer).
+	// (in a count; when every pair's overlap is wanted, it hands on the
+	// pairs that the prefix count decides too).
 	Pairs float64
-	// Steps is the number of elements the CPU's verification of those
-	// pairs reads: their remainders past the prefixes.
-	Steps float64
 	// Elements is the sum of both records' sizes over those pairs: what
 	// merges of the whole records read.
 	Elements float64
+	// Unchecked is the number of bitmap checks that the filter leaves
+	// out (Filter.NoBitmap): the pairs past the bound.
+	Unchecked float64
+	// BitmapWords is the width of the records' bitmaps in 64-bit words,
+	// which the bitmap filter's checks read.
+	BitmapWords int
 	// Probes is the number of probing records.
 	Probes int
 	// Memory is the CPU engine's estimate of its memory, which filtering
@@ -82,15 +109,16 @@ type Work struct {
 	Memory int64
 }
 
-// CandidateWork predicts Candidates' run of the filter technique on p,
-// from the sample the CPU engine's estimate takes (taken once per problem
-// and filter).
-func CandidateWork(p *Problem, technique string) (Work, error) {
-	alg, err := filterAlgorithm(technique)
+// CandidateWork predicts Candidates' run of filter f on p, from the
+// sample the CPU engine's estimate takes (taken once per problem and
+// filter technique). GroupJoin's sample does not count the pairs past the
+// bound: without its bitmap filter, it is predicted from PPJoin's.
+func CandidateWork(p *Problem, f Filter) (Work, error) {
+	alg, err := filterAlgorithm(f.Technique)
 	if err != nil {
 		return Work{}, err
 	}
-	est, err := cpuFilter{technique, alg}.Estimate(p)
+	est, err := cpuFilter{f.Technique, alg}.Estimate(p)
 	if err != nil {
 		return Work{}, err
 	}
@@ -103,30 +131,43 @@ func CandidateWork(p *Problem, technique string) (Work, error) {
 		}
 		if groups*10 >= records*9 {
 			alg = ppJoin
+		} else if _, skip := groupJoinLeast(p, groups, records); skip {
+			// Nor is GroupJoin's index built where the CPU's estimate
+			// is a bound: its pairs are about PPJoin's, and its time is
+			// the bound's.
+			alg = ppJoin
 		}
 	}
 	w := work(p, alg)
-	return Work{Seconds: est.Seconds, Pairs: w.merged, Steps: w.steps, Elements: w.lengths, Probes: p.S.Len(), Memory: est.Memory}, nil
+	out := Work{Seconds: est.Seconds, Verified: w.merged, Steps: w.steps, Pairs: w.merged, Elements: w.lengths,
+		Probes: p.S.Len(), Memory: est.Memory, BitmapWords: p.S.words}
+	if f.NoBitmap {
+		if alg == groupJoin {
+			w = work(p, ppJoin)
+		}
+		out.Pairs, out.Elements, out.Unchecked = w.bounded, w.boundedLengths, w.bounded
+	}
+	return out, nil
 }
 
-// Candidates runs the filter of the named technique (allpairs, ppjoin,
-// groupjoin or pairjoin) over p on the CPU, on p.Threads workers, and hands every pair
-// of records it cannot decide without their elements to emit, in batches,
-// from several goroutines at once (emit must be safe for that; a batch is
-// only valid during the call). It is how an engine on another device
-// plugs in: it verifies the batches there and reports the similar pairs
-// through out's writers (out.Writer().Add(cand, probe, overlap)), while
-// the pairs that the filter decides alone (when the caller counts) are
-// reported through out here. Pairs of equal sets, in a problem that is not
-// Distinct, are the plan's and never reach the engine. It returns the
-// first error of emit, of out, or ctx's.
-func Candidates(ctx context.Context, p *Problem, technique string, out *Output, emit func(*CandidateBatch) error) error {
-	alg, err := filterAlgorithm(technique)
+// Candidates runs filter f over p on the CPU, on p.Threads workers, and
+// hands every pair of records it cannot decide without their elements to
+// emit, in batches, from several goroutines at once (emit must be safe for
+// that; a batch is only valid during the call). It is how an engine on
+// another device plugs in: it verifies the batches there and reports the
+// similar pairs through out's writers (out.Writer().Add(cand, probe,
+// overlap)), while the pairs that the filter decides alone (when the
+// caller counts) are reported through out here. Pairs of equal sets, in a
+// problem that is not Distinct, are the plan's and never reach the
+// engine. It returns the first error of emit, of out, or ctx's.
+func Candidates(ctx context.Context, p *Problem, f Filter, out *Output, emit func(*CandidateBatch) error) error {
+	alg, err := filterAlgorithm(f.Technique)
 	if err != nil {
 		return err
 	}
 	j := newJoin(p, out, alg)
 	j.emit = emit
+	j.noBitmap = f.NoBitmap
 	err = j.run(ctx)
 	if oerr := out.Err(); oerr != nil && err == nil {
 		err = oerr

@@ -21,6 +21,7 @@ type workStats struct {
 	cands                           float64 // candidate units: distinct, and kept by the positional filter
 	pairs                           float64 // pairs of records past the bound (GroupJoin)
 	merged                          float64 // those that their bitmaps do not reject
+	bounded, boundedLengths         float64 // pairs past the bound, and their records' elements (not GroupJoin)
 	steps                           float64 // the elements of their remainders
 	lengths                         float64 // the elements of both records of those pairs (what a whole merge reads)
 	sampled                         int     // probes sampled
@@ -61,6 +62,7 @@ func sample(p *Problem, alg algorithm) *workStats {
 		pr.count = nil
 		st.entries, st.heads, st.cands, st.merged, st.steps = float64(pc.entries), float64(pc.heads), float64(pc.cands), float64(pc.merged), float64(pc.steps)
 		st.pairEntries, st.lookups, st.pairCands = float64(pc.pairEntries), float64(pc.lookups), float64(pc.pairCands)
+		st.lengths, st.bounded, st.boundedLengths = float64(pc.lengths), float64(pc.bounded), float64(pc.boundedLengths)
 	} else {
 		for u := stride / 2; u < j.prb.n; u += stride {
 			j.sampleProbe(pr, u, st)
@@ -78,6 +80,8 @@ func sample(p *Problem, alg algorithm) *workStats {
 	st.merged *= scale
 	st.steps *= scale
 	st.lengths *= scale
+	st.bounded *= scale
+	st.boundedLengths *= scale
 	return st
 }
 

@@ -71,18 +71,25 @@ func (e cpuFilter) Estimate(p *Problem) (engine.Estimate, error) {
 			return engine.Estimate{Seconds: w.seconds(p)*1.05 + float64(w.elements)*costGroupElem*1e-9, Memory: w.memory(p),
 				Detail: fmt.Sprintf("PPJoin's work: %d groups of %d records", groups, records)}, nil
 		}
-		// A group walks the lists of one of its records: GroupJoin does
-		// at least about PPJoin's work over the groups (0.8 of it, in
-		// TestCalibrate's runs, and often much more). Where that already
-		// loses to PPJoin or PairJoin, its index is not built.
-		least := 0.8 * w.seconds(p) * float64(groups) / float64(records)
-		if least > min(w.seconds(p), work(p, pairJoin).seconds(p)) {
+		if least, skip := groupJoinLeast(p, groups, records); skip {
 			return engine.Estimate{Seconds: least, Memory: w.memory(p),
 				Detail: fmt.Sprintf("at least 0.8 of PPJoin's work over %d groups of %d records (not sampled)", groups, records)}, nil
 		}
 	}
 	w := work(p, e.alg)
 	return engine.Estimate{Seconds: w.seconds(p), Memory: w.memory(p), Detail: w.detail()}, nil
+}
+
+// groupJoinLeast returns a lower bound of GroupJoin's time on p, whose
+// records form groups of records, and whether it already loses to PPJoin
+// or PairJoin: then GroupJoin's index is not built for a sample. A group
+// walks the lists of one of its records: GroupJoin does at least about
+// PPJoin's work over the groups (0.8 of it, in TestCalibrate's runs, and
+// often much more).
+func groupJoinLeast(p *Problem, groups, records int) (float64, bool) {
+	w := work(p, ppJoin)
+	least := 0.8 * w.seconds(p) * float64(groups) / float64(records)
+	return least, least > min(w.seconds(p), work(p, pairJoin).seconds(p))
 }
 
 func (e cpuFilter) Run(ctx context.Context, p *Problem, out *Output) error {

@@ -322,6 +322,9 @@ type join struct {
 	// emit, when set, receives the pairs of records to verify instead of
 	// verifying them (Candidates).
 	emit func(*CandidateBatch) error
+	// noBitmap leaves the bitmap filter out (Filter.NoBitmap): emit
+	// receives every pair past Mann et al.'s bound.
+	noBitmap bool
 }
 
 // b2u returns 1 for true and 0 for false (without a branch).
@@ -495,6 +498,11 @@ type prober struct {
 type probeCounts struct {
 	entries, heads, cands int64 // element lists: entries walked, lists, candidates met
 	merged, steps         int64 // pairs verified, elements of their remainders
+	lengths               int64 // the elements of both records of those pairs
+	// Pairs past Mann et al.'s bound that the prefix count does not
+	// decide, and the elements of both records: what emit receives
+	// without the bitmap filter.
+	bounded, boundedLengths int64
 	// PairJoin's pair lists: entries walked, lookups (first elements
 	// and pairs), candidates met.
 	pairEntries, lookups, pairCands int64
@@ -879,7 +887,7 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	pr.pending = pr.pending[:0]
 	// Groups compare their records' bitmaps one by one.
 	var xbits []uint64
-	if j.prb.first == nil {
+	if j.prb.first == nil && !j.noBitmap {
 		xbits = j.prb.side.bitmap(u)
 	}
 	for _, y := range touched {
@@ -911,6 +919,10 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		if c+min(a-xs, b-ys) < nd {
 			continue
 		}
+		if pr.count != nil && (c < nd || j.exact) {
+			pr.count.bounded++
+			pr.count.boundedLengths += int64(a + b)
+		}
 		if xbits != nil && bitBound(xbits, j.idx.side.bitmap(int(y)), a, b) < nd {
 			continue
 		}
@@ -934,6 +946,7 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		if pr.count != nil {
 			pr.count.merged++
 			pr.count.steps += int64(b - ys)
+			pr.count.lengths += int64(a + b)
 		}
 		var v uint32
 		var ok bool
@@ -972,7 +985,7 @@ func (j *join) verifyGroups(pr *prober, u int, w *Writer) {
 		for _, pd := range pr.pending {
 			ylo, yhi := j.idx.records(int(pd.y))
 			for ry := ylo; ry < yhi; ry++ {
-				if bitBound(bx, py.bitmap(ry), a, py.Size(ry)) < pd.need {
+				if !j.noBitmap && bitBound(bx, py.bitmap(ry), a, py.Size(ry)) < pd.need {
 					continue
 				}
 				if j.emit != nil {
@@ -1011,7 +1024,7 @@ func (j *join) withinGroup(pr *prober, u int, a, p uint32, w *Writer) {
 		}
 		bx := s.bitmap(rx)
 		for ry := rx + 1; ry < hi; ry++ {
-			if bitBound(bx, s.bitmap(ry), a, a) < need {
+			if !j.noBitmap && bitBound(bx, s.bitmap(ry), a, a) < need {
 				continue
 			}
 			if j.emit != nil {

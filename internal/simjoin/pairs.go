@@ -356,7 +356,11 @@ func (j *join) verifyPairs(pr *prober, u int, xr []uint32, xbits []uint64, w *Wr
 			w.Add(int(y), u, nd) // similar whatever the rest
 			continue
 		}
-		if bitBound(xbits, j.idx.side.bitmap(int(y)), uint32(len(xr)), b) < nd {
+		if pr.count != nil {
+			pr.count.bounded++
+			pr.count.boundedLengths += int64(uint32(len(xr)) + b)
+		}
+		if xbits != nil && bitBound(xbits, j.idx.side.bitmap(int(y)), uint32(len(xr)), b) < nd {
 			continue
 		}
 		if j.emit != nil {
@@ -366,6 +370,7 @@ func (j *join) verifyPairs(pr *prober, u int, xr []uint32, xbits []uint64, w *Wr
 		if pr.count != nil {
 			pr.count.merged++
 			pr.count.steps += int64(b - jy - 1)
+			pr.count.lengths += int64(uint32(len(xr)) + b)
 		}
 		var v uint32
 		var ok bool

@@ -3,65 +3,35 @@ package simjoin
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/xsect/xsect/internal/settest"
-	"github.com/xsect/xsect/setio"
+	"github.com/xsect/xsect/internal/simjoin/simjointest"
 	"github.com/xsect/xsect/sets"
 )
 
-// mannData are the data sets of ../shared/NOTES.md with the pairs that
-// Mann et al.'s code finds in them, equal sets counted once, at Jaccard
-// 0.5, 0.7, 0.9 and 0.95 (every count exact, the pairs at the threshold
-// that their floating point loses included).
-var mannData = []struct {
-	name, file string
-	pairs      [4]int64
-	large      bool // too slow for -short at the low thresholds
-}{
-	{"BMS2", "fimi/BMS2.dat", [4]int64{152883, 7773, 72, 3}, false},
-	{"retail", "fimi/retail.dat", [4]int64{432274, 3675, 0, 0}, false},
-	{"kosarak", "fimi/kosarak_head36682.dat", [4]int64{907966, 5288, 10, 4}, false},
-	{"tags-math-sx", "hypergraphs/tags-math-sx.dedup.sets", [4]int64{5158665, 132756, 0, 0}, true},
-	{"threads-math-sx", "hypergraphs/threads-math-sx.dedup.sets", [4]int64{774283, 501, 0, 0}, true},
-	{"congress-bills", "hypergraphs/congress-bills.dedup.sets", [4]int64{128637, 8869, 741, 108}, true},
-	{"soc-Epinions1", "graphs/soc-Epinions1.adj", [4]int64{11476, 254, 1, 0}, false},
-	{"gcide", "ir/gcide/gcide.docs.sets.gz", [4]int64{188703, 1757, 71, 20}, true},
-}
+// mannData are the real data sets with Mann et al.'s exact counts at
+// mannThresholds (simjointest.MannData).
+var mannData = simjointest.MannData
 
-var mannThresholds = [4]string{"0.5", "0.7", "0.9", "0.95"}
-
-var loaded sync.Map // file -> *sets.Collection
+var mannThresholds = simjointest.Thresholds
 
 // loadData returns a real data set, or skips the test or benchmark when
 // the shared data are not there.
-func loadData(tb testing.TB, file string) *sets.Collection {
-	tb.Helper()
-	if c, ok := loaded.Load(file); ok {
-		return c.(*sets.Collection)
-	}
-	c, err := setio.Load(settest.SharedData(tb, file))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	loaded.Store(file, c)
-	return c
-}
+func loadData(tb testing.TB, file string) *sets.Collection { return simjointest.Load(tb, file) }
 
 // TestMannCounts: every algorithm finds Mann et al.'s counts on the real
 // data sets, and the same pairs.
 func TestMannCounts(t *testing.T) {
 	for _, d := range mannData {
-		c := loadData(t, d.file)
+		c := loadData(t, d.File)
 		for i, ts := range mannThresholds {
-			if testing.Short() && (i < 2 || d.large && i < 3) {
+			if testing.Short() && (i < 2 || d.Large && i < 3) {
 				continue
 			}
 			th := mustThreshold(t, Jaccard, ts)
 			algs := algorithms
-			if d.large && i < 2 {
+			if d.Large && i < 2 {
 				algs = []string{"auto"}
 			}
 			var first []Pair
@@ -71,10 +41,10 @@ func TestMannCounts(t *testing.T) {
 					t.Fatal(err)
 				}
 				n, err := pl.Count(context.Background())
-				if err != nil || n != d.pairs[i] {
-					t.Errorf("%s at %s, %s: %d pairs, %v; want %d", d.name, ts, alg, n, err, d.pairs[i])
+				if err != nil || n != d.Pairs[i] {
+					t.Errorf("%s at %s, %s: %d pairs, %v; want %d", d.Name, ts, alg, n, err, d.Pairs[i])
 				}
-				if d.pairs[i] > 20000 {
+				if d.Pairs[i] > 20000 {
 					continue
 				}
 				pl, _ = NewPlan(c, nil, Options{Threshold: th, Technique: alg, Distinct: true})
@@ -85,13 +55,13 @@ func TestMannCounts(t *testing.T) {
 				for _, p := range ps {
 					a, b := c.Set(int(p.I)), c.Set(int(p.J))
 					if !th.Reached(p.Overlap, uint32(len(a)), uint32(len(b))) || int(p.Overlap) != countMerge(a, b) {
-						t.Fatalf("%s at %s, %s: pair %+v is wrong", d.name, ts, alg, p)
+						t.Fatalf("%s at %s, %s: pair %+v is wrong", d.Name, ts, alg, p)
 					}
 				}
 				if first == nil {
 					first = ps
 				} else {
-					comparePairs(t, fmt.Sprintf("%s at %s, %s against %s", d.name, ts, alg, algs[0]), ps, first)
+					comparePairs(t, fmt.Sprintf("%s at %s, %s against %s", d.Name, ts, alg, algs[0]), ps, first)
 				}
 			}
 		}
@@ -154,7 +124,7 @@ func TestRealDataEverySet(t *testing.T) {
 func BenchmarkMann(b *testing.B) {
 	for _, ts := range []string{"0.5", "0.7"} {
 		for _, d := range mannData {
-			switch d.name {
+			switch d.Name {
 			case "BMS2", "retail", "kosarak", "tags-math-sx", "gcide":
 			default:
 				continue
@@ -164,8 +134,8 @@ func BenchmarkMann(b *testing.B) {
 				i = 1
 			}
 			for _, alg := range []string{"auto", "allpairs", "ppjoin", "groupjoin", "pairjoin"} {
-				b.Run(fmt.Sprintf("t=%s/%s/%s", ts, d.name, alg), func(b *testing.B) {
-					c := loadData(b, d.file)
+				b.Run(fmt.Sprintf("t=%s/%s/%s", ts, d.Name, alg), func(b *testing.B) {
+					c := loadData(b, d.File)
 					th := mustThreshold(b, Jaccard, ts)
 					var ph Phases
 					var run time.Duration
@@ -176,8 +146,8 @@ func BenchmarkMann(b *testing.B) {
 						}
 						start := time.Now()
 						n, err := pl.Count(context.Background())
-						if err != nil || n != d.pairs[i] {
-							b.Fatalf("%d pairs, %v; want %d", n, err, d.pairs[i])
+						if err != nil || n != d.Pairs[i] {
+							b.Fatalf("%d pairs, %v; want %d", n, err, d.Pairs[i])
 						}
 						run += time.Since(start)
 						ph.Distinct += pl.Phases.Distinct
