@@ -81,6 +81,11 @@ func (e cpuFilter) Estimate(p *Problem) (engine.Estimate, error) {
 				Detail: fmt.Sprintf("at least 0.8 of PPJoin's work over %d groups of %d records (not sampled)", groups, records)}, nil
 		}
 	}
+	if e.alg == pairJoin {
+		if est, ok := pairEstimate(p); ok {
+			return est, nil
+		}
+	}
 	w := work(p, e.alg)
 	return engine.Estimate{Seconds: w.seconds(p), Memory: w.memory(p), Detail: w.detail()}, nil
 }
