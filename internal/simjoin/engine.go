@@ -76,7 +76,7 @@ func (e cpuFilter) Estimate(p *Problem) (engine.Estimate, error) {
 		// TestCalibrate's runs, and often much more). Where that already
 		// loses to PPJoin or PairJoin, its index is not built.
 		least := 0.8 * w.seconds(p) * float64(groups) / float64(records)
-		if least > min(w.seconds(p), work(p, pairJoin).seconds(p)) {
+		if least > min(w.seconds(p), pairSeconds(p)) {
 			return engine.Estimate{Seconds: least, Memory: w.memory(p),
 				Detail: fmt.Sprintf("at least 0.8 of PPJoin's work over %d groups of %d records (not sampled)", groups, records)}, nil
 		}
@@ -92,4 +92,14 @@ func (e cpuFilter) Estimate(p *Problem) (engine.Estimate, error) {
 
 func (e cpuFilter) Run(ctx context.Context, p *Problem, out *Output) error {
 	return newJoin(p, out, e.alg).run(ctx)
+}
+
+// pairSeconds is PairJoin's estimated time, as its Estimate says: from
+// PPJoin's sample where its pair index would not pay, which it then does
+// not build.
+func pairSeconds(p *Problem) float64 {
+	if est, ok := pairEstimate(p); ok {
+		return est.Seconds
+	}
+	return work(p, pairJoin).seconds(p)
 }
