@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/xsect/xsect/internal/engine"
 )
 
 // workStats is what a sample of a filter's probes predicts of its run.
@@ -18,6 +20,7 @@ type workStats struct {
 	// elements and pairs), and its candidates met there (entries and
 	// cands count the element lists').
 	pairEntries, lookups, pairCands float64
+	pairRange                       float64 // PPJoin's entries to records PairJoin indexes by pairs
 	cands                           float64 // candidate units: distinct, and kept by the positional filter
 	pairs                           float64 // pairs of records past the bound (GroupJoin)
 	merged                          float64 // those that their bitmaps do not reject
@@ -53,6 +56,11 @@ func sample(p *Problem, alg algorithm) *workStats {
 		// The probes themselves, counting their work.
 		var pc probeCounts
 		pr.count = &pc
+		if alg == ppJoin {
+			if pb := pairBoundsOf(p); pb.lo <= pb.hi {
+				j.countLo, j.countHi = p.R.SizeStart[pb.lo], p.R.SizeStart[pb.hi+1]
+			}
+		}
 		w := out.Writer()
 		for u := stride / 2; u < j.prb.n; u += stride {
 			j.probe(pr, u, w)
@@ -63,6 +71,7 @@ func sample(p *Problem, alg algorithm) *workStats {
 		st.entries, st.heads, st.cands, st.merged, st.steps = float64(pc.entries), float64(pc.heads), float64(pc.cands), float64(pc.merged), float64(pc.steps)
 		st.pairEntries, st.lookups, st.pairCands = float64(pc.pairEntries), float64(pc.lookups), float64(pc.pairCands)
 		st.lengths, st.bounded, st.boundedLengths = float64(pc.lengths), float64(pc.bounded), float64(pc.boundedLengths)
+		st.pairRange = float64(pc.pairRange)
 	} else {
 		for u := stride / 2; u < j.prb.n; u += stride {
 			j.sampleProbe(pr, u, st)
@@ -72,6 +81,7 @@ func sample(p *Problem, alg algorithm) *workStats {
 	scale := float64(j.prb.n) / float64(st.sampled)
 	st.lookups *= scale
 	st.heads *= scale
+	st.pairRange *= scale
 	st.pairEntries *= scale
 	st.pairCands *= scale
 	st.entries *= scale
@@ -260,4 +270,33 @@ func (w *workStats) detail() string {
 		s += fmt.Sprintf(" (%d groups of %d records)", w.units, w.records)
 	}
 	return s
+}
+
+// pairEstimate estimates PairJoin without building its pair index where
+// the pairs its probes would look up cost more than twice the element
+// list entries they spare (those PPJoin's sample walks to the records
+// that PairJoin indexes by pairs): there its pairs cannot pay for
+// themselves, and the index would be built for nothing (gcide, retail).
+func pairEstimate(p *Problem) (engine.Estimate, bool) {
+	w := work(p, ppJoin)
+	pb := pairBoundsOf(p)
+	// The lookups: each first element of a pair, then each pair.
+	n := p.S.Len()
+	var lookups, sampled float64
+	for x, stride := sampleStride(n)/2, sampleStride(n); x < n; x += stride {
+		if q := float64(pb.probe2[p.S.Size(x)]); q >= 2 {
+			lookups += q - 1 + q*(q-1)/2
+		}
+		sampled++
+	}
+	if sampled == 0 {
+		return engine.Estimate{}, false
+	}
+	lookups *= float64(n) / sampled
+	if lookups*costLookup <= 2*w.pairRange*costEntry {
+		return engine.Estimate{}, false
+	}
+	extra := (lookups*costLookup - w.pairRange*costEntry) / float64(max(1, p.Threads)) * 1e-9
+	return engine.Estimate{Seconds: w.seconds(p) + extra, Memory: w.memory(p),
+		Detail: fmt.Sprintf("PPJoin's work, and %.3g pair lookups for %.3g list entries spared (not sampled)", lookups, w.pairRange)}, true
 }

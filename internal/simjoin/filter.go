@@ -315,9 +315,12 @@ type join struct {
 	probe1 []uint32
 	// PairJoin's prefixes and pair index, and the range of records that
 	// the index holds; nil for the other filters.
-	pb                   *pairBounds
-	px                   *pairIndex
-	past                 []uint32
+	pb   *pairBounds
+	px   *pairIndex
+	past []uint32
+	// countLo and countHi are the records whose entries a sample counts
+	// apart (pairRange).
+	countLo, countHi     uint32
 	pairRecLo, pairRecHi uint32
 	// emit, when set, receives the pairs of records to verify instead of
 	// verifying them (Candidates).
@@ -404,15 +407,21 @@ type pairFilter struct {
 	past []uint32
 }
 
-// pairData returns PairJoin's filter data, built once.
-func pairData(p *Problem) *pairFilter {
-	return p.Memo("simjoin.pairs", func() any {
-		b := problemBounds(p)
+// pairBoundsOf returns PairJoin's bounds for p, computed once.
+func pairBoundsOf(p *Problem) *pairBounds {
+	return p.Memo("simjoin.pairbounds", func() any {
 		pairMax := uint32(defaultPairMax)
 		if p.pairMax > 0 {
 			pairMax = uint32(p.pairMax)
 		}
-		pb := newPairBounds(p, b, pairMax)
+		return newPairBounds(p, problemBounds(p), pairMax)
+	}).(*pairBounds)
+}
+
+// pairData returns PairJoin's filter data, built once.
+func pairData(p *Problem) *pairFilter {
+	return p.Memo("simjoin.pairs", func() any {
+		pb := pairBoundsOf(p)
 		f := filterIndex(p, false)
 		pf := &pairFilter{f: f, pb: pb, px: buildPairIndex(f.idx, p.Universe, p.Unique, pb)}
 		if pb.lo <= pb.hi {
@@ -506,6 +515,9 @@ type probeCounts struct {
 	// PairJoin's pair lists: entries walked, lookups (first elements
 	// and pairs), candidates met.
 	pairEntries, lookups, pairCands int64
+	// pairRange counts the element entries walked to records that
+	// PairJoin would index by pairs.
+	pairRange int64
 }
 
 // pending is a pair of groups to verify record by record.
@@ -818,6 +830,7 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		}
 		sp.k = k
 		walked -= k
+		k0 := k
 		if j.positional {
 			stop := min(end1, stopAt)
 			for {
@@ -869,6 +882,12 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 			}
 		}
 		walked += k
+		if pr.count != nil && j.countLo < j.countHi {
+			// The entries of the records that PairJoin would index by
+			// pairs (PPJoin's sample; see pairEstimate).
+			seg := ent[k0:k]
+			pr.count.pairRange += int64(seekEntry(seg, j.countHi) - seekEntry(seg, j.countLo))
+		}
 	}
 	touched = touched[:nt]
 	if pr.count != nil {

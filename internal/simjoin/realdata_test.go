@@ -167,3 +167,27 @@ func BenchmarkMann(b *testing.B) {
 		}
 	}
 }
+
+// TestEstimatesSparePairIndex checks that where PairJoin's estimate comes
+// from PPJoin's sample (its pair index would not pay), no other estimate
+// builds that index either: on BMS2 at 0.7, GroupJoin's compares itself
+// with PairJoin's.
+func TestEstimatesSparePairIndex(t *testing.T) {
+	c := loadData(t, "fimi/BMS2.dat")
+	p, err := newProblem(c, nil, Options{Threshold: mustThreshold(t, Jaccard, "0.7"), Distinct: true}, 1, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pairEstimate(p); !ok {
+		t.Fatal("BMS2 at 0.7: PairJoin's estimate samples its pair index; this test wants a problem where it does not")
+	}
+	for _, e := range []cpuFilter{{"pairjoin", pairJoin}, {"groupjoin", groupJoin}} {
+		if _, err := e.Estimate(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unbuilt := new(pairFilter)
+	if p.Memo("simjoin.pairs", func() any { return unbuilt }) != unbuilt {
+		t.Error("the estimates built PairJoin's pair index")
+	}
+}
