@@ -28,6 +28,16 @@ set -u -o pipefail
 cd "$(dirname "$0")/.."
 bin=.device-bin
 
+# The binaries travel gzipped (the carry is limited to 64 MiB with the
+# working tree); unpack unpacks them there.
+unpack() {
+	local f
+	for f in "$bin"/*.gz; do
+		[ -e "$f" ] || continue
+		gunzip -f "$f" && chmod +x "${f%.gz}"
+	done
+}
+
 case "${1:-}" in
 build)
 	set -e
@@ -64,8 +74,13 @@ build)
 	else
 		rm -f "$bin/cli.test"
 	fi
+	for f in "$bin"/*.test "$bin/xsect"; do
+		if [ -e "$f" ]; then gzip -f "$f"; fi
+	done
+	du -sh "$bin"
 	;;
 run)
+	unpack
 	out="${OUT:-.device-out}"
 	mkdir -p "$out"
 	nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
@@ -114,9 +129,11 @@ run)
 	fi
 	;;
 build-allpairs)
+	unpack
 	set -e
 	mkdir -p "$bin" .device-data/fimi .device-data/ir/gcide
 	CGO_ENABLED=0 go test -c -ldflags=-s -o "$bin/gpuallpairs.test" ./internal/gpuallpairs
+	rm -f "$bin/gpuallpairs.test.gz"
 	echo "built $bin/gpuallpairs.test"
 	data=${XSECT_DATA:-/work/shared/data}
 	for f in fimi/retail.dat fimi/kosarak_head36682.dat fimi/BMS2.dat ir/gcide/gcide.docs.sets.gz; do
@@ -160,6 +177,7 @@ allpairs)
 	fi
 	;;
 profile)
+	unpack
 	# Nsight Compute on the main kernels of one 100M pair, for tuning.
 	out="${OUT:-.device-out}"
 	mkdir -p "$out"
