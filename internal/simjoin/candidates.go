@@ -112,7 +112,8 @@ type Work struct {
 // CandidateWork predicts Candidates' run of filter f on p, from the
 // sample the CPU engine's estimate takes (taken once per problem and
 // filter technique). GroupJoin's sample does not count the pairs past the
-// bound: without its bitmap filter, it is predicted from PPJoin's.
+// bound: without its bitmap filter, it is predicted from PPJoin's; nor is
+// PairJoin sampled where its pair index would not pay (pairEstimate).
 func CandidateWork(p *Problem, f Filter) (Work, error) {
 	alg, err := filterAlgorithm(f.Technique)
 	if err != nil {
@@ -135,6 +136,15 @@ func CandidateWork(p *Problem, f Filter) (Work, error) {
 			// Nor is GroupJoin's index built where the CPU's estimate
 			// is a bound: its pairs are about PPJoin's, and its time is
 			// the bound's.
+			alg = ppJoin
+		}
+	}
+	if alg == pairJoin {
+		// As cpuFilter.Estimate: where PairJoin's pair index would not
+		// pay, its estimate comes from PPJoin's sample, and so do the
+		// pairs it hands on (it meets about PPJoin's candidates), so that
+		// no estimate builds that index for nothing.
+		if _, ok := pairEstimate(p); ok {
 			alg = ppJoin
 		}
 	}
