@@ -742,6 +742,7 @@ func (j *join) run(ctx context.Context) error {
 					lo, hi := j.prb.records(u)
 					records += int64(hi - lo)
 					if j.emit != nil && (len(pr.batch.Cands) >= batchCands || u+1 == cuts[t+1]) {
+						pr.batch.Left = float64(max(0, tasks-int(next.Load()))) / float64(tasks)
 						if err := pr.batch.flush(j.emit); err != nil {
 							j.out.fail(err)
 							return
