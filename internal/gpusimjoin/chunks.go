@@ -35,9 +35,15 @@ func newChunk(capProbes, capCands int) *chunk {
 // device is behind (the time they wait is stalled).
 type builder struct {
 	capProbes, capCands int
-	free, filled        chan *chunk
-	stop                <-chan struct{} // closed when the run fails
-	stopErr             func() error
+	// Once the filters' work left falls to endgame (CandidateBatch.Left),
+	// a chunk is sealed as soon as it holds tailCands candidates: the
+	// device then verifies small chunks as the filters finish, and what
+	// is left when they are done is small.
+	endgame      float64
+	tailCands    int
+	free, filled chan *chunk
+	stop         <-chan struct{} // closed when the run fails
+	stopErr      func() error
 
 	mu  sync.Mutex
 	cur *chunk
@@ -49,7 +55,7 @@ type builder struct {
 // newBuilder returns a builder with n chunks of the given capacities.
 func newBuilder(n, capProbes, capCands int, stop <-chan struct{}, stopErr func() error) *builder {
 	bd := &builder{capProbes: capProbes, capCands: capCands, free: make(chan *chunk, n), filled: make(chan *chunk, n),
-		stop: stop, stopErr: stopErr}
+		stop: stop, stopErr: stopErr, endgame: -1}
 	for range n {
 		ch, _ := chunkPool.Get().(*chunk)
 		if ch == nil || len(ch.probes) < capProbes || len(ch.cands) < capCands {
@@ -115,8 +121,8 @@ func (bd *builder) emit(b *simjoin.CandidateBatch) error {
 		ch.writers.Add(1)
 		ch.np += i1 - i
 		ch.nc += k1 - k
-		if ch.nc == bd.capCands || ch.np == bd.capProbes {
-			bd.seal(ch) // full: the device may start on it
+		if ch.nc == bd.capCands || ch.np == bd.capProbes || (b.Left <= bd.endgame && ch.nc >= bd.tailCands) {
+			bd.seal(ch) // full, or the filters nearly done: the device may start on it
 		}
 		bd.mu.Unlock()
 		pc.copy(b)
@@ -183,6 +189,24 @@ func (bd *builder) finish() {
 	}
 	bd.mu.Unlock()
 	close(bd.filled)
+}
+
+// finishTail is finish, except that a last chunk of at most most
+// candidates is not sealed but returned (nil if there is none), for the
+// CPU to verify, once its writers are done (ch.writers.Wait); the caller
+// recycles it.
+func (bd *builder) finishTail(most int) *chunk {
+	bd.mu.Lock()
+	ch := bd.cur
+	if ch != nil && ch.nc > 0 && ch.nc <= most {
+		ch.starts[ch.np] = uint32(ch.nc)
+		bd.cur = nil
+	} else {
+		ch = nil
+	}
+	bd.mu.Unlock()
+	bd.finish()
+	return ch
 }
 
 // recycle gives a chunk back once its copy to the device is queued.

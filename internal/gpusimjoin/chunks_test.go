@@ -232,3 +232,81 @@ func TestBuilderOwners(t *testing.T) {
 		})
 	}
 }
+
+// TestBuilderEndgame: once the filters' work left falls to the endgame,
+// chunks are sealed at tailCands candidates, and finishTail hands back the
+// last chunk, unsealed, when it holds at most the given candidates (else
+// seals it): every pair reaches the device or the tail once.
+func TestBuilderEndgame(t *testing.T) {
+	for _, most := range []int{1 << 20, 1} {
+		bd := newBuilder(3, 1000, 1000, make(chan struct{}), func() error { return errors.New("stopped") })
+		bd.endgame, bd.tailCands = 0.25, 40
+		sizes := make(chan []int, 1)
+		var dev []triple
+		go func() {
+			var ns []int
+			for ch := range bd.filled {
+				ch.writers.Wait()
+				ns = append(ns, ch.nc)
+				for i := range ch.np {
+					for k := ch.starts[i]; k < ch.starts[i+1]; k++ {
+						dev = append(dev, triple{ch.probes[i], ch.cands[k], ch.need[k]})
+					}
+				}
+				bd.recycle(ch)
+			}
+			sizes <- ns
+		}()
+		rng := rand.New(rand.NewPCG(3, 4))
+		var want []triple
+		const batches = 1000
+		for i := range batches {
+			b, ts := randomBatch(rng, 3, 4, 0) // at most 12 pairs
+			b.Left = float64(batches-1-i) / batches
+			if err := bd.emit(b); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, ts...)
+		}
+		tail := bd.finishTail(most)
+		ns := <-sizes
+		var fromTail []triple
+		if tail != nil {
+			tail.writers.Wait()
+			if tail.nc > most || int(tail.starts[tail.np]) != tail.nc {
+				t.Fatalf("tail of %d candidates (starts end %d), at most %d wanted", tail.nc, tail.starts[tail.np], most)
+			}
+			for i := range tail.np {
+				for k := tail.starts[i]; k < tail.starts[i+1]; k++ {
+					fromTail = append(fromTail, triple{tail.probes[i], tail.cands[k], tail.need[k]})
+				}
+			}
+		} else if most > 1000 && ns[len(ns)-1] < 40 {
+			t.Fatalf("no tail returned, though the last chunk (%d candidates) fits", ns[len(ns)-1])
+		}
+		// Full chunks until the endgame, the one it seals, then chunks of
+		// 40 to 40+11 candidates, and the last one whatever is left.
+		endgame := false
+		for i, n := range ns {
+			last := i == len(ns)-1 && tail == nil
+			switch {
+			case !endgame && n == 1000:
+			case !endgame && n >= 40:
+				endgame = true
+			case endgame && n >= 40 && n < 52:
+			case last && n < 52:
+			default:
+				t.Fatalf("chunk %d of %d has %d candidates (sizes %v)", i, len(ns), n, ns)
+			}
+		}
+		if !endgame || len(ns) < 6 || ns[0] != 1000 {
+			t.Fatalf("chunk sizes %v: no endgame", ns)
+		}
+		got := append(dev, fromTail...)
+		sortTriples(got)
+		sortTriples(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("most %d: %d pairs reached the device and the tail, %d were emitted (or they differ)", most, len(got), len(want))
+		}
+	}
+}
