@@ -254,16 +254,46 @@ func buildIndex(threads int, us *units, universe int, unique uint32, prefix []ui
 		}
 	})
 	x := &index{start: make([]uint32, universe+1)}
-	// Turn the counts into each run's first position in each list.
-	var sum uint32
-	for e := 0; e < universe; e++ {
-		x.start[e] = sum
-		for _, cnt := range counts {
-			c := cnt[e]
-			cnt[e] = sum
-			sum += c
-		}
+	// Turn the counts into each run's first position in each list: over
+	// ranges of elements on a thread each (a range's entries, then where
+	// each range starts, then the positions), since universe × parts is
+	// long for one thread.
+	ranges := 1
+	if parts > 1 && universe >= 1<<14 {
+		ranges = parts
 	}
+	base := make([]uint32, ranges+1)
+	rangeOf := func(r int) (int, int) { return universe * r / ranges, universe * (r + 1) / ranges }
+	chunks(ranges, ranges, int64(universe*parts), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			a, b := rangeOf(r)
+			var sum uint32
+			for _, cnt := range counts {
+				for _, c := range cnt[a:b] {
+					sum += c
+				}
+			}
+			base[r+1] = sum
+		}
+	})
+	for r := range ranges {
+		base[r+1] += base[r]
+	}
+	chunks(ranges, ranges, int64(universe*parts), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			a, b := rangeOf(r)
+			sum := base[r]
+			for e := a; e < b; e++ {
+				x.start[e] = sum
+				for _, cnt := range counts {
+					c := cnt[e]
+					cnt[e] = sum
+					sum += c
+				}
+			}
+		}
+	})
+	sum := base[ranges]
 	x.start[universe] = sum
 	x.ent = make([]entry, sum)
 	chunks(parts, parts, entries, func(lo, hi int) {
