@@ -41,6 +41,12 @@ type builder struct {
 	// is left when they are done is small.
 	endgame      float64
 	tailCands    int
+	// trip, if positive, is how long before the filters' predicted end
+	// (from the time they took so far and their work left) no chunk is
+	// sealed small any more: one sealed later would still be on the
+	// device when they are done, so its pairs wait for the tail.
+	trip  time.Duration
+	start time.Time
 	free, filled chan *chunk
 	stop         <-chan struct{} // closed when the run fails
 	stopErr      func() error
@@ -55,7 +61,7 @@ type builder struct {
 // newBuilder returns a builder with n chunks of the given capacities.
 func newBuilder(n, capProbes, capCands int, stop <-chan struct{}, stopErr func() error) *builder {
 	bd := &builder{capProbes: capProbes, capCands: capCands, free: make(chan *chunk, n), filled: make(chan *chunk, n),
-		stop: stop, stopErr: stopErr, endgame: -1}
+		stop: stop, stopErr: stopErr, endgame: -1, start: time.Now()}
 	for range n {
 		ch, _ := chunkPool.Get().(*chunk)
 		if ch == nil || len(ch.probes) < capProbes || len(ch.cands) < capCands {
@@ -121,7 +127,7 @@ func (bd *builder) emit(b *simjoin.CandidateBatch) error {
 		ch.writers.Add(1)
 		ch.np += i1 - i
 		ch.nc += k1 - k
-		if ch.nc == bd.capCands || ch.np == bd.capProbes || (b.Left <= bd.endgame && ch.nc >= bd.tailCands) {
+		if ch.nc == bd.capCands || ch.np == bd.capProbes || (ch.nc >= bd.tailCands && bd.sealSmall(b.Left)) {
 			bd.seal(ch) // full, or the filters nearly done: the device may start on it
 		}
 		bd.mu.Unlock()
@@ -135,6 +141,22 @@ func (bd *builder) emit(b *simjoin.CandidateBatch) error {
 	}
 	bd.pairs.Add(int64(n))
 	return nil
+}
+
+// sealSmall reports whether a chunk is sealed at tailCands candidates,
+// with left of the filters' work left: in the endgame, until the filters'
+// predicted end is a device's round trip (trip) away.
+func (bd *builder) sealSmall(left float64) bool {
+	if left > bd.endgame {
+		return false
+	}
+	if bd.trip <= 0 {
+		return true
+	}
+	if left >= 1 {
+		return true
+	}
+	return float64(time.Since(bd.start))*left/(1-left) >= float64(bd.trip)
 }
 
 // copy copies its part of b into its chunk.

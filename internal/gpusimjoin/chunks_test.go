@@ -309,4 +309,38 @@ func TestBuilderEndgame(t *testing.T) {
 			t.Fatalf("most %d: %d pairs reached the device and the tail, %d were emitted (or they differ)", most, len(got), len(want))
 		}
 	}
+	// With the filters' end predicted closer than trip all along, no
+	// chunk is sealed small: full chunks, and the rest in the tail.
+	bd := newBuilder(3, 1000, 1000, make(chan struct{}), func() error { return errors.New("stopped") })
+	bd.endgame, bd.tailCands, bd.trip = 0.25, 40, time.Hour
+	sizes := make(chan []int, 1)
+	go func() {
+		var ns []int
+		for ch := range bd.filled {
+			ch.writers.Wait()
+			ns = append(ns, ch.nc)
+			bd.recycle(ch)
+		}
+		sizes <- ns
+	}()
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 0
+	for i := range 1000 {
+		b, _ := randomBatch(rng, 3, 4, 0)
+		b.Left = float64(999-i) / 1000
+		if err := bd.emit(b); err != nil {
+			t.Fatal(err)
+		}
+		n += len(b.Cands)
+	}
+	tail := bd.finishTail(1000)
+	ns := <-sizes
+	if tail == nil || tail.nc != n-1000*len(ns) {
+		t.Fatalf("%d pairs, chunks %v, tail %v", n, ns, tail)
+	}
+	for _, k := range ns {
+		if k != 1000 {
+			t.Fatalf("chunks %v: one sealed small", ns)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"time"
 
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/simjoin"
@@ -83,12 +84,15 @@ const (
 	// two tasks of each worker) from which chunks are sealed at tailCands
 	// candidates, a sixteenth of a chunk from 1024 to 16384.
 	endgame = 1.0 / 32
-	// tailTrip is what a last chunk's round trip costs at least, in
-	// seconds: its launch, the count and the results back, the host's
-	// wait (0.2 to 0.6 ms of device work and 0.3 to 2 ms of wall after
-	// the filters, measured before the CPU took the tail). The CPU
-	// verifies the last chunk instead where it is done sooner.
-	tailTrip = 200e-6
+	// tailTrip is what a last chunk's round trip costs, in seconds: its
+	// upload, launch, the count and the results back, the host's wait
+	// (0.2 to 0.6 ms of device work and 0.3 to 2 ms of wall after the
+	// filters, measured before the CPU took the tail). The CPU verifies
+	// the last chunk instead where it is done sooner. No chunk is sealed
+	// small once the filters' predicted end is sealTrip away: it would
+	// still be on the device when they are done.
+	tailTrip = 400e-6
+	sealTrip = 300 * time.Microsecond
 	// cpuMergeNS is the CPU's cost of a pair's merge, per element of both
 	// sets (package intersect's kernels over small sets), beside
 	// cpuPairNS per pair.

@@ -84,7 +84,7 @@ func run(ctx context.Context, p *simjoin.Problem, pl *runPlan, out *simjoin.Outp
 		r.exact = 2 // the count alone comes back
 	}
 	r.bd = newBuilder(pl.hostChunks, pl.capProbes, pl.capCands, r.stop, func() error { return r.failErr })
-	r.bd.endgame, r.bd.tailCands = endgame, pl.tailCands
+	r.bd.endgame, r.bd.tailCands, r.bd.trip = endgame, pl.tailCands, sealTrip
 	r.st.kernelName = pl.kernel.String()
 
 	// The filters, on every core, and the last chunk on the CPU where it
