@@ -39,14 +39,14 @@ type builder struct {
 	// a chunk is sealed as soon as it holds tailCands candidates: the
 	// device then verifies small chunks as the filters finish, and what
 	// is left when they are done is small.
-	endgame      float64
-	tailCands    int
+	endgame   float64
+	tailCands int
 	// trip, if positive, is how long before the filters' predicted end
 	// (from the time they took so far and their work left) no chunk is
 	// sealed small any more: one sealed later would still be on the
 	// device when they are done, so its pairs wait for the tail.
-	trip  time.Duration
-	start time.Time
+	trip         time.Duration
+	start        time.Time
 	free, filled chan *chunk
 	stop         <-chan struct{} // closed when the run fails
 	stopErr      func() error
