@@ -213,22 +213,43 @@ func (bd *builder) finish() {
 	close(bd.filled)
 }
 
-// finishTail is finish, except that a last chunk of at most most
-// candidates is not sealed but returned (nil if there is none), for the
-// CPU to verify, once its writers are done (ch.writers.Wait); the caller
-// recycles it.
-func (bd *builder) finishTail(most int) *chunk {
+// finishTail is finish, except that the chunks the device has not taken
+// yet (sealed ones still waiting, and the last one), when they hold at
+// most most candidates in all, are not sealed but returned, for the CPU
+// to verify once their writers are done (ch.writers.Wait); the caller
+// recycles them. Otherwise it returns none and the device gets them all.
+func (bd *builder) finishTail(most int) []*chunk {
 	bd.mu.Lock()
-	ch := bd.cur
-	if ch != nil && ch.nc > 0 && ch.nc <= most {
-		ch.starts[ch.np] = uint32(ch.nc)
+	var tail []*chunk
+	total := 0
+	for taken := false; !taken; {
+		select {
+		case ch := <-bd.filled:
+			tail = append(tail, ch)
+			total += ch.nc
+		default:
+			taken = true
+		}
+	}
+	if ch := bd.cur; ch != nil {
 		bd.cur = nil
-	} else {
-		ch = nil
+		if ch.nc > 0 {
+			ch.starts[ch.np] = uint32(ch.nc)
+			tail = append(tail, ch)
+			total += ch.nc
+		} else {
+			bd.free <- ch
+		}
+	}
+	if total > most {
+		for _, ch := range tail {
+			bd.filled <- ch // never blocks: it holds every chunk
+		}
+		tail = nil
 	}
 	bd.mu.Unlock()
-	bd.finish()
-	return ch
+	close(bd.filled)
+	return tail
 }
 
 // recycle gives a chunk back once its copy to the device is queued.

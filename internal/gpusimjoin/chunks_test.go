@@ -270,25 +270,18 @@ func TestBuilderEndgame(t *testing.T) {
 		}
 		tail := bd.finishTail(most)
 		ns := <-sizes
-		var fromTail []triple
-		if tail != nil {
-			tail.writers.Wait()
-			if tail.nc > most || int(tail.starts[tail.np]) != tail.nc {
-				t.Fatalf("tail of %d candidates (starts end %d), at most %d wanted", tail.nc, tail.starts[tail.np], most)
-			}
-			for i := range tail.np {
-				for k := tail.starts[i]; k < tail.starts[i+1]; k++ {
-					fromTail = append(fromTail, triple{tail.probes[i], tail.cands[k], tail.need[k]})
-				}
-			}
-		} else if most > 1000 && ns[len(ns)-1] < 40 {
+		fromTail, inTail := tailTriples(t, tail)
+		if inTail > most {
+			t.Fatalf("a tail of %d candidates, at most %d wanted", inTail, most)
+		}
+		if len(tail) == 0 && most > 1000 && ns[len(ns)-1] < 40 {
 			t.Fatalf("no tail returned, though the last chunk (%d candidates) fits", ns[len(ns)-1])
 		}
 		// Full chunks until the endgame, the one it seals, then chunks of
 		// 40 to 40+11 candidates, and the last one whatever is left.
 		endgame := false
 		for i, n := range ns {
-			last := i == len(ns)-1 && tail == nil
+			last := i == len(ns)-1 && len(tail) == 0
 			switch {
 			case !endgame && n == 1000:
 			case !endgame && n >= 40:
@@ -335,12 +328,68 @@ func TestBuilderEndgame(t *testing.T) {
 	}
 	tail := bd.finishTail(1000)
 	ns := <-sizes
-	if tail == nil || tail.nc != n-1000*len(ns) {
-		t.Fatalf("%d pairs, chunks %v, tail %v", n, ns, tail)
+	if _, inTail := tailTriples(t, tail); inTail != n-1000*len(ns) {
+		t.Fatalf("%d pairs, chunks %v, tail of %d", n, ns, inTail)
 	}
 	for _, k := range ns {
 		if k != 1000 {
 			t.Fatalf("chunks %v: one sealed small", ns)
+		}
+	}
+}
+
+// tailTriples returns the triples of the chunks finishTail returned, and
+// their number, checking their layout.
+func tailTriples(t *testing.T, tail []*chunk) ([]triple, int) {
+	t.Helper()
+	var ts []triple
+	for _, ch := range tail {
+		ch.writers.Wait()
+		if ch.nc == 0 || int(ch.starts[ch.np]) != ch.nc {
+			t.Fatalf("a tail chunk of %d candidates, starts ending at %d", ch.nc, ch.starts[ch.np])
+		}
+		for i := range ch.np {
+			for k := ch.starts[i]; k < ch.starts[i+1]; k++ {
+				ts = append(ts, triple{ch.probes[i], ch.cands[k], ch.need[k]})
+			}
+		}
+	}
+	return ts, len(ts)
+}
+
+// TestBuilderTailReclaims: chunks sealed but not yet taken by the device
+// when the filters are done go to the tail with the last one, if they
+// fit in it together; else the device gets every one of them.
+func TestBuilderTailReclaims(t *testing.T) {
+	for _, most := range []int{100, 20} {
+		bd := newBuilder(4, 10, 10, make(chan struct{}), func() error { return errors.New("stopped") })
+		var want []triple
+		for i := range 25 {
+			b := &simjoin.CandidateBatch{Probes: []uint32{uint32(i)}, Starts: []uint32{0, 1}, Cands: []uint32{uint32(100 + i)}, Need: []uint32{uint32(i % 7)}}
+			if err := bd.emit(b); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, triple{uint32(i), uint32(100 + i), uint32(i % 7)})
+		}
+		tail := bd.finishTail(most) // no device has taken anything
+		got, inTail := tailTriples(t, tail)
+		var chunks int
+		for ch := range bd.filled {
+			ch.writers.Wait()
+			chunks++
+			for i := range ch.np {
+				for k := ch.starts[i]; k < ch.starts[i+1]; k++ {
+					got = append(got, triple{ch.probes[i], ch.cands[k], ch.need[k]})
+				}
+			}
+		}
+		if most == 100 && (inTail != 25 || len(tail) != 3 || chunks != 0) || most == 20 && (inTail != 0 || chunks != 3) {
+			t.Fatalf("most %d: %d chunks with %d pairs in the tail, %d to the device", most, len(tail), inTail, chunks)
+		}
+		sortTriples(got)
+		sortTriples(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("most %d: %d pairs came out, %d went in (or they differ)", most, len(got), len(want))
 		}
 	}
 }

@@ -87,9 +87,10 @@ func run(ctx context.Context, p *simjoin.Problem, pl *runPlan, out *simjoin.Outp
 	r.bd.endgame, r.bd.tailCands, r.bd.trip = endgame, pl.tailCands, sealTrip
 	r.st.kernelName = pl.kernel.String()
 
-	// The filters, on every core, and the last chunk on the CPU where it
-	// is done sooner there than by a round trip to the device: then no
-	// chunk is left for the device once the filters are done.
+	// The filters, on every core, and the chunks the device has not
+	// taken when they are done on the CPU where that is done sooner than
+	// a round trip to the device: then no chunk is left for the device
+	// once the filters are done.
 	var filterEnd time.Time
 	filtered := make(chan error, 1)
 	go func() {
@@ -98,13 +99,16 @@ func run(ctx context.Context, p *simjoin.Problem, pl *runPlan, out *simjoin.Outp
 		if err != nil {
 			most = 0
 		}
-		if ch := r.bd.finishTail(most); ch != nil {
-			ch.writers.Wait()
+		if tail := r.bd.finishTail(most); tail != nil {
 			t := time.Now()
-			simjoin.VerifyBatch(p, &simjoin.CandidateBatch{Probes: ch.probes[:ch.np], Starts: ch.starts[:ch.np+1],
-				Cands: ch.cands[:ch.nc], Need: ch.need[:ch.nc]}, out, p.Threads)
-			r.st.cpuTail, r.st.cpuPairs = time.Since(t), ch.nc
-			r.bd.recycle(ch)
+			for _, ch := range tail {
+				ch.writers.Wait()
+				simjoin.VerifyBatch(p, &simjoin.CandidateBatch{Probes: ch.probes[:ch.np], Starts: ch.starts[:ch.np+1],
+					Cands: ch.cands[:ch.nc], Need: ch.need[:ch.nc]}, out, p.Threads)
+				r.st.cpuPairs += ch.nc
+				r.bd.recycle(ch)
+			}
+			r.st.cpuTail = time.Since(t)
 			if err == nil {
 				err = out.Err()
 			}
