@@ -91,12 +91,14 @@ const (
 	// the last chunk instead where it is done sooner. No chunk is sealed
 	// small once the filters' predicted end is sealTrip away: it would
 	// still be on the device when they are done.
-	tailTrip = 400e-6
+	tailTrip = 500e-6
 	sealTrip = 300 * time.Microsecond
-	// cpuMergeNS is the CPU's cost of a pair's merge, per element of both
-	// sets (package intersect's kernels over small sets), beside
-	// cpuPairNS per pair.
+	// cpuMergeNS and cpuTailNS are the CPU's cost of verifying a pair of
+	// the tail, per element of both sets (package intersect's kernels
+	// over small sets) and per pair (finding both sets, the call, the
+	// report: 150 to 180 ns measured on the H100 host's tails).
 	cpuMergeNS = 1.0
+	cpuTailNS  = 150.0
 	// maxShared is the most elements of a probe that the block kernel
 	// keeps in shared memory (8 KB: many blocks fit on a multiprocessor).
 	maxShared = 2048
@@ -153,9 +155,10 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread, tu 
 	}
 	threads := float64(max(p.Threads, 1))
 	pl.tailCands = min(pl.capCands, clampPow2(pl.capCands/16, 1024, 16384))
-	// The CPU verifies a last chunk that it does in less than a round
-	// trip to the device, on every core.
-	pl.cpuTail = min(pl.capCands, int(tailTrip*threads/((cpuPairNS+pl.avgLen*cpuMergeNS)*1e-9)))
+	// The CPU verifies the chunks left at the end (the device's chunks
+	// not taken yet, the last one) where it does them in less than a
+	// round trip to the device, on every core.
+	pl.cpuTail = int(tailTrip * threads / ((cpuTailNS + pl.avgLen*cpuMergeNS) * 1e-9))
 	switch {
 	case tu.cpuTail > 0:
 		pl.cpuTail = tu.cpuTail
@@ -185,7 +188,7 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread, tu 
 	// the last chunk, of tailCands candidates or fewer, is verified after
 	// them: on the CPU where it takes that, else on the device.
 	lastPairs := min(float64(pl.tailCands), w.Pairs)
-	last := lastPairs * (cpuPairNS + pl.avgLen*cpuMergeNS) * 1e-9 / threads
+	last := lastPairs * (cpuTailNS + pl.avgLen*cpuMergeNS) * 1e-9 / threads
 	if lastPairs > float64(pl.cpuTail) {
 		last = tailTrip + pl.gpuSec*lastPairs/max(w.Pairs, 1)
 	}
