@@ -4,6 +4,7 @@
 # Here (no Go needed there):
 #   CGO_ENABLED=0 go test -c -ldflags=-s -o DIR/gpusimjoin.test ./internal/gpusimjoin
 #   CGO_ENABLED=0 go build -ldflags=-s -o DIR/xsect ./cmd/xsect
+#   CGO_ENABLED=0 go test -c -ldflags=-s -o DIR/simjoin.test ./internal/simjoin   # for the phases step
 #   cp scripts/simjoin-gpu.sh DIR/run.sh
 #   DIR/data: fimi/{BMS2,retail,kosarak_head36682}.dat.gz and hypergraphs/tags-math-sx.dedup.sets.gz
 #             (gzip -9 of ../shared/data's files), ir/gcide/gcide.docs.sets.gz as it is
@@ -12,14 +13,17 @@
 # Steps: tests[:REGEX] (every GPU test), bench[:REGEX] (BenchmarkMann, $ROUNDS rounds, default 9, of the variants
 # $VARIANTS, default the benchmark's: see -mann.variants; go test reads a top-level | in REGEX as two whole
 # patterns, so name one data set a step: bench:count//gcide), filteronly[:REGEX] (BenchmarkFilterOnly),
-# cli (xsect simjoin --count-only, --device cpu and gpu alternating, 3 rounds), clifull (pairs written to /dev/null).
+# cli (xsect simjoin --count-only, --device cpu and gpu alternating, 3 rounds), clifull (pairs written to /dev/null),
+# phases[:REGEX] (internal/simjoin's BenchmarkMann on the CPU alone, $ROUNDS rounds: where the time goes, planning
+# included, e.g. phases:t=0.5/gcide/auto).
+# Use parentheses for alternatives within a step's REGEX: bench:count/t=0.5/(tags|gcide).
 set -u
 cd "$(dirname "$0")"
 export XSECT_CACHE_DIR=/tmp/xc XSECT_DATA=/tmp/data
 mkdir -p /tmp/data
 cp -r data/* /tmp/data/
 for f in /tmp/data/fimi/*.gz /tmp/data/hypergraphs/*.gz; do gunzip -f "$f"; done
-chmod +x xsect gpusimjoin.test
+chmod +x xsect gpusimjoin.test simjoin.test 2>/dev/null
 nproc; nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader; uptime
 files="BMS2:fimi/BMS2.dat retail:fimi/retail.dat kosarak:fimi/kosarak_head36682.dat tags-math-sx:hypergraphs/tags-math-sx.dedup.sets gcide:ir/gcide/gcide.docs.sets.gz"
 for step in "$@"; do
@@ -30,6 +34,9 @@ for step in "$@"; do
   bench*)
     pat=${step#bench}; pat=${pat#:}
     ./gpusimjoin.test -test.run '^$' -test.bench "Mann${pat:+/$pat}" -test.benchtime ${ROUNDS:-9}x ${VARIANTS:+-mann.variants "$VARIANTS"} 2>&1 | tee $OUT/bench.log | grep -E '^Benchmark|ok|FAIL' ;;
+  phases*)
+    pat=${step#phases}; pat=${pat#:}
+    ./simjoin.test -test.run '^$' -test.bench "Mann${pat:+/$pat}" -test.benchtime ${ROUNDS:-9}x 2>&1 | tee $OUT/phases.log | grep -E '^Benchmark|ok|FAIL' ;;
   filteronly*)
     pat=${step#filteronly}; pat=${pat#:}
     ./gpusimjoin.test -test.run '^$' -test.bench "FilterOnly${pat:+/$pat}" -test.benchtime 10x 2>&1 | tee $OUT/filteronly.log | grep -E '^Benchmark|ok|FAIL' ;;

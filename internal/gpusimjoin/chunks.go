@@ -35,9 +35,21 @@ func newChunk(capProbes, capCands int) *chunk {
 // device is behind (the time they wait is stalled).
 type builder struct {
 	capProbes, capCands int
-	free, filled        chan *chunk
-	stop                <-chan struct{} // closed when the run fails
-	stopErr             func() error
+	// Once the filters' work left falls to endgame (CandidateBatch.Left),
+	// a chunk is sealed as soon as it holds tailCands candidates: the
+	// device then verifies small chunks as the filters finish, and what
+	// is left when they are done is small.
+	endgame   float64
+	tailCands int
+	// trip, if positive, is how long before the filters' predicted end
+	// (from the time they took so far and their work left) no chunk is
+	// sealed small any more: one sealed later would still be on the
+	// device when they are done, so its pairs wait for the tail.
+	trip         time.Duration
+	start        time.Time
+	free, filled chan *chunk
+	stop         <-chan struct{} // closed when the run fails
+	stopErr      func() error
 
 	mu  sync.Mutex
 	cur *chunk
@@ -49,7 +61,7 @@ type builder struct {
 // newBuilder returns a builder with n chunks of the given capacities.
 func newBuilder(n, capProbes, capCands int, stop <-chan struct{}, stopErr func() error) *builder {
 	bd := &builder{capProbes: capProbes, capCands: capCands, free: make(chan *chunk, n), filled: make(chan *chunk, n),
-		stop: stop, stopErr: stopErr}
+		stop: stop, stopErr: stopErr, endgame: -1, start: time.Now()}
 	for range n {
 		ch, _ := chunkPool.Get().(*chunk)
 		if ch == nil || len(ch.probes) < capProbes || len(ch.cands) < capCands {
@@ -115,8 +127,8 @@ func (bd *builder) emit(b *simjoin.CandidateBatch) error {
 		ch.writers.Add(1)
 		ch.np += i1 - i
 		ch.nc += k1 - k
-		if ch.nc == bd.capCands || ch.np == bd.capProbes {
-			bd.seal(ch) // full: the device may start on it
+		if ch.nc == bd.capCands || ch.np == bd.capProbes || (ch.nc >= bd.tailCands && bd.sealSmall(b.Left)) {
+			bd.seal(ch) // full, or the filters nearly done: the device may start on it
 		}
 		bd.mu.Unlock()
 		pc.copy(b)
@@ -129,6 +141,22 @@ func (bd *builder) emit(b *simjoin.CandidateBatch) error {
 	}
 	bd.pairs.Add(int64(n))
 	return nil
+}
+
+// sealSmall reports whether a chunk is sealed at tailCands candidates,
+// with left of the filters' work left: in the endgame, until the filters'
+// predicted end is a device's round trip (trip) away.
+func (bd *builder) sealSmall(left float64) bool {
+	if left > bd.endgame {
+		return false
+	}
+	if bd.trip <= 0 {
+		return true
+	}
+	if left >= 1 {
+		return true
+	}
+	return float64(time.Since(bd.start))*left/(1-left) >= float64(bd.trip)
 }
 
 // copy copies its part of b into its chunk.
@@ -183,6 +211,45 @@ func (bd *builder) finish() {
 	}
 	bd.mu.Unlock()
 	close(bd.filled)
+}
+
+// finishTail is finish, except that the chunks the device has not taken
+// yet (sealed ones still waiting, and the last one), when they hold at
+// most most candidates in all, are not sealed but returned, for the CPU
+// to verify once their writers are done (ch.writers.Wait); the caller
+// recycles them. Otherwise it returns none and the device gets them all.
+func (bd *builder) finishTail(most int) []*chunk {
+	bd.mu.Lock()
+	var tail []*chunk
+	total := 0
+	for taken := false; !taken; {
+		select {
+		case ch := <-bd.filled:
+			tail = append(tail, ch)
+			total += ch.nc
+		default:
+			taken = true
+		}
+	}
+	if ch := bd.cur; ch != nil {
+		bd.cur = nil
+		if ch.nc > 0 {
+			ch.starts[ch.np] = uint32(ch.nc)
+			tail = append(tail, ch)
+			total += ch.nc
+		} else {
+			bd.free <- ch
+		}
+	}
+	if total > most {
+		for _, ch := range tail {
+			bd.filled <- ch // never blocks: it holds every chunk
+		}
+		tail = nil
+	}
+	bd.mu.Unlock()
+	close(bd.filled)
+	return tail
 }
 
 // recycle gives a chunk back once its copy to the device is queued.

@@ -232,3 +232,164 @@ func TestBuilderOwners(t *testing.T) {
 		})
 	}
 }
+
+// TestBuilderEndgame: once the filters' work left falls to the endgame,
+// chunks are sealed at tailCands candidates, and finishTail hands back the
+// last chunk, unsealed, when it holds at most the given candidates (else
+// seals it): every pair reaches the device or the tail once.
+func TestBuilderEndgame(t *testing.T) {
+	for _, most := range []int{1 << 20, 1} {
+		bd := newBuilder(3, 1000, 1000, make(chan struct{}), func() error { return errors.New("stopped") })
+		bd.endgame, bd.tailCands = 0.25, 40
+		sizes := make(chan []int, 1)
+		var dev []triple
+		go func() {
+			var ns []int
+			for ch := range bd.filled {
+				ch.writers.Wait()
+				ns = append(ns, ch.nc)
+				for i := range ch.np {
+					for k := ch.starts[i]; k < ch.starts[i+1]; k++ {
+						dev = append(dev, triple{ch.probes[i], ch.cands[k], ch.need[k]})
+					}
+				}
+				bd.recycle(ch)
+			}
+			sizes <- ns
+		}()
+		rng := rand.New(rand.NewPCG(3, 4))
+		var want []triple
+		const batches = 1000
+		for i := range batches {
+			b, ts := randomBatch(rng, 3, 4, 0) // at most 12 pairs
+			b.Left = float64(batches-1-i) / batches
+			if err := bd.emit(b); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, ts...)
+		}
+		tail := bd.finishTail(most)
+		ns := <-sizes
+		fromTail, inTail := tailTriples(t, tail)
+		if inTail > most {
+			t.Fatalf("a tail of %d candidates, at most %d wanted", inTail, most)
+		}
+		if len(tail) == 0 && most > 1000 && ns[len(ns)-1] < 40 {
+			t.Fatalf("no tail returned, though the last chunk (%d candidates) fits", ns[len(ns)-1])
+		}
+		// Full chunks until the endgame, the one it seals, then chunks of
+		// 40 to 40+11 candidates, and the last one whatever is left.
+		endgame := false
+		for i, n := range ns {
+			last := i == len(ns)-1 && len(tail) == 0
+			switch {
+			case !endgame && n == 1000:
+			case !endgame && n >= 40:
+				endgame = true
+			case endgame && n >= 40 && n < 52:
+			case last && n < 52:
+			default:
+				t.Fatalf("chunk %d of %d has %d candidates (sizes %v)", i, len(ns), n, ns)
+			}
+		}
+		if !endgame || len(ns) < 6 || ns[0] != 1000 {
+			t.Fatalf("chunk sizes %v: no endgame", ns)
+		}
+		got := append(dev, fromTail...)
+		sortTriples(got)
+		sortTriples(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("most %d: %d pairs reached the device and the tail, %d were emitted (or they differ)", most, len(got), len(want))
+		}
+	}
+	// With the filters' end predicted closer than trip all along, no
+	// chunk is sealed small: full chunks, and the rest in the tail.
+	bd := newBuilder(3, 1000, 1000, make(chan struct{}), func() error { return errors.New("stopped") })
+	bd.endgame, bd.tailCands, bd.trip = 0.25, 40, time.Hour
+	sizes := make(chan []int, 1)
+	go func() {
+		var ns []int
+		for ch := range bd.filled {
+			ch.writers.Wait()
+			ns = append(ns, ch.nc)
+			bd.recycle(ch)
+		}
+		sizes <- ns
+	}()
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 0
+	for i := range 1000 {
+		b, _ := randomBatch(rng, 3, 4, 0)
+		b.Left = float64(999-i) / 1000
+		if err := bd.emit(b); err != nil {
+			t.Fatal(err)
+		}
+		n += len(b.Cands)
+	}
+	tail := bd.finishTail(1000)
+	ns := <-sizes
+	if _, inTail := tailTriples(t, tail); inTail != n-1000*len(ns) {
+		t.Fatalf("%d pairs, chunks %v, tail of %d", n, ns, inTail)
+	}
+	for _, k := range ns {
+		if k != 1000 {
+			t.Fatalf("chunks %v: one sealed small", ns)
+		}
+	}
+}
+
+// tailTriples returns the triples of the chunks finishTail returned, and
+// their number, checking their layout.
+func tailTriples(t *testing.T, tail []*chunk) ([]triple, int) {
+	t.Helper()
+	var ts []triple
+	for _, ch := range tail {
+		ch.writers.Wait()
+		if ch.nc == 0 || int(ch.starts[ch.np]) != ch.nc {
+			t.Fatalf("a tail chunk of %d candidates, starts ending at %d", ch.nc, ch.starts[ch.np])
+		}
+		for i := range ch.np {
+			for k := ch.starts[i]; k < ch.starts[i+1]; k++ {
+				ts = append(ts, triple{ch.probes[i], ch.cands[k], ch.need[k]})
+			}
+		}
+	}
+	return ts, len(ts)
+}
+
+// TestBuilderTailReclaims: chunks sealed but not yet taken by the device
+// when the filters are done go to the tail with the last one, if they
+// fit in it together; else the device gets every one of them.
+func TestBuilderTailReclaims(t *testing.T) {
+	for _, most := range []int{100, 20} {
+		bd := newBuilder(4, 10, 10, make(chan struct{}), func() error { return errors.New("stopped") })
+		var want []triple
+		for i := range 25 {
+			b := &simjoin.CandidateBatch{Probes: []uint32{uint32(i)}, Starts: []uint32{0, 1}, Cands: []uint32{uint32(100 + i)}, Need: []uint32{uint32(i % 7)}}
+			if err := bd.emit(b); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, triple{uint32(i), uint32(100 + i), uint32(i % 7)})
+		}
+		tail := bd.finishTail(most) // no device has taken anything
+		got, inTail := tailTriples(t, tail)
+		var chunks int
+		for ch := range bd.filled {
+			ch.writers.Wait()
+			chunks++
+			for i := range ch.np {
+				for k := ch.starts[i]; k < ch.starts[i+1]; k++ {
+					got = append(got, triple{ch.probes[i], ch.cands[k], ch.need[k]})
+				}
+			}
+		}
+		if most == 100 && (inTail != 25 || len(tail) != 3 || chunks != 0) || most == 20 && (inTail != 0 || chunks != 3) {
+			t.Fatalf("most %d: %d chunks with %d pairs in the tail, %d to the device", most, len(tail), inTail, chunks)
+		}
+		sortTriples(got)
+		sortTriples(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("most %d: %d pairs came out, %d went in (or they differ)", most, len(got), len(want))
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"time"
 
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/simjoin"
@@ -74,11 +75,30 @@ var (
 // pairs, so that verification starts early and the last chunk, which
 // nothing hides, is short.
 const (
-	minChunk  = 1 << 16
+	minChunk  = 1 << 14
 	maxChunk  = 1 << 21
 	perChunk  = 32
-	numChunks = 4 // host chunks: one filling, two waiting, one uploading
+	numChunks = 6 // host chunks: one filling, others waiting or uploading
 	numSlots  = 2 // device slots: one verified while the next is uploaded
+	// endgame is the share of the filters' work left (1/32: the last
+	// two tasks of each worker) from which chunks are sealed at tailCands
+	// candidates, a sixteenth of a chunk from 1024 to 16384.
+	endgame = 1.0 / 32
+	// tailTrip is what a last chunk's round trip costs, in seconds: its
+	// upload, launch, the count and the results back, the host's wait
+	// (0.2 to 0.6 ms of device work and 0.3 to 2 ms of wall after the
+	// filters, measured before the CPU took the tail). The CPU verifies
+	// the last chunk instead where it is done sooner. No chunk is sealed
+	// small once the filters' predicted end is sealTrip away: it would
+	// still be on the device when they are done.
+	tailTrip = 500e-6
+	sealTrip = 300 * time.Microsecond
+	// cpuMergeNS and cpuTailNS are the CPU's cost of verifying a pair of
+	// the tail, per element of both sets (package intersect's kernels
+	// over small sets) and per pair (finding both sets, the call, the
+	// report: 150 to 180 ns measured on the H100 host's tails).
+	cpuMergeNS = 1.0
+	cpuTailNS  = 150.0
 	// maxShared is the most elements of a probe that the block kernel
 	// keeps in shared memory (8 KB: many blocks fit on a multiprocessor).
 	maxShared = 2048
@@ -94,6 +114,8 @@ type runPlan struct {
 	tile         int // pair: threads per pair
 	capCands     int
 	capProbes    int
+	tailCands    int // chunks' candidates in the endgame
+	cpuTail      int // the most candidates of a last chunk that the CPU verifies
 	shCap        int // block: probe elements kept in shared memory
 
 	pairs, avgLen, perProbe float64 // predicted
@@ -131,6 +153,18 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread, tu 
 	if tu.tile > 0 {
 		pl.tile = tu.tile
 	}
+	threads := float64(max(p.Threads, 1))
+	pl.tailCands = min(pl.capCands, clampPow2(pl.capCands/16, 1024, 16384))
+	// The CPU verifies the chunks left at the end (the device's chunks
+	// not taken yet, the last one) where it does them in less than a
+	// round trip to the device, on every core.
+	pl.cpuTail = int(tailTrip * threads / ((cpuTailNS + pl.avgLen*cpuMergeNS) * 1e-9))
+	switch {
+	case tu.cpuTail > 0:
+		pl.cpuTail = tu.cpuTail
+	case tu.cpuTail < 0:
+		pl.cpuTail = 0
+	}
 	pl.shCap = min(int(p.S.MaxSize), maxShared)
 	pl.hostMemory = w.Memory + int64(pl.hostChunks)*16*int64(pl.capCands) + 8*int64(p.R.Len()+p.S.Len())
 	pl.devMemory = recordBytes(p.R)
@@ -140,7 +174,6 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread, tu 
 	pl.devMemory += numSlots * slotBytes(pl.capProbes, pl.capCands)
 
 	speed := info.SpeedOver(gpurt.ReferenceH100())
-	threads := float64(max(p.Threads, 1))
 	// Filtering alone: the CPU engine's time without its verification
 	// (and without the bitmap checks it leaves out), plus handing the
 	// pairs on.
@@ -152,8 +185,13 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread, tu 
 		w.Pairs*16/uploadRate + chunks*launchCost
 	up := float64(pl.devMemory-numSlots*slotBytes(pl.capProbes, pl.capCands)) / uploadRate
 	// The device opens and takes the records while the filters start;
-	// the last chunk is verified after them.
-	last := pl.gpuSec / max(chunks, 1)
+	// the last chunk, of tailCands candidates or fewer, is verified after
+	// them: on the CPU where it takes that, else on the device.
+	lastPairs := min(float64(pl.tailCands), w.Pairs)
+	last := lastPairs * (cpuTailNS + pl.avgLen*cpuMergeNS) * 1e-9 / threads
+	if lastPairs > float64(pl.cpuTail) {
+		last = tailTrip + pl.gpuSec*lastPairs/max(w.Pairs, 1)
+	}
 	devices := float64(max(1, min(sp.devices, int(chunks))))
 	pl.seconds = runSetup + max(pl.filterSec, openWait()+up+pl.gpuSec/devices) + last
 	if !gpurt.DefaultStarted() {

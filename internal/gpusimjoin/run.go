@@ -22,7 +22,7 @@ type runner struct {
 	out   *simjoin.Output
 	pl    *runPlan
 	bd    *builder
-	exact uint32 // 1: every similar pair's overlap is wanted
+	exact uint32 // the kernels' exact: 1, every similar pair's overlap is wanted; 2, only their number
 
 	results chan []uint32 // triples probe, candidate, overlap
 
@@ -31,9 +31,11 @@ type runner struct {
 	failErr  error
 
 	st stats
-	// filtered is set once the filters are done: the device's work on
-	// chunks submitted after it is not hidden behind them.
-	filtered atomic.Bool
+	// filterEnd is when the filters, with the CPU's share of the tail,
+	// were done (unix nanoseconds; 0 before): the device's work on a
+	// chunk submitted later is not hidden behind them, and on one that
+	// ends later only up to then.
+	filterEnd atomic.Int64
 }
 
 // stats is where a run's time went, for its note.
@@ -43,7 +45,9 @@ type stats struct {
 	filter, total, tail time.Duration // wall: filtering, the run, after filtering
 	open, records       time.Duration // wall: waiting for the device, uploading the records
 	upload, kernel      time.Duration // device: copying chunks in, verifying (with the count's copy back)
-	exposed             time.Duration // device: of upload and kernel, on chunks submitted after filtering
+	exposed             time.Duration // device: of upload and kernel, after filtering (at most)
+	cpuTail             time.Duration // wall: the CPU verifying the last chunk
+	cpuPairs            int           // its candidates
 	download            time.Duration // wall: copying the similar pairs back
 	starved, waited     time.Duration // wall: the device's goroutine waiting for chunks, for the device
 	stalled             time.Duration // filters waiting for a free chunk, summed
@@ -73,20 +77,44 @@ func run(ctx context.Context, p *simjoin.Problem, pl *runPlan, out *simjoin.Outp
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r := &runner{p: p, out: out, pl: pl, results: make(chan []uint32, 64), stop: make(chan struct{})}
-	if !out.CountOnly() {
+	switch {
+	case !out.CountOnly():
 		r.exact = 1
+	case out.CountsRecords():
+		r.exact = 2 // the count alone comes back
 	}
 	r.bd = newBuilder(pl.hostChunks, pl.capProbes, pl.capCands, r.stop, func() error { return r.failErr })
+	r.bd.endgame, r.bd.tailCands, r.bd.trip = endgame, pl.tailCands, sealTrip
 	r.st.kernelName = pl.kernel.String()
 
-	// The filters, on every core.
+	// The filters, on every core, and the chunks the device has not
+	// taken when they are done on the CPU where that is done sooner than
+	// a round trip to the device: then no chunk is left for the device
+	// once the filters are done.
 	var filterEnd time.Time
 	filtered := make(chan error, 1)
 	go func() {
 		err := simjoin.Candidates(ctx, p, pl.filter, out, r.bd.emit)
+		most := pl.cpuTail
+		if err != nil {
+			most = 0
+		}
+		if tail := r.bd.finishTail(most); tail != nil {
+			t := time.Now()
+			for _, ch := range tail {
+				ch.writers.Wait()
+				simjoin.VerifyBatch(p, &simjoin.CandidateBatch{Probes: ch.probes[:ch.np], Starts: ch.starts[:ch.np+1],
+					Cands: ch.cands[:ch.nc], Need: ch.need[:ch.nc]}, out, p.Threads)
+				r.st.cpuPairs += ch.nc
+				r.bd.recycle(ch)
+			}
+			r.st.cpuTail = time.Since(t)
+			if err == nil {
+				err = out.Err()
+			}
+		}
 		filterEnd = time.Now()
-		r.filtered.Store(true)
-		r.bd.finish()
+		r.filterEnd.Store(filterEnd.UnixNano())
 		filtered <- err
 	}()
 
@@ -315,7 +343,7 @@ func (r *runner) device(c *gpurt.Ctx, st *state, upload *sync.Mutex, acct *stats
 			return err
 		}
 		sl.busy = true
-		sl.late = r.filtered.Load()
+		sl.late = r.filterEnd.Load() != 0
 		return c.Record(sl.evEnd, s)
 	}
 
@@ -325,10 +353,18 @@ func (r *runner) device(c *gpurt.Ctx, st *state, upload *sync.Mutex, acct *stats
 		if err := c.Wait(sl.evEnd); err != nil {
 			return err
 		}
-		acct.waited += time.Since(t)
+		done := time.Now()
+		acct.waited += done.Sub(t)
 		sl.busy = false
-		if d, err := c.Elapsed(sl.evStart, sl.evEnd); err == nil && sl.late {
-			acct.exposed += d
+		if d, err := c.Elapsed(sl.evStart, sl.evEnd); err == nil {
+			// Submitted after the filters were done: none of it hidden.
+			// Else, if it was seen done after them, the part after them
+			// at most.
+			if fe := r.filterEnd.Load(); sl.late {
+				acct.exposed += d
+			} else if fe != 0 && done.UnixNano() > fe {
+				acct.exposed += min(d, time.Duration(done.UnixNano()-fe))
+			}
 		}
 		if d, err := c.Elapsed(sl.evStart, sl.evKernel); err == nil {
 			acct.upload += d
@@ -341,6 +377,13 @@ func (r *runner) device(c *gpurt.Ctx, st *state, upload *sync.Mutex, acct *stats
 			return errorf("the kernel reported %d similar pairs of %d candidates", n, nc)
 		}
 		if n == 0 {
+			return nil
+		}
+		if r.exact == 2 {
+			acct.similar += int64(n)
+			w := r.out.Writer()
+			w.AddCount(int64(n))
+			w.Close()
 			return nil
 		}
 		t = time.Now()
@@ -483,10 +526,14 @@ func (s *stats) String(pl *runPlan) string {
 	if pl.kernel == kPair {
 		block += ", " + strconv.Itoa(pl.tile) + " threads per pair"
 	}
-	return fmt.Sprintf("gpu: filter %s, kernel %s%s, %d chunks of up to %d, %d pairs verified, %d similar; filtering %.1f ms (filters waited %.1f ms for chunks), "+
+	tail := "none"
+	if s.cpuPairs > 0 {
+		tail = fmt.Sprintf("%d pairs in %.2f ms", s.cpuPairs, ms(s.cpuTail))
+	}
+	return fmt.Sprintf("gpu: filter %s, kernel %s%s, %d chunks of up to %d (%d at the end), %d pairs verified, %d similar; filtering %.1f ms (filters waited %.1f ms for chunks; last chunk on the CPU: %s), "+
 		"device busy %.1f ms (upload %.1f, verify %.1f), results back %.1f ms, device waited %.1f ms for chunks, opening %.1f ms, records %.1f ms; "+
-		"after filtering: device %.1f ms (%.0f%% of its work hidden), wall %.1f ms; run %.1f ms",
-		pl.filter, s.kernelName, block, s.chunks, pl.capCands, s.pairs, s.similar, ms(s.filter), ms(s.stalled),
+		"after filtering: device %.2f ms at most (%.0f%% of its work hidden), wall %.1f ms; run %.1f ms",
+		pl.filter, s.kernelName, block, s.chunks, pl.capCands, pl.tailCands, s.pairs, s.similar, ms(s.filter), ms(s.stalled), tail,
 		ms(busy), ms(s.upload), ms(s.kernel), ms(s.download), ms(s.starved), ms(s.open), ms(s.records),
 		ms(s.exposed), hidden, ms(s.tail), ms(s.total))
 }

@@ -3,6 +3,8 @@ package simjoin
 import (
 	"context"
 	"fmt"
+	"sort"
+	"sync"
 )
 
 // CandidateBatch is a batch of pairs of records to verify, in the layout of
@@ -17,6 +19,10 @@ type CandidateBatch struct {
 	Starts []uint32 // len(Probes)+1
 	Cands  []uint32
 	Need   []uint32
+	// Left is the share of the filter's work not yet begun when the
+	// batch was handed on, from 1 down to 0: near 0 the filters are
+	// about to finish, and an engine sends on what it holds sooner.
+	Left float64
 }
 
 // batchCands is the number of candidates a batch collects before it is
@@ -112,7 +118,9 @@ type Work struct {
 // CandidateWork predicts Candidates' run of filter f on p, from the
 // sample the CPU engine's estimate takes (taken once per problem and
 // filter technique). GroupJoin's sample does not count the pairs past the
-// bound: without its bitmap filter, it is predicted from PPJoin's.
+// bound: without its bitmap filter, it is predicted from PPJoin's; nor is
+// PairJoin sampled where its pair index would not pay (pairEstimate), nor
+// AllPairs (as for its CPU estimate, PPJoin's sample stands for it).
 func CandidateWork(p *Problem, f Filter) (Work, error) {
 	alg, err := filterAlgorithm(f.Technique)
 	if err != nil {
@@ -125,16 +133,27 @@ func CandidateWork(p *Problem, f Filter) (Work, error) {
 	if alg == groupJoin {
 		// As cpuFilter.Estimate: where records hardly group, PPJoin's
 		// sample stands for GroupJoin's.
-		groups, records := countGroups(p.R, problemBounds(p)), p.R.Len()
-		if !p.Self {
-			groups, records = groups+countGroups(p.S, problemBounds(p)), records+p.S.Len()
-		}
+		groups, records := problemGroups(p)
 		if groups*10 >= records*9 {
 			alg = ppJoin
 		} else if _, skip := groupJoinLeast(p, groups, records); skip {
 			// Nor is GroupJoin's index built where the CPU's estimate
 			// is a bound: its pairs are about PPJoin's, and its time is
 			// the bound's.
+			alg = ppJoin
+		}
+	}
+	if alg == allPairs {
+		// As cpuFilter.Estimate: PPJoin's sample stands for AllPairs',
+		// which is not taken (AllPairs hands on at least PPJoin's pairs).
+		alg = ppJoin
+	}
+	if alg == pairJoin {
+		// As cpuFilter.Estimate: where PairJoin's pair index would not
+		// pay, its estimate comes from PPJoin's sample, and so do the
+		// pairs it hands on (it meets about PPJoin's candidates), so that
+		// no estimate builds that index for nothing.
+		if _, ok := pairEstimate(p); ok {
 			alg = ppJoin
 		}
 	}
@@ -173,4 +192,50 @@ func Candidates(ctx context.Context, p *Problem, f Filter, out *Output, emit fun
 		err = oerr
 	}
 	return err
+}
+
+// VerifyBatch verifies the pairs of b on the CPU, on up to threads
+// goroutines, and reports the similar ones through out's writers, with
+// their overlaps, as an engine on another device reports those its device
+// finds: for the last pairs of a run, which the CPU verifies sooner than a
+// round trip to the device. It decides each pair by its Need, in integer
+// arithmetic, as the device does.
+func VerifyBatch(p *Problem, b *CandidateBatch, out *Output, threads int) {
+	n := len(b.Probes)
+	if n == 0 {
+		return
+	}
+	exact := !out.CountOnly()
+	// Runs of probes of about equal candidates.
+	parts := max(1, min(threads, len(b.Cands)/256, n))
+	var wg sync.WaitGroup
+	lo := 0
+	for t := range parts {
+		hi := n
+		if t+1 < parts {
+			want := uint32(len(b.Cands) * (t + 1) / parts)
+			hi = max(lo, sort.Search(n, func(i int) bool { return b.Starts[i+1] >= want }))
+		}
+		if hi <= lo {
+			continue
+		}
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			w := out.Writer()
+			defer w.Close()
+			for i := lo; i < hi; i++ {
+				x := b.Probes[i]
+				xs := p.S.Set(int(x))
+				for k := b.Starts[i]; k < b.Starts[i+1]; k++ {
+					y := b.Cands[k]
+					if c, ok := verifySets(xs, p.R.Set(int(y)), b.Need[k], exact); ok {
+						w.Add(int(y), int(x), c)
+					}
+				}
+			}
+		}(lo, hi)
+		lo = hi
+	}
+	wg.Wait()
 }

@@ -19,6 +19,9 @@ type batchVerifier struct {
 	noBitmap bool
 	batches  *atomic.Int64
 	pairs    *atomic.Int64 // pairs handed on
+	// byVerifyBatch verifies the batches with VerifyBatch, on 3
+	// goroutines, instead of the plain merge.
+	byVerifyBatch bool
 }
 
 func (e batchVerifier) Name() string    { return e.name }
@@ -34,6 +37,13 @@ func (e batchVerifier) Run(ctx context.Context, p *Problem, out *Output) error {
 	return Candidates(ctx, p, Filter{e.name, e.noBitmap}, out, func(b *CandidateBatch) error {
 		e.batches.Add(1)
 		e.pairs.Add(int64(len(b.Cands)))
+		if b.Left < 0 || b.Left > 1 {
+			return fmt.Errorf("a batch with %v of the work left", b.Left)
+		}
+		if e.byVerifyBatch {
+			VerifyBatch(p, b, out, 3)
+			return nil
+		}
 		w := out.Writer()
 		defer w.Close()
 		for i, x := range b.Probes {
@@ -52,6 +62,7 @@ func (e batchVerifier) Run(ctx context.Context, p *Problem, out *Output) error {
 // batches of Candidates, finds the reference's pairs for every filter,
 // with and without the bitmap filter, self-join and R × S, with and
 // without Distinct; without the bitmap filter it is handed more pairs.
+// VerifyBatch, verifying them instead, finds the same pairs.
 func TestCandidates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	r := randomCollection(rng, 700, 12, 80)
@@ -59,8 +70,9 @@ func TestCandidates(t *testing.T) {
 	for _, alg := range algorithms {
 		var handed [2]int64
 		for i, noBitmap := range []bool{false, true} {
-			handed[i] = candidatesWith(t, r, s, alg, noBitmap)
+			handed[i] = candidatesWith(t, r, s, alg, noBitmap, false)
 		}
+		candidatesWith(t, r, s, alg, true, true)
 		if handed[1] <= handed[0] {
 			t.Errorf("%s: %d pairs handed on without the bitmap filter, %d with it", alg, handed[1], handed[0])
 		}
@@ -83,11 +95,12 @@ func TestCandidates(t *testing.T) {
 }
 
 // candidatesWith runs TestCandidates' joins of r and s with filter alg,
-// noBitmap, and returns the pairs handed on.
-func candidatesWith(t *testing.T, r, s *sets.Collection, alg string, noBitmap bool) int64 {
+// noBitmap, verified by VerifyBatch or not, and returns the pairs handed
+// on.
+func candidatesWith(t *testing.T, r, s *sets.Collection, alg string, noBitmap, byVerifyBatch bool) int64 {
 	t.Helper()
 	var batches, pairs atomic.Int64
-	restore := registered.With(batchVerifier{alg, noBitmap, &batches, &pairs})
+	restore := registered.With(batchVerifier{alg, noBitmap, &batches, &pairs, byVerifyBatch})
 	for _, th := range []Threshold{mustThreshold(t, Jaccard, "0.6"), mustThreshold(t, Cosine, "0.7"), mustThreshold(t, Overlap, "3")} {
 		for _, other := range []bool{false, true} {
 			for _, distinct := range []bool{false, true} {
@@ -108,7 +121,7 @@ func candidatesWith(t *testing.T, r, s *sets.Collection, alg string, noBitmap bo
 				if err != nil {
 					t.Fatal(err)
 				}
-				tag := fmt.Sprintf("%s verified in batches (no bitmap %v), %s %s, R x S %v, distinct %v", alg, noBitmap, th.Measure, th, other, distinct)
+				tag := fmt.Sprintf("%s verified in batches (no bitmap %v, VerifyBatch %v), %s %s, R x S %v, distinct %v", alg, noBitmap, byVerifyBatch, th.Measure, th, other, distinct)
 				comparePairs(t, tag, got, want)
 				pl, _ = NewPlan(r, ss, opt)
 				if n, err := pl.Count(context.Background()); err != nil || n != int64(len(want)) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/xsect/xsect/internal/engine"
 )
@@ -49,34 +50,62 @@ func sample(p *Problem, alg algorithm) *workStats {
 	if j.prb.n == 0 {
 		return st
 	}
-	pr := j.getProber()
-	defer j.putProber(pr)
 	stride := sampleStride(j.prb.n)
-	if alg != groupJoin {
-		// The probes themselves, counting their work.
-		var pc probeCounts
-		pr.count = &pc
-		if alg == ppJoin {
-			if pb := pairBoundsOf(p); pb.lo <= pb.hi {
-				j.countLo, j.countHi = p.R.SizeStart[pb.lo], p.R.SizeStart[pb.hi+1]
+	if alg == ppJoin {
+		if pb := pairBoundsOf(p); pb.lo <= pb.hi {
+			j.countLo, j.countHi = p.R.SizeStart[pb.lo], p.R.SizeStart[pb.hi+1]
+		}
+	}
+	// The sampled probes, split over up to 8 cores (each with a prober
+	// that the run then reuses): every worker takes every workers-th of
+	// them.
+	sampled := (j.prb.n - stride/2 + stride - 1) / stride
+	workers := max(1, min(p.Threads, 8, sampled/32))
+	pcs := make([]probeCounts, workers)
+	sts := make([]workStats, workers)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pr := j.getProber()
+			defer j.putProber(pr)
+			first, step := stride/2+i*stride, workers*stride
+			if alg == groupJoin {
+				for u := first; u < j.prb.n; u += step {
+					j.sampleProbe(pr, u, &sts[i])
+					sts[i].sampled++
+				}
+				return
 			}
-		}
-		w := out.Writer()
-		for u := stride / 2; u < j.prb.n; u += stride {
-			j.probe(pr, u, w)
-			st.sampled++
-		}
-		w.Close()
-		pr.count = nil
-		st.entries, st.heads, st.cands, st.merged, st.steps = float64(pc.entries), float64(pc.heads), float64(pc.cands), float64(pc.merged), float64(pc.steps)
-		st.pairEntries, st.lookups, st.pairCands = float64(pc.pairEntries), float64(pc.lookups), float64(pc.pairCands)
-		st.lengths, st.bounded, st.boundedLengths = float64(pc.lengths), float64(pc.bounded), float64(pc.boundedLengths)
-		st.pairRange = float64(pc.pairRange)
-	} else {
-		for u := stride / 2; u < j.prb.n; u += stride {
-			j.sampleProbe(pr, u, st)
-			st.sampled++
-		}
+			// The probes themselves, counting their work.
+			pr.count = &pcs[i]
+			defer func() { pr.count = nil }()
+			w := out.Writer()
+			defer w.Close()
+			for u := first; u < j.prb.n; u += step {
+				j.probe(pr, u, w)
+				sts[i].sampled++
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range workers {
+		pc, s := &pcs[i], &sts[i]
+		st.sampled += s.sampled
+		st.entries += float64(pc.entries) + s.entries
+		st.heads += float64(pc.heads)
+		st.cands += float64(pc.cands) + s.cands
+		st.merged += float64(pc.merged) + s.merged
+		st.steps += float64(pc.steps) + s.steps
+		st.lengths += float64(pc.lengths) + s.lengths
+		st.pairs += s.pairs
+		st.pairEntries += float64(pc.pairEntries)
+		st.lookups += float64(pc.lookups)
+		st.pairCands += float64(pc.pairCands)
+		st.bounded += float64(pc.bounded)
+		st.boundedLengths += float64(pc.boundedLengths)
+		st.pairRange += float64(pc.pairRange)
 	}
 	scale := float64(j.prb.n) / float64(st.sampled)
 	st.lookups *= scale

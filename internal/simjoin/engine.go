@@ -61,11 +61,7 @@ func (e cpuFilter) Estimate(p *Problem) (engine.Estimate, error) {
 	if e.alg == groupJoin {
 		// Where records hardly group, GroupJoin is PPJoin with groups
 		// to build: say so without building its index.
-		groups, records := countGroups(p.R, problemBounds(p)), p.R.Len()
-		if !p.Self {
-			g, n := countGroups(p.S, problemBounds(p)), p.S.Len()
-			groups, records = groups+g, records+n
-		}
+		groups, records := problemGroups(p)
 		w := work(p, ppJoin)
 		if groups*10 >= records*9 {
 			return engine.Estimate{Seconds: w.seconds(p)*1.05 + float64(w.elements)*costGroupElem*1e-9, Memory: w.memory(p),
@@ -92,6 +88,19 @@ func (e cpuFilter) Estimate(p *Problem) (engine.Estimate, error) {
 	}
 	w := work(p, e.alg)
 	return engine.Estimate{Seconds: w.seconds(p), Memory: w.memory(p), Detail: w.detail()}, nil
+}
+
+// problemGroups returns the number of GroupJoin's groups of both sides
+// of p and of their records, counted once.
+func problemGroups(p *Problem) (groups, records int) {
+	g := p.Memo("simjoin.groups.count", func() any {
+		groups, records := countGroups(p.R, problemBounds(p)), p.R.Len()
+		if !p.Self {
+			groups, records = groups+countGroups(p.S, problemBounds(p)), records+p.S.Len()
+		}
+		return [2]int{groups, records}
+	}).([2]int)
+	return g[0], g[1]
 }
 
 // groupJoinLeast returns a lower bound of GroupJoin's time on p, whose

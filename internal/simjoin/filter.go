@@ -254,16 +254,46 @@ func buildIndex(threads int, us *units, universe int, unique uint32, prefix []ui
 		}
 	})
 	x := &index{start: make([]uint32, universe+1)}
-	// Turn the counts into each run's first position in each list.
-	var sum uint32
-	for e := 0; e < universe; e++ {
-		x.start[e] = sum
-		for _, cnt := range counts {
-			c := cnt[e]
-			cnt[e] = sum
-			sum += c
-		}
+	// Turn the counts into each run's first position in each list: over
+	// ranges of elements on a thread each (a range's entries, then where
+	// each range starts, then the positions), since universe × parts is
+	// long for one thread.
+	ranges := 1
+	if parts > 1 && universe >= 1<<14 {
+		ranges = parts
 	}
+	base := make([]uint32, ranges+1)
+	rangeOf := func(r int) (int, int) { return universe * r / ranges, universe * (r + 1) / ranges }
+	chunks(ranges, ranges, int64(universe*parts), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			a, b := rangeOf(r)
+			var sum uint32
+			for _, cnt := range counts {
+				for _, c := range cnt[a:b] {
+					sum += c
+				}
+			}
+			base[r+1] = sum
+		}
+	})
+	for r := range ranges {
+		base[r+1] += base[r]
+	}
+	chunks(ranges, ranges, int64(universe*parts), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			a, b := rangeOf(r)
+			sum := base[r]
+			for e := a; e < b; e++ {
+				x.start[e] = sum
+				for _, cnt := range counts {
+					c := cnt[e]
+					cnt[e] = sum
+					sum += c
+				}
+			}
+		}
+	})
+	sum := base[ranges]
 	x.start[universe] = sum
 	x.ent = make([]entry, sum)
 	chunks(parts, parts, entries, func(lo, hi int) {
@@ -693,14 +723,22 @@ func (j *join) run(ctx context.Context) error {
 		ws[u] = weight(u)
 		total += ws[u]
 	}
+	// The last eighth of the work in runs a quarter as long, so that the
+	// workers finish close together (and an engine on another device,
+	// told the work left, sees the end coming).
 	parts := max(1, j.p.Threads*64)
 	target := total/int64(parts) + 1
 	cuts := []int{0}
-	var acc int64
+	var acc, done int64
 	for u := range n {
 		acc += ws[u]
-		if acc >= target {
+		t := target
+		if done >= total-total/8 {
+			t = target/4 + 1
+		}
+		if acc >= t {
 			cuts = append(cuts, u+1)
+			done += acc
 			acc = 0
 		}
 	}
@@ -742,6 +780,7 @@ func (j *join) run(ctx context.Context) error {
 					lo, hi := j.prb.records(u)
 					records += int64(hi - lo)
 					if j.emit != nil && (len(pr.batch.Cands) >= batchCands || u+1 == cuts[t+1]) {
+						pr.batch.Left = float64(max(0, tasks-int(next.Load()))) / float64(tasks)
 						if err := pr.batch.flush(j.emit); err != nil {
 							j.out.fail(err)
 							return

@@ -61,6 +61,14 @@ func (o *Output) Progress(n int64) {
 // CountOnly reports whether the caller wants only the number of pairs.
 func (o *Output) CountOnly() bool { return o.countOnly }
 
+// CountsRecords reports whether the caller wants only the number of
+// pairs and each similar pair of records is one pair of sets (equal sets
+// count once, or there are none): an engine may then report how many
+// pairs of records it found (Writer.AddCount) without naming them.
+func (o *Output) CountsRecords() bool {
+	return o.countOnly && (o.p.Distinct || (o.p.R.DupOff == nil && o.p.S.DupOff == nil))
+}
+
 // Writer buffers the pairs of one goroutine.
 type Writer struct {
 	o         *Output
@@ -108,6 +116,15 @@ func (w *Writer) Add(x, y int, c uint32) {
 			w.add(i, j, c, sim)
 		}
 	}
+}
+
+// AddCount reports n similar pairs of records without naming them; only
+// where the Output CountsRecords.
+func (w *Writer) AddCount(n int64) {
+	if !w.countOnly || w.expand {
+		panic("simjoin: AddCount where pairs are wanted or stand for several")
+	}
+	w.n += n
 }
 
 // addUnits reports, for counting only, that every record of unit x of R

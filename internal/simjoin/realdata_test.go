@@ -171,7 +171,7 @@ func BenchmarkMann(b *testing.B) {
 // TestEstimatesSparePairIndex checks that where PairJoin's estimate comes
 // from PPJoin's sample (its pair index would not pay), no other estimate
 // builds that index either: on BMS2 at 0.7, GroupJoin's compares itself
-// with PairJoin's.
+// with PairJoin's, and CandidateWork serves the GPU engines.
 func TestEstimatesSparePairIndex(t *testing.T) {
 	c := loadData(t, "fimi/BMS2.dat")
 	p, err := newProblem(c, nil, Options{Threshold: mustThreshold(t, Jaccard, "0.7"), Distinct: true}, 1, 1<<30)
@@ -184,6 +184,14 @@ func TestEstimatesSparePairIndex(t *testing.T) {
 	for _, e := range []cpuFilter{{"pairjoin", pairJoin}, {"groupjoin", groupJoin}} {
 		if _, err := e.Estimate(p); err != nil {
 			t.Fatal(err)
+		}
+	}
+	// Nor do the GPU engines' estimates, which start from CandidateWork.
+	for _, tech := range []string{"pairjoin", "groupjoin"} {
+		for _, nb := range []bool{false, true} {
+			if _, err := CandidateWork(p, Filter{Technique: tech, NoBitmap: nb}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	unbuilt := new(pairFilter)

@@ -14,9 +14,12 @@
 // *count; out holds a word triple for every candidate of the chunk, so it
 // never overflows.
 //
-// With exact 0 (the caller only counts) a merge stops as soon as need is
+// exact's bit 0 is set when every similar pair's overlap is wanted; with
+// it clear (the caller only counts) a merge stops as soon as need is
 // reached and the overlap written is only a lower bound; it always stops
-// once need is out of reach.
+// once need is out of reach. Bit 1 set (only counting, pairs of records
+// that are pairs of sets) writes no triples: *count is the number of
+// similar pairs, and out is not touched.
 //
 // Compiled by NVRTC: self-contained, no standard headers.
 
@@ -28,12 +31,13 @@ __device__ __forceinline__ u32 umin(u32 a, u32 b) { return a < b ? a : b; }
 // emit appends (x, y, c) to out. The threads of a warp that emit together
 // take their positions with one atomic (warp-aggregated), since every
 // thread of the grid appends to the same counter.
-__device__ __forceinline__ void emit(u32* count, u32* out, u32 x, u32 y, u32 c) {
+__device__ __forceinline__ void emit(u32* count, u32* out, u32 x, u32 y, u32 c, u32 exact) {
 	const unsigned mask = __activemask();
 	const u32 lane = threadIdx.x & 31;
 	const u32 leader = __ffs(mask) - 1;
 	u32 base = 0;
 	if (lane == leader) base = atomicAdd(count, (u32)__popc(mask));
+	if (exact & 2) return; // counted only
 	base = __shfl_sync(mask, base, leader);
 	const u64 at = (u64)(base + __popc(mask & ((1u << lane) - 1))) * 3;
 	out[at] = x;
@@ -43,7 +47,7 @@ __device__ __forceinline__ void emit(u32* count, u32* out, u32 x, u32 y, u32 c) 
 
 // mergeCount returns |x ∩ y| by a branch-free merge. It stops early once
 // what is left of the shorter side cannot make up need (the result is then
-// below need) and, unless exact, once need is reached.
+// below need) and, unless exact's bit 0 is set, once need is reached.
 __device__ __forceinline__ u32 mergeCount(const u32* x, u32 nx, const u32* y, u32 ny, u32 need, u32 exact) {
 	u32 i = 0, j = 0, c = 0;
 	if (umin(nx, ny) < need) return 0;
@@ -53,7 +57,7 @@ __device__ __forceinline__ u32 mergeCount(const u32* x, u32 nx, const u32* y, u3
 		i += a <= b;
 		j += a >= b;
 		if (c + umin(nx - i, ny - j) < need) return c;
-		if (!exact && c >= need) return c;
+		if (!(exact & 1) && c >= need) return c;
 	}
 	return c;
 }
@@ -74,7 +78,7 @@ extern "C" __global__ void verify_thread(const u32* __restrict__ relR, const uin
 			const uint2 ry = recR[y];
 			const u32 nd = need[k];
 			const u32 c = mergeCount(xs, rx.y, relR + ry.x, ry.y, nd, exact);
-			if (c >= nd) emit(count, out, x, y, c);
+			if (c >= nd) emit(count, out, x, y, c, exact);
 		}
 	}
 }
@@ -102,7 +106,7 @@ extern "C" __global__ void verify_block(const u32* __restrict__ relR, const uint
 			const uint2 ry = recR[y];
 			const u32 nd = need[k];
 			const u32 c = mergeCount(xs, rx.y, relR + ry.x, ry.y, nd, exact);
-			if (c >= nd) emit(count, out, x, y, c);
+			if (c >= nd) emit(count, out, x, y, c, exact);
 		}
 		__syncthreads(); // before the next probe overwrites sh
 	}
@@ -187,6 +191,5 @@ extern "C" __global__ void verify_pair(const u32* __restrict__ relR, const uint2
 			for (u32 w = 0; w < blockDim.x >> 5; w++) c += red[w];
 		}
 	}
-	if (t == 0 && valid && c >= nd && nd > 0) emit(count, out, x, y, c);
-	(void)exact;
+	if (t == 0 && valid && c >= nd && nd > 0) emit(count, out, x, y, c, exact);
 }
