@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -233,6 +234,14 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf []byte) ([
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
 				return buf, errorf(http.StatusRequestEntityTooLarge, "body over the limit of %d bytes", s.cfg.MaxBody)
+			}
+			// A body cut short (the connection closed before its
+			// Content-Length or its last chunk arrived) or a connection
+			// reset is a client that went away, not a bad request: a load
+			// generator that stops mid-request must not count as a 400.
+			var ne net.Error
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) || r.Context().Err() != nil {
+				return buf, errorf(statusClientClosed, "the client went away while sending the body: %v", err)
 			}
 			return buf, errorf(http.StatusBadRequest, "reading the body: %v", err)
 		}
