@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 )
 
@@ -81,3 +83,85 @@ func BenchmarkDispatch(b *testing.B) {
 		}
 	})
 }
+
+// fixedBackend answers every query with the same result at once: the
+// handler's and dispatcher's cost without an engine.
+type fixedBackend struct{ r Result }
+
+func (b fixedBackend) Device() string { return "cpu" }
+
+func (b fixedBackend) Search(ctx context.Context, qs []Query, limit int, countOnly bool, res []Result) error {
+	for i := range res {
+		res[i].Count = b.r.Count
+		res[i].IDs = append(res[i].IDs[:0], b.r.IDs[:min(limit, len(b.r.IDs))]...)
+	}
+	return nil
+}
+
+// batchBody is a batch request of n queries of 2 to 4 terms below 300,000,
+// as xsect loadgen sends them.
+func batchBody(n int) []byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := []byte(`{"queries":[`)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"terms":[`...)
+		for k := range 2 + r.IntN(3) {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendUint(b, uint64(r.IntN(300000)), 10)
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, "]}"...)
+}
+
+// BenchmarkHandler measures the handler alone (no connection): a batch
+// request of 256 queries decoded, admitted, batched, answered by a backend
+// that answers at once (empty answers, or 10 ids each) and encoded.
+func BenchmarkHandler(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		r    Result
+	}{
+		{"batch256/empty", Result{}},
+		{"batch256/ids10", Result{Count: 1234, IDs: []uint32{5, 17, 1003, 20001, 20002, 99999, 100000, 150000, 200000, 203640}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s, err := New(Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			s.SetBackend(fixedBackend{bc.r}, nil)
+			body := batchBody(256)
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				w := &discardWriter{h: http.Header{}}
+				for pb.Next() {
+					req := httptest.NewRequest("POST", "/v1/search:batch", bytes.NewReader(body))
+					w.code = 0
+					s.ServeHTTP(w, req)
+					if w.code != 200 {
+						b.Errorf("status %d", w.code)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// discardWriter is an http.ResponseWriter that keeps only the status.
+type discardWriter struct {
+	h    http.Header
+	code int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(code int)        { w.code = code }
+func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }

@@ -253,8 +253,10 @@ func (s *Server) parse(rd *ready, body []byte, batch bool) (*job, error) {
 	j := &job{}
 	if !batch {
 		var req searchRequest
-		if err := decodeStrict(body, &req); err != nil {
-			return nil, &httpError{http.StatusBadRequest, err.Error()}
+		if !parseSearch(body, &req) {
+			if err := decodeStrict(body, &req); err != nil {
+				return nil, &httpError{http.StatusBadRequest, err.Error()}
+			}
 		}
 		q, limit, err := s.query(rd, &req)
 		if err != nil {
@@ -268,8 +270,11 @@ func (s *Server) parse(rd *ready, body []byte, batch bool) (*job, error) {
 		var req struct {
 			Queries []searchRequest `json:"queries"`
 		}
-		if err := decodeStrict(body, &req); err != nil {
-			return nil, &httpError{http.StatusBadRequest, batchError(body, err).Error()}
+		var ok bool
+		if req.Queries, ok = parseBatch(body); !ok {
+			if err := decodeStrict(body, &req); err != nil {
+				return nil, &httpError{http.StatusBadRequest, batchError(body, err).Error()}
+			}
 		}
 		if req.Queries == nil {
 			return nil, errorf(http.StatusBadRequest, `want {"queries":[...]}`)
