@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // BenchmarkSearch measures the service's cost per request over loopback
@@ -165,3 +166,39 @@ type discardWriter struct {
 func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) WriteHeader(code int)        { w.code = code }
 func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+// BenchmarkLoad runs xsect loadgen's closed loop in process against the
+// server over loopback HTTP, with a backend that answers at once (empty
+// answers): 64 clients of 256-query batches for a second per op. It
+// reports queries/s and the p99 latency; a profile of it shows the HTTP
+// layer's costs on both sides.
+func BenchmarkLoad(b *testing.B) {
+	// The GPU's limits: one batch at a time, of up to 65,536 queries.
+	s, err := New(Config{BatchSize: 1 << 16, Concurrency: 1, Queue: 1 << 17})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	s.SetBackend(fixedBackend{}, nil)
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	r := rand.New(rand.NewPCG(1, 2))
+	qs := make([]LoadQuery, 31432)
+	for i := range qs {
+		for range 2 + r.IntN(3) {
+			qs[i].Terms = append(qs[i].Terms, uint32(r.IntN(300000)))
+		}
+	}
+	var queries int64
+	var p99 time.Duration
+	for b.Loop() {
+		rep, err := Load(context.Background(), LoadConfig{URL: ts.URL, Queries: qs, Clients: 64, Duration: time.Second, Batch: 256, Limit: -1})
+		if err != nil || rep.ErrorCount() > 0 {
+			b.Fatal(err, rep)
+		}
+		queries += rep.Queries
+		p99 = max(p99, rep.Latency(0.99))
+	}
+	b.ReportMetric(float64(queries)/float64(b.N), "queries/op")
+	b.ReportMetric(p99.Seconds()*1e3, "p99-ms")
+}

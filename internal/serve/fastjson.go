@@ -1,6 +1,9 @@
 package serve
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // The request bodies that clients send in practice are plain JSON: lowercase
 // keys without escapes, terms and limits written as digits, strings without
@@ -14,299 +17,283 @@ import "unicode/utf8"
 // accepts, with the same values, take the fast path (FuzzFastParser checks
 // both).
 
-// fastParser parses one body.
+// fastParser parses one body. Its methods take the position to read from
+// and return the position after what they read, or -1 to give up.
 type fastParser struct {
 	b     []byte
-	i     int
-	terms []uint32 // the terms of every query of the body
-	lims  []int    // the limits given, in order; Limit points into it
+	terms []uint32 // every query's terms; a query's Terms is a slice of it
+	lims  []int    // the limits given; Limit points into it
+	qs    []string // the q strings given; Q points into it
+	// Sized so that they rarely grow; when one does, the slices and
+	// pointers into its old array stay valid: nothing is written there again.
 }
 
-// whitespace as JSON defines it.
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func (p *fastParser) ws() {
-	for p.i < len(p.b) && isSpace(p.b[p.i]) {
-		p.i++
+// ws skips JSON whitespace.
+func ws(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
+	return i
 }
 
-// peek returns the next byte after whitespace, or 0 at the end.
-func (p *fastParser) peek() byte {
-	p.ws()
-	if p.i < len(p.b) {
-		return p.b[p.i]
+// eat skips whitespace and then c, or gives up.
+func eat(b []byte, i int, c byte) int {
+	i = ws(b, i)
+	if i < len(b) && b[i] == c {
+		return i + 1
 	}
-	return 0
+	return -1
 }
 
-// eat consumes c after whitespace.
-func (p *fastParser) eat(c byte) bool {
-	if p.peek() == c {
-		p.i++
-		return true
+// has reports whether c follows whitespace at i (i >= 0).
+func has(b []byte, i int, c byte) bool {
+	i = ws(b, i)
+	return i < len(b) && b[i] == c
+}
+
+// Keys, as key returns them.
+const (
+	keyNone = iota
+	keyTerms
+	keyQ
+	keyLimit
+	keyQueries
+)
+
+// key reads a key of lowercase letters (no escapes) and its colon.
+func key(b []byte, i int) (int, int) {
+	if i = eat(b, i, '"'); i < 0 {
+		return keyNone, -1
 	}
-	return false
-}
-
-// end reports whether only whitespace is left.
-func (p *fastParser) end() bool {
-	p.ws()
-	return p.i == len(p.b)
-}
-
-// key reads a key without escapes and its colon.
-func (p *fastParser) key() (string, bool) {
-	if !p.eat('"') {
-		return "", false
+	start := i
+	for i < len(b) && b[i] >= 'a' && b[i] <= 'z' {
+		i++
 	}
-	start := p.i
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		if c == '"' {
-			k := p.b[start:p.i]
-			p.i++
-			if !p.eat(':') {
-				return "", false
-			}
-			switch string(k) { // no allocation
-			case "terms":
-				return "terms", true
-			case "q":
-				return "q", true
-			case "limit":
-				return "limit", true
-			case "queries":
-				return "queries", true
-			}
-			return "", false
-		}
-		if c < 'a' || c > 'z' {
-			return "", false
-		}
-		p.i++
+	if i >= len(b) || b[i] != '"' {
+		return keyNone, -1
 	}
-	return "", false
+	k := keyNone
+	switch string(b[start:i]) { // no allocation
+	case "terms":
+		k = keyTerms
+	case "q":
+		k = keyQ
+	case "limit":
+		k = keyLimit
+	case "queries":
+		k = keyQueries
+	}
+	if k == keyNone {
+		return keyNone, -1
+	}
+	return k, eat(b, i+1, ':')
 }
 
-// digits reads a run of digits with no leading zero (but 0 alone) and at
-// most maxLen of them, and returns its value.
-func (p *fastParser) digits(maxLen int) (uint64, bool) {
-	start := p.i
+// number reads an integer of digits only, with no leading zero (but 0
+// alone) and at most maxLen digits, after whitespace.
+func number(b []byte, i, maxLen int) (uint64, int) {
+	i = ws(b, i)
+	start := i
 	v := uint64(0)
-	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-		v = v*10 + uint64(p.b[p.i]-'0')
-		p.i++
-		if p.i-start > maxLen {
-			return 0, false
+	for i < len(b) {
+		c := b[i] - '0'
+		if c > 9 {
+			break
 		}
+		v = v*10 + uint64(c)
+		i++
 	}
-	n := p.i - start
-	if n == 0 || (n > 1 && p.b[start] == '0') {
-		return 0, false
+	n := i - start
+	if n == 0 || n > maxLen || (n > 1 && b[start] == '0') {
+		return 0, -1
 	}
-	// A number must end here: a fraction or an exponent is not an integer.
-	if p.i < len(p.b) {
-		if c := p.b[p.i]; c == '.' || c == 'e' || c == 'E' {
-			return 0, false
-		}
+	// A number ends here: a fraction or an exponent is not an integer.
+	if i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
+		return 0, -1
 	}
-	return v, true
+	return v, i
 }
 
 // termArray reads [t, ...] onto p.terms.
-func (p *fastParser) termArray() bool {
-	if !p.eat('[') {
-		return false
+func (p *fastParser) termArray(i int) int {
+	b := p.b
+	if i = eat(b, i, '['); i < 0 {
+		return -1
 	}
-	if p.peek() != ']' {
-		for {
-			p.ws()
-			v, ok := p.digits(10)
-			if !ok || v > 1<<32-1 {
-				return false
-			}
-			p.terms = append(p.terms, uint32(v))
-			if !p.eat(',') {
-				break
-			}
+	if has(b, i, ']') {
+		return eat(b, i, ']')
+	}
+	for {
+		v, j := number(b, i, 10)
+		if j < 0 || v > 1<<32-1 {
+			return -1
 		}
+		p.terms = append(p.terms, uint32(v))
+		i = ws(b, j)
+		if i < len(b) && b[i] == ',' {
+			i++
+			continue
+		}
+		if i < len(b) && b[i] == ']' {
+			return i + 1
+		}
+		return -1
 	}
-	return p.eat(']')
 }
 
 // str reads a string without escapes or control characters, valid UTF-8.
-func (p *fastParser) str() (string, bool) {
-	if !p.eat('"') {
-		return "", false
+func str(b []byte, i int) (string, int) {
+	if i = eat(b, i, '"'); i < 0 {
+		return "", -1
 	}
-	start := p.i
+	start := i
 	ascii := true
-	for p.i < len(p.b) {
-		c := p.b[p.i]
+	for ; i < len(b); i++ {
+		c := b[i]
 		switch {
 		case c == '"':
-			s := p.b[start:p.i]
-			p.i++
+			s := b[start:i]
 			if !ascii && !utf8.Valid(s) {
-				return "", false // encoding/json replaces bad bytes with U+FFFD
+				return "", -1 // encoding/json would replace bad bytes with U+FFFD
 			}
-			return string(s), true
+			return string(s), i + 1
 		case c == '\\' || c < 0x20:
-			return "", false
+			return "", -1
 		case c >= 0x80:
 			ascii = false
 		}
-		p.i++
 	}
-	return "", false
+	return "", -1
 }
 
-// fastQuery is one query as read: its terms are p.terms[lo:hi] (lo < 0:
-// none given); the slices are taken once every term is read, since
-// appending may move the array.
-type fastQuery struct {
-	lo, hi   int
-	limit    int
-	hasLimit bool
-	q        string
-	hasQ     bool
-}
-
-// query reads one query object into f.
-func (p *fastParser) query(f *fastQuery) bool {
-	*f = fastQuery{lo: -1, hi: -1}
-	if !p.eat('{') {
-		return false
+// query reads one query object into r.
+func (p *fastParser) query(i int, r *searchRequest) int {
+	b := p.b
+	if i = eat(b, i, '{'); i < 0 {
+		return -1
 	}
-	if p.eat('}') {
-		return true
+	if has(b, i, '}') {
+		return eat(b, i, '}')
 	}
 	for {
-		k, ok := p.key()
-		if !ok {
-			return false
+		var k int
+		if k, i = key(b, i); i < 0 {
+			return -1
 		}
 		switch k {
-		case "terms":
-			if f.lo >= 0 {
-				return false // repeated
+		case keyTerms:
+			if r.Terms != nil {
+				return -1 // repeated
 			}
-			f.lo = len(p.terms)
-			if !p.termArray() {
-				return false
+			lo := len(p.terms)
+			if i = p.termArray(i); i < 0 {
+				return -1
 			}
-			f.hi = len(p.terms)
-		case "q":
-			if f.hasQ {
-				return false
+			r.Terms = p.terms[lo:len(p.terms):len(p.terms)]
+		case keyQ:
+			if r.Q != nil {
+				return -1
 			}
-			if f.q, ok = p.str(); !ok {
-				return false
+			var s string
+			if s, i = str(b, i); i < 0 {
+				return -1
 			}
-			f.hasQ = true
-		case "limit":
-			if f.hasLimit {
-				return false
+			if p.qs == nil {
+				p.qs = make([]string, 0, cap(p.lims))
 			}
-			p.ws()
-			v, ok := p.digits(18)
-			if !ok {
-				return false
+			p.qs = append(p.qs, s)
+			r.Q = &p.qs[len(p.qs)-1]
+		case keyLimit:
+			if r.Limit != nil {
+				return -1
 			}
-			f.limit, f.hasLimit = int(v), true
+			var v uint64
+			if v, i = number(b, i, 18); i < 0 {
+				return -1
+			}
+			p.lims = append(p.lims, int(v))
+			r.Limit = &p.lims[len(p.lims)-1]
 		default: // "queries" in a query
-			return false
+			return -1
 		}
-		if !p.eat(',') {
-			return p.eat('}')
+		i = ws(b, i)
+		if i < len(b) && b[i] == ',' {
+			i++
+			continue
 		}
+		if i < len(b) && b[i] == '}' {
+			return i + 1
+		}
+		return -1
 	}
 }
 
-// requests turns the queries read into searchRequests as encoding/json
-// would fill them: terms never nil when given, limits and strings through
-// pointers (into one array each).
-func (p *fastParser) requests(fs []fastQuery, reqs []searchRequest) {
-	if p.terms == nil {
-		p.terms = []uint32{} // "terms":[] is an empty list, not none
-	}
-	nl, nq := 0, 0
-	for _, f := range fs {
-		if f.hasLimit {
-			nl++
-		}
-		if f.hasQ {
-			nq++
-		}
-	}
-	lims := make([]int, 0, nl)
-	var qs []string
-	if nq > 0 {
-		qs = make([]string, 0, nq)
-	}
-	for i, f := range fs {
-		r := &reqs[i]
-		if f.lo >= 0 {
-			r.Terms = p.terms[f.lo:f.hi:f.hi]
-		}
-		if f.hasLimit {
-			lims = append(lims, f.limit)
-			r.Limit = &lims[len(lims)-1]
-		}
-		if f.hasQ {
-			qs = append(qs, f.q)
-			r.Q = &qs[len(qs)-1]
-		}
+// newFastParser returns a parser for body with room for all its queries
+// and terms: each term is followed by a comma or a closing bracket, each
+// query opens a brace.
+func newFastParser(body []byte) *fastParser {
+	return &fastParser{
+		b:     body,
+		terms: make([]uint32, 0, bytes.Count(body, []byte{','})+bytes.Count(body, []byte{']'})),
+		lims:  make([]int, 0, bytes.Count(body, []byte{'{'})),
 	}
 }
 
 // parseSearch decodes the body of /v1/search into r; ok false: decode it
 // with decodeStrict instead.
 func parseSearch(body []byte, r *searchRequest) (ok bool) {
-	p := fastParser{b: body}
-	var f [1]fastQuery
-	if !p.query(&f[0]) || !p.end() {
+	p := newFastParser(body)
+	var q searchRequest
+	i := p.query(0, &q)
+	if i < 0 || ws(body, i) != len(body) {
 		return false
 	}
-	reqs := make([]searchRequest, 1)
-	p.requests(f[:], reqs)
-	*r = reqs[0]
+	*r = q
 	return true
 }
 
-// parseBatch decodes the body of /v1/search:batch; ok false: decode it with
-// decodeStrict instead. The queries' terms share one array.
-func parseBatch(body []byte) (reqs []searchRequest, ok bool) {
-	p := fastParser{b: body, terms: make([]uint32, 0, len(body)/6+1)}
-	if !p.eat('{') {
+// parseBatch decodes the body of /v1/search:batch, appending its queries to
+// reqs[:0]; ok false: decode it with decodeStrict instead.
+func parseBatch(body []byte, reqs []searchRequest) (_ []searchRequest, ok bool) {
+	p := newFastParser(body)
+	b := p.b
+	i := eat(b, 0, '{')
+	if i < 0 {
 		return nil, false
 	}
-	if k, ok := p.key(); !ok || k != "queries" {
+	k, i := key(b, i)
+	if i < 0 || k != keyQueries {
 		return nil, false
 	}
-	if !p.eat('[') {
+	if i = eat(b, i, '['); i < 0 {
 		return nil, false
 	}
-	fs := make([]fastQuery, 0, 64)
-	if !p.eat(']') {
+	if reqs == nil {
+		reqs = make([]searchRequest, 0, cap(p.lims))
+	}
+	reqs = reqs[:0]
+	if has(b, i, ']') {
+		i = eat(b, i, ']')
+	} else {
 		for {
-			fs = append(fs, fastQuery{})
-			if !p.query(&fs[len(fs)-1]) {
+			reqs = append(reqs, searchRequest{})
+			if i = p.query(i, &reqs[len(reqs)-1]); i < 0 {
 				return nil, false
 			}
-			if !p.eat(',') {
-				if !p.eat(']') {
-					return nil, false
-				}
+			i = ws(b, i)
+			if i < len(b) && b[i] == ',' {
+				i++
+				continue
+			}
+			if i < len(b) && b[i] == ']' {
+				i++
 				break
 			}
+			return nil, false
 		}
 	}
-	if !p.eat('}') || !p.end() {
+	if i = eat(b, i, '}'); i < 0 || ws(b, i) != len(b) {
 		return nil, false
 	}
-	reqs = make([]searchRequest, len(fs))
-	p.requests(fs, reqs)
 	return reqs, true
 }

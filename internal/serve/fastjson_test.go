@@ -46,7 +46,7 @@ func checkFast(t *testing.T, b []byte) (search, batch bool) {
 			t.Fatalf("%q: fast %s, encoding/json %s", b, showRequest(fast), showRequest(slow))
 		}
 	}
-	reqs, batch := parseBatch(b)
+	reqs, batch := parseBatch(b, nil)
 	if batch {
 		var slow struct {
 			Queries []searchRequest `json:"queries"`

@@ -248,6 +248,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf []byte) ([
 	}
 }
 
+// reqsPool holds the decoded queries of batch requests, read only while
+// the job is made.
+var reqsPool = sync.Pool{New: func() any { return new([]searchRequest) }}
+
 // parse decodes a request body into a job.
 func (s *Server) parse(rd *ready, body []byte, batch bool) (*job, error) {
 	j := &job{}
@@ -270,11 +274,18 @@ func (s *Server) parse(rd *ready, body []byte, batch bool) (*job, error) {
 		var req struct {
 			Queries []searchRequest `json:"queries"`
 		}
-		var ok bool
-		if req.Queries, ok = parseBatch(body); !ok {
-			if err := decodeStrict(body, &req); err != nil {
-				return nil, &httpError{http.StatusBadRequest, batchError(body, err).Error()}
+		rp := reqsPool.Get().(*[]searchRequest)
+		defer func() {
+			if cap(*rp) <= 1<<14 {
+				clear((*rp)[:cap(*rp)])
+				reqsPool.Put(rp)
 			}
+		}()
+		var ok bool
+		if req.Queries, ok = parseBatch(body, *rp); ok {
+			*rp = req.Queries
+		} else if err := decodeStrict(body, &req); err != nil {
+			return nil, &httpError{http.StatusBadRequest, batchError(body, err).Error()}
 		}
 		if req.Queries == nil {
 			return nil, errorf(http.StatusBadRequest, `want {"queries":[...]}`)
