@@ -353,7 +353,8 @@ func (d *dispatcher) run(batch []piece) {
 	if cap(bb.res) < n {
 		bb.res = make([]Result, n)
 	}
-	res := bb.res[:n]
+	bb.res = bb.res[:n]
+	res := bb.res
 	ctx := context.Background()
 	if !latest.IsZero() {
 		var cancel context.CancelFunc
@@ -397,8 +398,8 @@ var batchPool = sync.Pool{New: func() any { return new(batchBufs) }}
 // put clears the buffers (the ids belong to the answers now) and returns
 // them to the pool.
 func (bb *batchBufs) put() {
-	clear(bb.qs[:cap(bb.qs)])
-	clear(bb.res[:cap(bb.res)])
+	clear(bb.qs)
+	clear(bb.res)
 	batchPool.Put(bb)
 }
 

@@ -277,7 +277,7 @@ func (s *Server) parse(rd *ready, body []byte, batch bool) (*job, error) {
 		rp := reqsPool.Get().(*[]searchRequest)
 		defer func() {
 			if cap(*rp) <= 1<<14 {
-				clear((*rp)[:cap(*rp)])
+				clear(*rp) // what was used; the rest is clear already
 				reqsPool.Put(rp)
 			}
 		}()

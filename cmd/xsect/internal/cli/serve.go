@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -65,6 +66,7 @@ second signal ends the process at once.`,
 			maxLimit := fs.Int("max-limit", serve.DefaultMaxLimit, "largest limit a query may ask (a limit of 0 counts only)")
 			logFormat := fs.String("log-format", "text", "log format: text or json")
 			logLevel := fs.String("log-level", "info", "least level logged: debug (every request), info, warn or error")
+			cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the serving, from ready to shutdown, to `FILE` (for go tool pprof)")
 			return func(env *Env, args []string) error {
 				if len(args) != 1 {
 					return usagef("want one INDEX, got %d arguments", len(args))
@@ -110,7 +112,10 @@ second signal ends the process at once.`,
 					BatchSize: *batchSize, BatchWait: *batchWait, Deadline: *deadline, MaxBody: *maxBody, MaxBodies: *maxBodies,
 					Concurrency: *concurrency, Queue: *queue, MaxQueries: *maxQueries, MaxLimit: *maxLimit, Logger: log,
 				}
-				return runServe(env, args[0], *addr, query.Options{Device: *device, Threads: *threads}, cfg, log)
+				if *cpuProfile == "-" {
+					return usagef("--cpuprofile -: want a file (standard output is not written by serve)")
+				}
+				return runServe(env, args[0], *addr, query.Options{Device: *device, Threads: *threads}, cfg, log, *cpuProfile)
 			}
 		},
 	})
@@ -134,7 +139,7 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 
 // runServe verifies the index, listens, readies the searcher (healthz
 // answers 503 meanwhile) and serves until SIGINT or SIGTERM.
-func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, log *slog.Logger) error {
+func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, log *slog.Logger, cpuProfile string) (err error) {
 	start := time.Now()
 	ix, err := openIndex(path)
 	if err != nil {
@@ -179,6 +184,30 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 	var parse func(string) serve.Query
 	if ix.HasVocabulary() {
 		parse = ix.ParseText
+	}
+	if cpuProfile != "" {
+		// The profile is an output like the others: it appears only if
+		// the server stops cleanly.
+		prof, perr := openOutput(env, cpuProfile)
+		if perr != nil {
+			stop()
+			<-served
+			return perr
+		}
+		if perr := pprof.StartCPUProfile(prof); perr != nil {
+			prof.abort()
+			stop()
+			<-served
+			return perr
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err == nil {
+				err = prof.commit()
+			} else {
+				prof.abort()
+			}
+		}()
 	}
 	s.SetBackend(searcher, parse)
 	rc := s.Config()
