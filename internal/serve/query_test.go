@@ -80,11 +80,12 @@ func jsonString(s string) (string, error) {
 	return string(b), err
 }
 
-// TestGcide serves gcide's index on the CPU engine and sends every TREC
-// 2005 efficiency query (empty and one-term queries included) from 16
-// concurrent clients in batch requests of up to 50 queries: every answer
-// must equal the engine's own, and the counts of the queries of 2+ terms
-// must sum to the anchor's 2,451,938 (../shared/NOTES.md).
+// TestGcide serves gcide's index on the CPU engine, and on the GPU engine
+// where there is a GPU, and sends every TREC 2005 efficiency query (empty
+// and one-term queries included) from 16 concurrent clients in batch
+// requests of up to 50 queries: every answer must equal the CPU engine's
+// own, and the counts of the queries of 2+ terms must sum to the anchor's
+// 2,451,938 (../shared/NOTES.md).
 func TestGcide(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real data: not in -short")
@@ -102,19 +103,38 @@ func TestGcide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := query.NewSearcher(ix, query.Options{Device: "cpu"})
+	cpu, err := query.NewSearcher(ix, query.Options{Device: "cpu"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer cpu.Close()
 	qs := make([]Query, qc.Len())
 	for i := range qs {
 		qs[i].Terms = qc.Set(i)
 	}
 	want := make([]Result, len(qs))
-	if err := s.Search(context.Background(), qs, 10, false, want); err != nil {
+	if err := cpu.Search(context.Background(), qs, 10, false, want); err != nil {
 		t.Fatal(err)
 	}
+	for _, device := range []string{"cpu", "gpu"} {
+		t.Run(device, func(t *testing.T) {
+			s := cpu
+			if device == "gpu" {
+				gs, err := query.NewSearcher(ix, query.Options{Device: "gpu"})
+				if err != nil {
+					t.Skipf("no GPU engine here: %v", err)
+				}
+				defer gs.Close()
+				s = gs
+			}
+			serveGcide(t, s, qs, want)
+		})
+	}
+}
+
+// serveGcide serves s and checks the answers to qs through the server
+// against want.
+func serveGcide(t *testing.T, s *query.Searcher, qs []Query, want []Result) {
 	_, ts := newTestServer(t, Config{MaxQueries: 50}, s, nil)
 	got := make([]string, len(qs))
 	var next atomic.Int64
