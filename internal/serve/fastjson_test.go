@@ -170,3 +170,17 @@ func FuzzFastParser(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) { checkFast(t, b) })
 }
+
+// BenchmarkParseBatch measures the fast parser on a batch of 256 queries of
+// 2 to 4 terms, as xsect loadgen sends them.
+func BenchmarkParseBatch(b *testing.B) {
+	body := batchBody(256)
+	b.SetBytes(int64(len(body)))
+	var reqs []searchRequest
+	for b.Loop() {
+		var ok bool
+		if reqs, ok = parseBatch(body, reqs); !ok || len(reqs) != 256 {
+			b.Fatal("not parsed")
+		}
+	}
+}
