@@ -116,26 +116,36 @@ func TestGcide(t *testing.T) {
 	if err := cpu.Search(context.Background(), qs, 10, false, want); err != nil {
 		t.Fatal(err)
 	}
-	for _, device := range []string{"cpu", "gpu"} {
+	// gpu2: a pool of two GPU searchers, two batches at a time.
+	for _, device := range []string{"cpu", "gpu", "gpu2"} {
 		t.Run(device, func(t *testing.T) {
-			s := cpu
-			if device == "gpu" {
-				gs, err := query.NewSearcher(ix, query.Options{Device: "gpu"})
-				if err != nil {
-					t.Skipf("no GPU engine here: %v", err)
+			var b Backend = cpu
+			cfg := Config{MaxQueries: 50}
+			if device != "cpu" {
+				n := 1
+				if device == "gpu2" {
+					n = 2
 				}
-				defer gs.Close()
-				s = gs
+				var bs []Backend
+				for range n {
+					gs, err := query.NewSearcher(ix, query.Options{Device: "gpu"})
+					if err != nil {
+						t.Skipf("no GPU engine here: %v", err)
+					}
+					defer gs.Close()
+					bs = append(bs, gs)
+				}
+				b, cfg.Concurrency = Pool(bs...), len(bs)
 			}
-			serveGcide(t, s, qs, want)
+			serveGcide(t, b, cfg, qs, want)
 		})
 	}
 }
 
-// serveGcide serves s and checks the answers to qs through the server
-// against want.
-func serveGcide(t *testing.T, s *query.Searcher, qs []Query, want []Result) {
-	_, ts := newTestServer(t, Config{MaxQueries: 50}, s, nil)
+// serveGcide serves b with cfg and checks the answers to qs through the
+// server against want.
+func serveGcide(t *testing.T, b Backend, cfg Config, qs []Query, want []Result) {
+	_, ts := newTestServer(t, cfg, b, nil)
 	got := make([]string, len(qs))
 	var next atomic.Int64
 	var wg sync.WaitGroup

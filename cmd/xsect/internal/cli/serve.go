@@ -181,6 +181,25 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 		return usageError{err.Error()}
 	}
 	defer searcher.Close()
+	var backend serve.Backend = searcher
+	if n := cfg.Concurrency; searcher.Device() == "gpu" && n > 1 {
+		// A GPU searcher runs one search at a time: --concurrency N gets
+		// N searchers (sharing the lists on the device), so that one
+		// batch's host stages overlap another's device work.
+		bs := []serve.Backend{searcher}
+		for len(bs) < n {
+			more, err := query.NewSearcher(ix, query.Options{Device: "gpu", Threads: opt.Threads})
+			if err != nil {
+				log.Error("cannot serve the index", "error", err)
+				stop()
+				<-served
+				return err
+			}
+			defer more.Close()
+			bs = append(bs, more)
+		}
+		backend = serve.Pool(bs...)
+	}
 	var parse func(string) serve.Query
 	if ix.HasVocabulary() {
 		parse = ix.ParseText
@@ -209,7 +228,7 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 			}
 		}()
 	}
-	s.SetBackend(searcher, parse)
+	s.SetBackend(backend, parse)
 	rc := s.Config()
 	log.Info("ready", "device", searcher.Device(), "docs", ix.Docs(), "terms", ix.Terms(), "text", ix.HasVocabulary(),
 		"load_seconds", time.Since(start).Seconds(), "batch_size", rc.BatchSize, "batch_wait", rc.BatchWait,
