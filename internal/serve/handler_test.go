@@ -438,7 +438,7 @@ func TestConfig(t *testing.T) {
 	gpu := newRefBackend(nil)
 	gpu.device = "gpu"
 	s.SetBackend(gpu, nil)
-	if c := s.Config(); c.Concurrency != 1 || c.BatchSize != 1<<16 || c.Queue != 10 {
+	if c := s.Config(); c.Concurrency != 2 || c.BatchSize != 1<<16 || c.Queue != 10 {
 		t.Errorf("defaults on a GPU with a queue of 10: %+v", c)
 	}
 	func() {
