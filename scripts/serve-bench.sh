@@ -12,7 +12,8 @@
 # shared data folder (default ../shared/data from the repository root).
 # Environment: ROUNDS (default 3), DURATION (default 10s), CLIENTS (default
 # "1 8 64"), BATCHES (default "1 16"), DEVICE (default cpu), PORT (default
-# 18080), SERVE_FLAGS (more flags for xsect serve), OUT (scratch folder,
+# 18080), SERVE_FLAGS (more flags for xsect serve), SERVE_ENV (variables
+# for the server alone, such as GOGC=400), OUT (scratch folder,
 # default a temporary one).
 #
 # The server and the load generator share the machine: on a machine of few
@@ -38,7 +39,7 @@ awk 'NF >= 2' "$gcide/gcide.q.topics.terabyte05.efficiency.txt.sets" >"$out/q2.s
 echo "# $(wc -l <"$out/q2.sets") queries of 2+ terms; $(nproc) CPUs; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # shellcheck disable=SC2086
-"$xsect" serve "$out/gcide.idx" --addr "127.0.0.1:$port" --device "${DEVICE:-cpu}" ${SERVE_FLAGS:-} 2>"$out/serve.log" &
+env ${SERVE_ENV:-} "$xsect" serve "$out/gcide.idx" --addr "127.0.0.1:$port" --device "${DEVICE:-cpu}" ${SERVE_FLAGS:-} 2>"$out/serve.log" &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 600); do
@@ -48,21 +49,35 @@ for _ in $(seq 600); do
 done
 grep -h 'msg=ready' "$out/serve.log"
 
-# batches prints the server's count of the queries in batches and of the
-# batches (0 0 without curl).
+# batches prints the server's count of the queries in batches, of the
+# batches, the seconds of the batches in the engine, the requests' (their
+# pieces') seconds of waiting for their batch and their number (0 0 0 0,0
+# without curl), and the server's CPU
+# seconds (user and system, from /proc).
 batches() {
-	command -v curl >/dev/null || { echo 0 0; return; }
-	curl -s "http://127.0.0.1:$port/metrics" | awk '/^xsect_batch_size_(sum|count) /{printf "%s ", $2}'
+	if command -v curl >/dev/null; then
+		curl -s "http://127.0.0.1:$port/metrics" | awk '
+			/^xsect_batch_size_sum /{q=$2} /^xsect_batch_size_count /{b=$2}
+			/^xsect_batch_duration_seconds_sum /{d=$2} /^xsect_queue_wait_seconds_sum /{w=$2} /^xsect_queue_wait_seconds_count /{n=$2}
+			END {printf "%s %s %s %s,%s ", q+0, b+0, d+0, w+0, n+0}'
+	else
+		printf "0 0 0 0,0 "
+	fi
+	awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f\n", ($14 + $15) / hz}' "/proc/$server/stat" 2>/dev/null || echo 0
 }
 
 for batch in ${BATCHES:-1 16}; do
 	for clients in ${CLIENTS:-1 8 64}; do
 		for round in $(seq "$rounds"); do
 			echo "## batch $batch, clients $clients, round $round, load $(cut -d' ' -f1-3 /proc/loadavg)"
-			read -r q0 b0 <<<"$(batches)"
-			"$xsect" loadgen "http://127.0.0.1:$port" "$out/q2.sets" --clients "$clients" --duration "$duration" --batch "$batch"
-			read -r q1 b1 <<<"$(batches)"
-			awk -v q="$((q1 - q0))" -v b="$((b1 - b0))" 'BEGIN { printf "server: %d batches, %.2f queries per batch\n", b, q / (b > 0 ? b : 1) }'
+			read -r q0 b0 d0 w0 c0 <<<"$(batches)"
+			TIMEFORMAT="loadgen CPU: %U s user, %S s system"
+			time "$xsect" loadgen "http://127.0.0.1:$port" "$out/q2.sets" --clients "$clients" --duration "$duration" --batch "$batch"
+			read -r q1 b1 d1 w1 c1 <<<"$(batches)"
+			awk -v q="$((q1 - q0))" -v b="$((b1 - b0))" -v d="$d0 $d1" -v w="$w0 $w1" -v c="$c0 $c1" 'BEGIN {
+				split(d, D, " "); split(w, W, "[ ,]"); split(c, C, " "); bb = b > 0 ? b : 1; nn = W[4] - W[2]; nn = nn > 0 ? nn : 1
+				printf "server: %d batches, %.2f queries per batch, %.3f ms a batch in the engine, %.3f ms a request waiting for its batch, %.2f CPU s\n",
+					b, q / bb, (D[2] - D[1]) * 1e3 / bb, (W[3] - W[1]) * 1e3 / nn, C[2] - C[1] }'
 		done
 	done
 done

@@ -676,6 +676,19 @@ func (r *devRunner) finish(ctx context.Context, s *slot, qs []conj.Query, limit 
 			}
 		} else {
 			offs, ns := head[qOff*nq:(qOff+1)*nq], head[qN*nq:(qN+1)*nq]
+			// The ids that do not fit in their result's memory share one
+			// allocation for the part, not one each (a server's fresh
+			// results hold none).
+			need := 0
+			for i := lo; i < hi; i++ {
+				if flags[i] == 0 && int(ns[i]) > cap(res[i].IDs) {
+					need += int(ns[i])
+				}
+			}
+			var slab []uint32
+			if need > 0 {
+				slab = make([]uint32, 0, need)
+			}
 			for i := lo; i < hi; i++ {
 				rr := &res[i]
 				rr.Count = int(counts[i])
@@ -684,7 +697,13 @@ func (r *devRunner) finish(ctx context.Context, s *slot, qs []conj.Query, limit 
 					fb = append(fb, i)
 				} else if n := ns[i]; n > 0 {
 					at := offs[i]
-					rr.IDs = append(rr.IDs, ids[at:at+n]...)
+					if int(n) <= cap(rr.IDs) {
+						rr.IDs = append(rr.IDs, ids[at:at+n]...)
+					} else {
+						k := len(slab)
+						slab = append(slab, ids[at:at+n]...)
+						rr.IDs = slab[k:len(slab):len(slab)] // capped: appending to it cannot reach the next
+					}
 				}
 			}
 		}

@@ -33,19 +33,22 @@ import (
 
 func init() { conj.Register(gpuEngine{}) }
 
-// The cost model, fitted to the H100 host (docs/QUERY.md): seconds to open
-// the GPU and to tear its context down at exit, the upload rate of the
-// lists (from pageable memory through the stager), the fixed cost of a
-// batch (31,432 TREC queries on gcide took 0.72 ms a pass, 62,864 took
-// 0.99 ms), the host's cost per query and thread (packing, reading back),
-// and how many CPU threads' worth of list work the device does.
+// The cost model, fitted to the pipelined engine on the H100 host
+// (docs/QUERY.md, "Cost model"): seconds to open the GPU (with the first
+// kernels' compilation from the cache) and to tear its context down at
+// exit, the upload rate of the lists (from pageable memory through the
+// stager); then a search's fixed cost (its first batch's stages, which
+// nothing overlaps), the host's cost per query and thread, and how many
+// CPU threads' worth of list work the device does. The last three were
+// fitted to the median passes of searches of 31,432, 26,801 and 1,005,824
+// queries (counting) and validated on others.
 const (
-	openSeconds  = 0.25
-	closeSeconds = 0.12
-	uploadRate   = 10e9
-	batchSeconds = 450e-6
-	hostQueryNS  = 85
-	deviceSpeed  = 400
+	openSeconds   = 0.34
+	closeSeconds  = 0.12
+	uploadRate    = 10e9
+	searchSeconds = 416e-6
+	hostQueryNS   = 12
+	deviceSpeed   = 120
 	// nominalQueries is the workload assumed when the queries are not
 	// known in advance: a service that answers many.
 	nominalQueries = 1e6
@@ -96,8 +99,7 @@ func (gpuEngine) Estimate(w *conj.Workload) (engine.Estimate, error) {
 	if len(w.Sample) == 0 {
 		queries, work = nominalQueries, nominalQueries*nominalQueryNS
 	}
-	batches := max(1, queries/maxQueries)
-	sec += batches*batchSeconds + queries*hostQueryNS*1e-9/float64(threads) + work*1e-9/deviceSpeed
+	sec += searchSeconds + queries*hostQueryNS*1e-9/float64(threads) + work*1e-9/deviceSpeed
 	return engine.Estimate{Seconds: sec, Memory: mem,
 		Detail: fmt.Sprintf("%s of posting lists resident; a group of threads per query, semi-sorted by shortest list", engine.Bytes(residentBytes(w.Index)))}, nil
 }

@@ -325,7 +325,11 @@ func (d *dispatcher) run(batch []piece) {
 	if n == 0 {
 		return
 	}
-	qs := make([]Query, 0, n)
+	// The batch's queries and results are copied out before run returns:
+	// their arrays serve the next batch.
+	bb := batchPool.Get().(*batchBufs)
+	defer bb.put()
+	qs := bb.qs[:0]
 	var keys []int
 	if rd.key != nil {
 		keys = make([]int, 0, n)
@@ -336,6 +340,7 @@ func (d *dispatcher) run(batch []piece) {
 			keys = append(keys, p.j.keys[p.lo:p.hi]...)
 		}
 	}
+	bb.qs = qs
 	var order []int32 // order[k]: the position in qs of the k-th query sent
 	if keys != nil {
 		order = semiSort(keys)
@@ -345,7 +350,11 @@ func (d *dispatcher) run(batch []piece) {
 		}
 		qs = sorted
 	}
-	res := make([]Result, n)
+	if cap(bb.res) < n {
+		bb.res = make([]Result, n)
+	}
+	bb.res = bb.res[:n]
+	res := bb.res
 	ctx := context.Background()
 	if !latest.IsZero() {
 		var cancel context.CancelFunc
@@ -376,6 +385,22 @@ func (d *dispatcher) run(batch []piece) {
 		}
 		p.j.finish()
 	}
+}
+
+// batchBufs holds the arrays of a batch's queries and results.
+type batchBufs struct {
+	qs  []Query
+	res []Result
+}
+
+var batchPool = sync.Pool{New: func() any { return new(batchBufs) }}
+
+// put clears the buffers (the ids belong to the answers now) and returns
+// them to the pool.
+func (bb *batchBufs) put() {
+	clear(bb.qs)
+	clear(bb.res)
+	batchPool.Put(bb)
 }
 
 // semiSort returns the positions of keys ordered by the bit length of the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -234,18 +235,32 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf []byte) ([
 			if errors.As(err, &mbe) {
 				return buf, errorf(http.StatusRequestEntityTooLarge, "body over the limit of %d bytes", s.cfg.MaxBody)
 			}
+			// A body cut short (the connection closed before its
+			// Content-Length or its last chunk arrived) or a connection
+			// reset is a client that went away, not a bad request: a load
+			// generator that stops mid-request must not count as a 400.
+			var ne net.Error
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) || r.Context().Err() != nil {
+				return buf, errorf(statusClientClosed, "the client went away while sending the body: %v", err)
+			}
 			return buf, errorf(http.StatusBadRequest, "reading the body: %v", err)
 		}
 	}
 }
+
+// reqsPool holds the decoded queries of batch requests, read only while
+// the job is made.
+var reqsPool = sync.Pool{New: func() any { return new([]searchRequest) }}
 
 // parse decodes a request body into a job.
 func (s *Server) parse(rd *ready, body []byte, batch bool) (*job, error) {
 	j := &job{}
 	if !batch {
 		var req searchRequest
-		if err := decodeStrict(body, &req); err != nil {
-			return nil, &httpError{http.StatusBadRequest, err.Error()}
+		if !parseSearch(body, &req) {
+			if err := decodeStrict(body, &req); err != nil {
+				return nil, &httpError{http.StatusBadRequest, err.Error()}
+			}
 		}
 		q, limit, err := s.query(rd, &req)
 		if err != nil {
@@ -259,7 +274,17 @@ func (s *Server) parse(rd *ready, body []byte, batch bool) (*job, error) {
 		var req struct {
 			Queries []searchRequest `json:"queries"`
 		}
-		if err := decodeStrict(body, &req); err != nil {
+		rp := reqsPool.Get().(*[]searchRequest)
+		defer func() {
+			if cap(*rp) <= 1<<14 {
+				clear(*rp) // what was used; the rest is clear already
+				reqsPool.Put(rp)
+			}
+		}()
+		var ok bool
+		if req.Queries, ok = parseBatch(body, *rp); ok {
+			*rp = req.Queries
+		} else if err := decodeStrict(body, &req); err != nil {
 			return nil, &httpError{http.StatusBadRequest, batchError(body, err).Error()}
 		}
 		if req.Queries == nil {

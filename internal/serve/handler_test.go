@@ -1,11 +1,13 @@
 package serve
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -13,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // newTestServer starts s with backend b (nil: not loaded) behind an
@@ -436,7 +439,7 @@ func TestConfig(t *testing.T) {
 	gpu := newRefBackend(nil)
 	gpu.device = "gpu"
 	s.SetBackend(gpu, nil)
-	if c := s.Config(); c.Concurrency != 1 || c.BatchSize != 1<<16 || c.Queue != 10 {
+	if c := s.Config(); c.Concurrency != 2 || c.BatchSize != 1<<16 || c.Queue != 10 {
 		t.Errorf("defaults on a GPU with a queue of 10: %+v", c)
 	}
 	func() {
@@ -452,5 +455,54 @@ func TestConfig(t *testing.T) {
 	s2.SetBackend(newRefBackend(nil), nil)
 	if c := s2.Config(); c.Concurrency != runtime.GOMAXPROCS(0) || c.BatchSize != 1024 || c.Queue != 9000 {
 		t.Errorf("defaults on the CPU with 9000 queries a request: %+v", c)
+	}
+}
+
+// TestClientGoneMidBody checks that a client that closes its connection
+// before sending the whole body (as xsect loadgen does when its duration
+// ends in the middle of a request) is counted as 499, the client went
+// away, and not as a malformed request (400): the body is short, not bad.
+func TestClientGoneMidBody(t *testing.T) {
+	_, ts := newTestServer(t, Config{}, newRefBackend([][]uint32{{1}}), nil)
+	for i, c := range []struct{ path, head, body string }{
+		{"/v1/search:batch", "Content-Length: 1000\r\n", `{"queries":[{"terms":[1]},`},
+		{"/v1/search", "Content-Length: 100\r\n", `{"terms":[1`},
+		{"/v1/search", "Content-Length: 100\r\n", ``},
+		{"/v1/search", "Transfer-Encoding: chunked\r\n", "10\r\n{\"terms\":[1"},
+		{"/v1/search", "Transfer-Encoding: chunked\r\n", "5\r\n{\"ter\r\n"},
+	} {
+		conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\n%s\r\n%s", c.path, c.head, c.body)
+		conn.Close()
+		waitFor(t, "the request to be counted", func() bool {
+			_, _, text := call(t, ts, "GET", "/metrics", "")
+			samples, _, err := parseMetrics(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := value(t, samples, "xsect_errors_total", "code", "400"); n != 0 {
+				t.Fatalf("case %d (%s): %v requests counted as 400, want 0", i, c.body, n)
+			}
+			return value(t, samples, "xsect_errors_total", "code", "499") == float64(i+1)
+		})
+	}
+	// A malformed chunked body is still the client's mistake: 400.
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(20 * time.Second)) // a server that never answers fails, not hangs
+	fmt.Fprintf(conn, "POST /v1/search HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Errorf("malformed chunked body: %d, want 400", resp.StatusCode)
 	}
 }

@@ -80,11 +80,12 @@ func jsonString(s string) (string, error) {
 	return string(b), err
 }
 
-// TestGcide serves gcide's index on the CPU engine and sends every TREC
-// 2005 efficiency query (empty and one-term queries included) from 16
-// concurrent clients in batch requests of up to 50 queries: every answer
-// must equal the engine's own, and the counts of the queries of 2+ terms
-// must sum to the anchor's 2,451,938 (../shared/NOTES.md).
+// TestGcide serves gcide's index on the CPU engine, and on the GPU engine
+// where there is a GPU, and sends every TREC 2005 efficiency query (empty
+// and one-term queries included) from 16 concurrent clients in batch
+// requests of up to 50 queries: every answer must equal the CPU engine's
+// own, and the counts of the queries of 2+ terms must sum to the anchor's
+// 2,451,938 (../shared/NOTES.md).
 func TestGcide(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real data: not in -short")
@@ -102,20 +103,49 @@ func TestGcide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := query.NewSearcher(ix, query.Options{Device: "cpu"})
+	cpu, err := query.NewSearcher(ix, query.Options{Device: "cpu"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer cpu.Close()
 	qs := make([]Query, qc.Len())
 	for i := range qs {
 		qs[i].Terms = qc.Set(i)
 	}
 	want := make([]Result, len(qs))
-	if err := s.Search(context.Background(), qs, 10, false, want); err != nil {
+	if err := cpu.Search(context.Background(), qs, 10, false, want); err != nil {
 		t.Fatal(err)
 	}
-	_, ts := newTestServer(t, Config{MaxQueries: 50}, s, nil)
+	// gpu2: a pool of two GPU searchers, two batches at a time.
+	for _, device := range []string{"cpu", "gpu", "gpu2"} {
+		t.Run(device, func(t *testing.T) {
+			var b Backend = cpu
+			cfg := Config{MaxQueries: 50}
+			if device != "cpu" {
+				n := 1
+				if device == "gpu2" {
+					n = 2
+				}
+				var bs []Backend
+				for range n {
+					gs, err := query.NewSearcher(ix, query.Options{Device: "gpu"})
+					if err != nil {
+						t.Skipf("no GPU engine here: %v", err)
+					}
+					defer gs.Close()
+					bs = append(bs, gs)
+				}
+				b, cfg.Concurrency = Pool(bs...), len(bs)
+			}
+			serveGcide(t, b, cfg, qs, want)
+		})
+	}
+}
+
+// serveGcide serves b with cfg and checks the answers to qs through the
+// server against want.
+func serveGcide(t *testing.T, b Backend, cfg Config, qs []Query, want []Result) {
+	_, ts := newTestServer(t, cfg, b, nil)
 	got := make([]string, len(qs))
 	var next atomic.Int64
 	var wg sync.WaitGroup

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -93,7 +94,8 @@ func TestServe(t *testing.T) {
 	docs := "1 2 3\n2 3\n\n3 4 5\n0 1 2 3 4 5\n"
 	idx := serveIndex(t, docs, false)
 	stderr := newLineWatcher()
-	cmd, _, _ := child{args: []string{"serve", idx, "--addr", "127.0.0.1:0", "--device", "cpu", "--threads", "2"}}.command(t)
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	cmd, _, _ := child{args: []string{"serve", idx, "--addr", "127.0.0.1:0", "--device", "cpu", "--threads", "2", "--cpuprofile", prof}}.command(t)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -140,6 +142,9 @@ func TestServe(t *testing.T) {
 	if c, err := net.Dial("tcp", addr); err == nil {
 		c.Close()
 		t.Errorf("still listening after exit")
+	}
+	if b, err := os.ReadFile(prof); err != nil || len(b) == 0 {
+		t.Errorf("--cpuprofile: %d bytes, %v", len(b), err)
 	}
 }
 
