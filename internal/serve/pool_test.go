@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 )
@@ -12,24 +13,33 @@ func TestPool(t *testing.T) {
 	docs := [][]uint32{{0, 1}, {1, 2}, {2, 3}}
 	a, b := gated(docs), gated(docs)
 	_, ts := newTestServer(t, Config{BatchSize: 64, Concurrency: 3}, Pool(a, b), nil)
-	r1 := goPost(t, ts.URL, "/v1/search", `{"terms":[1]}`)
-	r2 := goPost(t, ts.URL, "/v1/search", `{"terms":[2]}`)
-	// Both backends take a batch; the third request's batch waits for one
-	// of them, although the dispatcher has a slot for it.
+	// Cleanups run last first: the gates open before the server closes, so
+	// that a failure below does not leave a batch waiting forever.
+	var release sync.Once
+	open := func() { release.Do(func() { close(a.gate); close(b.gate) }) }
+	t.Cleanup(open)
+	// Each request is sent once the one before has its batch running, so
+	// that the dispatcher cannot merge them into one batch.
 	got := map[*refBackend]int{}
-	for range 2 {
+	enter := func(what string) {
 		select {
 		case <-a.entered:
 			got[a]++
 		case <-b.entered:
 			got[b]++
 		case <-time.After(20 * time.Second):
-			t.Fatal("two batches did not start on the two backends")
+			t.Fatalf("%s did not start", what)
 		}
 	}
+	r1 := goPost(t, ts.URL, "/v1/search", `{"terms":[1]}`)
+	enter("the first batch")
+	r2 := goPost(t, ts.URL, "/v1/search", `{"terms":[2]}`)
+	enter("the second batch")
 	if got[a] != 1 || got[b] != 1 {
 		t.Fatalf("batches on the backends: %d and %d, want 1 and 1", got[a], got[b])
 	}
+	// The third request's batch waits for one of them, although the
+	// dispatcher has a slot for it.
 	r3 := goPost(t, ts.URL, "/v1/search", `{"terms":[3]}`)
 	select {
 	case <-a.entered:
@@ -40,8 +50,7 @@ func TestPool(t *testing.T) {
 	}
 	a.gate <- struct{}{}
 	b.gate <- struct{}{}
-	close(a.gate)
-	close(b.gate)
+	open()
 	for i, c := range []struct {
 		ch   chan answer
 		want string
