@@ -54,8 +54,20 @@ type builder struct {
 	mu  sync.Mutex
 	cur *chunk
 
-	stalled atomic.Int64 // nanoseconds emitters waited for a free chunk
-	pairs   atomic.Int64 // candidates taken
+	// cpuNS and devNS are the prices that split the chunks left at the
+	// end: the CPU's wall time per pair on every core and the devices'
+	// per pair (upload and kernel), in nanoseconds, and devTrip a chunk's
+	// fixed round trip to the device. Without cpuNS the CPU takes only
+	// what fits in its share.
+	cpuNS, devNS float64
+	devTrip      time.Duration
+
+	stalled  atomic.Int64 // nanoseconds emitters waited for a free chunk
+	pairs    atomic.Int64 // candidates taken
+	onDevice atomic.Int64 // candidates submitted to the devices and not seen done
+	// endDevice is the candidates of the chunks left at the end that
+	// finishTail left to the device.
+	endDevice int
 }
 
 // newBuilder returns a builder with n chunks of the given capacities.
@@ -213,20 +225,20 @@ func (bd *builder) finish() {
 	close(bd.filled)
 }
 
-// finishTail is finish, except that the chunks the device has not taken
-// yet (sealed ones still waiting, and the last one), when they hold at
-// most most candidates in all, are not sealed but returned, for the CPU
-// to verify once their writers are done (ch.writers.Wait); the caller
-// recycles them. Otherwise it returns none and the device gets them all.
+// finishTail is finish, except that some of the chunks the device has
+// not taken yet (sealed ones still waiting, and the last one) are not
+// sealed but returned, for the CPU to verify once their writers are done
+// (ch.writers.Wait); the caller recycles them. The CPU takes the newest
+// (those the device would reach last; the device keeps the oldest, in
+// order), as many as split says: none where most is not positive. The
+// device gets the rest.
 func (bd *builder) finishTail(most int) []*chunk {
 	bd.mu.Lock()
-	var tail []*chunk
-	total := 0
+	var left []*chunk // oldest first
 	for taken := false; !taken; {
 		select {
 		case ch := <-bd.filled:
-			tail = append(tail, ch)
-			total += ch.nc
+			left = append(left, ch)
 		default:
 			taken = true
 		}
@@ -235,21 +247,54 @@ func (bd *builder) finishTail(most int) []*chunk {
 		bd.cur = nil
 		if ch.nc > 0 {
 			ch.starts[ch.np] = uint32(ch.nc)
-			tail = append(tail, ch)
-			total += ch.nc
+			left = append(left, ch)
 		} else {
 			bd.free <- ch
 		}
 	}
-	if total > most {
-		for _, ch := range tail {
-			bd.filled <- ch // never blocks: it holds every chunk
-		}
-		tail = nil
+	sizes := make([]int, len(left))
+	for i, ch := range left {
+		sizes[i] = ch.nc
+	}
+	keep := len(left) - bd.split(sizes, most, int(bd.onDevice.Load()))
+	for _, ch := range left[:keep] {
+		bd.filled <- ch // never blocks: it holds every chunk
+		bd.endDevice += ch.nc
 	}
 	bd.mu.Unlock()
 	close(bd.filled)
-	return tail
+	return left[keep:]
+}
+
+// split returns how many of the chunks left when the filters are done,
+// of sizes candidates (oldest first), the CPU verifies: the newest ones.
+// First those that fit in most candidates (its share: what it verifies
+// in about a device's round trip); then, where the CPU's time per pair is
+// known (cpuNS), more while the device, with onDevice pairs in flight,
+// would still be busy with the rest (devTrip plus devNS a pair) when the
+// CPU is done with its part: so the device ends before the CPU where the
+// prices hold, and the split is the one where both end close together.
+func (bd *builder) split(sizes []int, most, onDevice int) int {
+	if most <= 0 {
+		return 0
+	}
+	n, total := len(sizes), 0
+	for _, c := range sizes {
+		total += c
+	}
+	k, cpu := 0, 0
+	for k < n && cpu+sizes[n-1-k] <= most {
+		cpu += sizes[n-1-k]
+		k++
+	}
+	if bd.cpuNS <= 0 {
+		return k
+	}
+	for k < n && float64(bd.devTrip)+float64(onDevice+total-cpu)*bd.devNS > float64(cpu)*bd.cpuNS {
+		cpu += sizes[n-1-k]
+		k++
+	}
+	return k
 }
 
 // recycle gives a chunk back once its copy to the device is queued.

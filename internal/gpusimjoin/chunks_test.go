@@ -357,11 +357,19 @@ func tailTriples(t *testing.T, tail []*chunk) ([]triple, int) {
 	return ts, len(ts)
 }
 
-// TestBuilderTailReclaims: chunks sealed but not yet taken by the device
-// when the filters are done go to the tail with the last one, if they
-// fit in it together; else the device gets every one of them.
+// TestBuilderTailReclaims: of the chunks sealed but not yet taken by the
+// device when the filters are done, and the last one, the tail takes the
+// newest that fit in its share (all of them when they do), and the
+// device gets the oldest, in order: not all or nothing.
 func TestBuilderTailReclaims(t *testing.T) {
-	for _, most := range []int{100, 20} {
+	for _, c := range []struct{ most, inTail, tailChunks, devChunks int }{
+		{100, 25, 3, 0}, // all
+		{25, 25, 3, 0},
+		{20, 15, 2, 1}, // the last (5) and the newest sealed (10)
+		{14, 5, 1, 2},
+		{4, 0, 0, 3},
+		{0, 0, 0, 3}, // none: a failed run, or a test's tail on the device
+	} {
 		bd := newBuilder(4, 10, 10, make(chan struct{}), func() error { return errors.New("stopped") })
 		var want []triple
 		for i := range 25 {
@@ -371,25 +379,70 @@ func TestBuilderTailReclaims(t *testing.T) {
 			}
 			want = append(want, triple{uint32(i), uint32(100 + i), uint32(i % 7)})
 		}
-		tail := bd.finishTail(most) // no device has taken anything
+		tail := bd.finishTail(c.most) // no device has taken anything
 		got, inTail := tailTriples(t, tail)
 		var chunks int
+		next := uint32(0) // the device's chunks come oldest first
 		for ch := range bd.filled {
 			ch.writers.Wait()
 			chunks++
 			for i := range ch.np {
+				if ch.probes[i] != next {
+					t.Fatalf("most %d: the device got probe %d, want %d", c.most, ch.probes[i], next)
+				}
+				next++
 				for k := ch.starts[i]; k < ch.starts[i+1]; k++ {
 					got = append(got, triple{ch.probes[i], ch.cands[k], ch.need[k]})
 				}
 			}
 		}
-		if most == 100 && (inTail != 25 || len(tail) != 3 || chunks != 0) || most == 20 && (inTail != 0 || chunks != 3) {
-			t.Fatalf("most %d: %d chunks with %d pairs in the tail, %d to the device", most, len(tail), inTail, chunks)
+		if inTail != c.inTail || len(tail) != c.tailChunks || chunks != c.devChunks {
+			t.Fatalf("most %d: %d chunks with %d pairs in the tail, %d to the device; want %d with %d, %d",
+				c.most, len(tail), inTail, chunks, c.tailChunks, c.inTail, c.devChunks)
 		}
 		sortTriples(got)
 		sortTriples(want)
 		if !slices.Equal(got, want) {
-			t.Fatalf("most %d: %d pairs came out, %d went in (or they differ)", most, len(got), len(want))
+			t.Fatalf("most %d: %d pairs came out, %d went in (or they differ)", c.most, len(got), len(want))
 		}
+	}
+}
+
+// TestBuilderTailSplit: beyond its share, the tail takes the newest
+// chunks while the device, with what it has in flight, would still be
+// busy with the rest when the CPU is done, so that it ends first; with
+// the device fast enough, the share alone.
+func TestBuilderTailSplit(t *testing.T) {
+	bd := &builder{cpuNS: 10, devNS: 2, devTrip: 300}
+	for _, c := range []struct {
+		sizes          []int
+		most, onDevice int
+		want           int
+	}{
+		// Share 10: the newest (10) fits. Device on the rest: 300 + 2*90
+		// = 480 ns against the CPU's 100: more. 20 on the CPU (200 against
+		// 460), 30 (300, 440), 40 (400, 420), 50 (500, 400): five chunks.
+		{[]int{10, 10, 10, 10, 10, 10, 10, 10, 10, 10}, 10, 0, 5},
+		// With 100 candidates in flight (200 ns more): at 50 on the CPU
+		// (500 ns) the device needs 300 + 2*150 = 600, at 60 (600) 580:
+		// six chunks.
+		{[]int{10, 10, 10, 10, 10, 10, 10, 10, 10, 10}, 10, 100, 6},
+		// A share that holds all of them.
+		{[]int{10, 10, 10}, 1000, 0, 3},
+		// The CPU takes every chunk before the device would be done with
+		// the rest (300 + 2*5 > 10*5).
+		{[]int{5, 5}, 1, 0, 2},
+		// None: no share.
+		{[]int{10, 10}, 0, 0, 0},
+		// Nothing left.
+		{nil, 10, 50, 0},
+	} {
+		if got := bd.split(c.sizes, c.most, c.onDevice); got != c.want {
+			t.Errorf("split(%v, most %d, %d on the device) = %d, want %d", c.sizes, c.most, c.onDevice, got, c.want)
+		}
+	}
+	// Without the CPU's price, its share alone.
+	if got := (&builder{}).split([]int{10, 10, 10, 10}, 25, 0); got != 2 {
+		t.Errorf("split without prices = %d, want 2", got)
 	}
 }
