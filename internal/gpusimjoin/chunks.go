@@ -1,6 +1,7 @@
 package gpusimjoin
 
 import (
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -225,14 +226,24 @@ func (bd *builder) finish() {
 	close(bd.filled)
 }
 
-// finishTail is finish, except that some of the chunks the device has
-// not taken yet (sealed ones still waiting, and the last one) are not
-// sealed but returned, for the CPU to verify once their writers are done
-// (ch.writers.Wait); the caller recycles them. The CPU takes the newest
-// (those the device would reach last; the device keeps the oldest, in
-// order), as many as split says: none where most is not positive. The
-// device gets the rest.
-func (bd *builder) finishTail(most int) []*chunk {
+// tailPart is a part of the chunks left at the end that the CPU
+// verifies: b's pairs, which lie in ch; own says whether the whole of ch
+// is the CPU's (to recycle after), else the device verifies ch's first
+// probes.
+type tailPart struct {
+	ch  *chunk
+	b   simjoin.CandidateBatch
+	own bool
+}
+
+// finishTail is finish, except that part of the chunks the device has not
+// taken yet (sealed ones still waiting, and the last one) is not sealed
+// but returned, for the CPU to verify; the caller recycles the chunks it
+// owns. The CPU takes the newest pairs (those the device would reach
+// last; the device keeps the oldest, in order), as many as split says,
+// the chunk where they end cut between two probes: none where most is not
+// positive. The device gets the rest.
+func (bd *builder) finishTail(most int) []tailPart {
 	bd.mu.Lock()
 	var left []*chunk // oldest first
 	for taken := false; !taken; {
@@ -252,49 +263,65 @@ func (bd *builder) finishTail(most int) []*chunk {
 			bd.free <- ch
 		}
 	}
-	sizes := make([]int, len(left))
-	for i, ch := range left {
-		sizes[i] = ch.nc
+	total := 0
+	for _, ch := range left {
+		ch.writers.Wait() // the filters are done: no copy is pending
+		total += ch.nc
 	}
-	keep := len(left) - bd.split(sizes, most, int(bd.onDevice.Load()))
+	want := bd.split(total, most, int(bd.onDevice.Load()))
+	var tail []tailPart
+	keep := len(left)
+	for keep > 0 && want > 0 {
+		ch := left[keep-1]
+		// The last probes of ch with at least want candidates: from the
+		// last probe i whose candidates start at or before nc-want.
+		i := sort.Search(ch.np, func(q int) bool { return int(ch.starts[q]) > ch.nc-want }) - 1
+		if i <= 0 {
+			tail = append(tail, tailPart{ch: ch, own: true, b: simjoin.CandidateBatch{Probes: ch.probes[:ch.np],
+				Starts: ch.starts[:ch.np+1], Cands: ch.cands[:ch.nc], Need: ch.need[:ch.nc]}})
+			want -= ch.nc
+			keep--
+			continue
+		}
+		// Cut: the CPU takes probes [i, np), the device the rest of ch,
+		// whose starts already end at starts[i].
+		c0 := int(ch.starts[i])
+		starts := make([]uint32, ch.np-i+1)
+		for q := range starts {
+			starts[q] = ch.starts[i+q] - uint32(c0)
+		}
+		tail = append(tail, tailPart{ch: ch, b: simjoin.CandidateBatch{Probes: ch.probes[i:ch.np], Starts: starts,
+			Cands: ch.cands[c0:ch.nc], Need: ch.need[c0:ch.nc]}})
+		ch.np, ch.nc = i, c0
+		break
+	}
 	for _, ch := range left[:keep] {
 		bd.filled <- ch // never blocks: it holds every chunk
 		bd.endDevice += ch.nc
 	}
 	bd.mu.Unlock()
 	close(bd.filled)
-	return left[keep:]
+	return tail
 }
 
-// split returns how many of the chunks left when the filters are done,
-// of sizes candidates (oldest first), the CPU verifies: the newest ones.
-// First those that fit in most candidates (its share: what it verifies
-// in about a device's round trip); then, where the CPU's time per pair is
-// known (cpuNS), more while the device, with onDevice pairs in flight,
-// would still be busy with the rest (devTrip plus devNS a pair) when the
-// CPU is done with its part: so the device ends before the CPU where the
-// prices hold, and the split is the one where both end close together.
-func (bd *builder) split(sizes []int, most, onDevice int) int {
+// split returns how many of the total candidates left when the filters
+// are done the CPU verifies: its share, most (what it verifies in about a
+// device's round trip), or, where the CPU's time per pair is known
+// (cpuNS) and the device would still be busy with the rest when the CPU
+// is done with its share, more: where both end together, the device, with
+// onDevice pairs in flight, taking devTrip and devNS a pair. So the
+// device ends before the CPU where the prices hold. None where most is
+// not positive.
+func (bd *builder) split(total, most, onDevice int) int {
 	if most <= 0 {
 		return 0
 	}
-	n, total := len(sizes), 0
-	for _, c := range sizes {
-		total += c
+	cpu := min(total, most)
+	if bd.cpuNS > 0 {
+		both := (float64(bd.devTrip) + float64(onDevice+total)*bd.devNS) / (bd.cpuNS + bd.devNS)
+		cpu = max(cpu, min(total, int(math.Ceil(both))))
 	}
-	k, cpu := 0, 0
-	for k < n && cpu+sizes[n-1-k] <= most {
-		cpu += sizes[n-1-k]
-		k++
-	}
-	if bd.cpuNS <= 0 {
-		return k
-	}
-	for k < n && float64(bd.devTrip)+float64(onDevice+total-cpu)*bd.devNS > float64(cpu)*bd.cpuNS {
-		cpu += sizes[n-1-k]
-		k++
-	}
-	return k
+	return cpu
 }
 
 // recycle gives a chunk back once its copy to the device is queued.

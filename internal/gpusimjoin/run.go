@@ -106,12 +106,12 @@ func run(ctx context.Context, p *simjoin.Problem, pl *runPlan, out *simjoin.Outp
 		}
 		if tail := r.bd.finishTail(most); tail != nil {
 			t := time.Now()
-			for _, ch := range tail {
-				ch.writers.Wait()
-				simjoin.VerifyBatch(p, &simjoin.CandidateBatch{Probes: ch.probes[:ch.np], Starts: ch.starts[:ch.np+1],
-					Cands: ch.cands[:ch.nc], Need: ch.need[:ch.nc]}, out, p.Threads)
-				r.st.cpuPairs += ch.nc
-				r.bd.recycle(ch)
+			for _, pt := range tail {
+				simjoin.VerifyBatch(p, &pt.b, out, p.Threads)
+				r.st.cpuPairs += len(pt.b.Cands)
+				if pt.own {
+					r.bd.recycle(pt.ch)
+				} // else the device recycles it
 			}
 			r.st.cpuTail = time.Since(t)
 			if err == nil {
