@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -57,6 +58,7 @@ func BenchmarkMann(b *testing.B) {
 					prep := make([][]time.Duration, len(variants))
 					planning := make([][]time.Duration, len(variants))
 					notes := make([]string, len(variants))
+					hidden := make([][]string, len(variants)) // each GPU run's share of its work hidden
 					for b.Loop() {
 						for v, how := range variants {
 							opt := simjoin.Options{Threshold: mustThreshold(b, simjoin.Jaccard, ts), Distinct: true}
@@ -95,6 +97,13 @@ func BenchmarkMann(b *testing.B) {
 								b.Fatalf("%s: %d pairs, %v; want %d", how, n, err, d.Pairs[i])
 							}
 							total[v] = append(total[v], time.Since(start))
+							if m := hiddenRE.FindStringSubmatch(pl.Notes()); m != nil {
+								h := m[1]
+								if e := endRE.FindStringSubmatch(pl.Notes()); e != nil {
+									h += ", end on the CPU: " + e[1]
+								}
+								hidden[v] = append(hidden[v], h)
+							}
 							notes[v] = fmt.Sprintf("%s on %s, estimated %.1f ms (%s): %s", pl.Chosen.Engine.Name(), pl.Chosen.Engine.Kind(),
 								1e3*pl.Chosen.Estimate.Seconds, pl.Chosen.Estimate.Detail, strings.TrimSpace(pl.Notes()))
 						}
@@ -105,12 +114,23 @@ func BenchmarkMann(b *testing.B) {
 						pp, _, _ := spread(planning[v])
 						b.ReportMetric(ms(med), how+"-ms")
 						b.Logf("%-22s median %6.1f ms (min %6.1f, max %6.1f), preparation %5.1f ms (planning %4.1f); %s", how, ms(med), ms(lo), ms(hi), ms(p), ms(pp), notes[v])
+						if len(hidden[v]) > 0 {
+							b.Logf("%-22s device after filtering, every run: %s", how, strings.Join(hidden[v], "; "))
+						}
 					}
 				})
 			}
 		}
 	}
 }
+
+// hiddenRE finds a GPU run's device time after filtering and the share
+// of its work hidden in its note, and endRE how the chunks left at the
+// end were split.
+var (
+	hiddenRE = regexp.MustCompile(`after filtering: device ([0-9.]+ ms at most \([0-9]+% of its work hidden\))`)
+	endRE    = regexp.MustCompile(`the end on the CPU: ([^)]*)\)`)
+)
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 

@@ -1,6 +1,7 @@
 package gpusimjoin
 
 import (
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -54,8 +55,20 @@ type builder struct {
 	mu  sync.Mutex
 	cur *chunk
 
-	stalled atomic.Int64 // nanoseconds emitters waited for a free chunk
-	pairs   atomic.Int64 // candidates taken
+	// cpuNS and devNS are the prices that split the chunks left at the
+	// end: the CPU's wall time per pair on every core and the devices'
+	// per pair (upload and kernel), in nanoseconds, and devTrip a chunk's
+	// fixed round trip to the device. Without cpuNS the CPU takes only
+	// what fits in its share.
+	cpuNS, devNS float64
+	devTrip      time.Duration
+
+	stalled  atomic.Int64 // nanoseconds emitters waited for a free chunk
+	pairs    atomic.Int64 // candidates taken
+	onDevice atomic.Int64 // candidates submitted to the devices and not seen done
+	// endDevice is the candidates of the chunks left at the end that
+	// finishTail left to the device.
+	endDevice int
 }
 
 // newBuilder returns a builder with n chunks of the given capacities.
@@ -213,20 +226,30 @@ func (bd *builder) finish() {
 	close(bd.filled)
 }
 
-// finishTail is finish, except that the chunks the device has not taken
-// yet (sealed ones still waiting, and the last one), when they hold at
-// most most candidates in all, are not sealed but returned, for the CPU
-// to verify once their writers are done (ch.writers.Wait); the caller
-// recycles them. Otherwise it returns none and the device gets them all.
-func (bd *builder) finishTail(most int) []*chunk {
+// tailPart is a part of the chunks left at the end that the CPU
+// verifies: b's pairs, which lie in ch; own says whether the whole of ch
+// is the CPU's (to recycle after), else the device verifies ch's first
+// probes.
+type tailPart struct {
+	ch  *chunk
+	b   simjoin.CandidateBatch
+	own bool
+}
+
+// finishTail is finish, except that part of the chunks the device has not
+// taken yet (sealed ones still waiting, and the last one) is not sealed
+// but returned, for the CPU to verify; the caller recycles the chunks it
+// owns. The CPU takes the newest pairs (those the device would reach
+// last; the device keeps the oldest, in order), as many as split says,
+// the chunk where they end cut between two probes: none where most is not
+// positive. The device gets the rest.
+func (bd *builder) finishTail(most int) []tailPart {
 	bd.mu.Lock()
-	var tail []*chunk
-	total := 0
+	var left []*chunk // oldest first
 	for taken := false; !taken; {
 		select {
 		case ch := <-bd.filled:
-			tail = append(tail, ch)
-			total += ch.nc
+			left = append(left, ch)
 		default:
 			taken = true
 		}
@@ -235,21 +258,70 @@ func (bd *builder) finishTail(most int) []*chunk {
 		bd.cur = nil
 		if ch.nc > 0 {
 			ch.starts[ch.np] = uint32(ch.nc)
-			tail = append(tail, ch)
-			total += ch.nc
+			left = append(left, ch)
 		} else {
 			bd.free <- ch
 		}
 	}
-	if total > most {
-		for _, ch := range tail {
-			bd.filled <- ch // never blocks: it holds every chunk
+	total := 0
+	for _, ch := range left {
+		ch.writers.Wait() // the filters are done: no copy is pending
+		total += ch.nc
+	}
+	want := bd.split(total, most, int(bd.onDevice.Load()))
+	var tail []tailPart
+	keep := len(left)
+	for keep > 0 && want > 0 {
+		ch := left[keep-1]
+		// The last probes of ch with at least want candidates: from the
+		// last probe i whose candidates start at or before nc-want.
+		i := sort.Search(ch.np, func(q int) bool { return int(ch.starts[q]) > ch.nc-want }) - 1
+		if i <= 0 {
+			tail = append(tail, tailPart{ch: ch, own: true, b: simjoin.CandidateBatch{Probes: ch.probes[:ch.np],
+				Starts: ch.starts[:ch.np+1], Cands: ch.cands[:ch.nc], Need: ch.need[:ch.nc]}})
+			want -= ch.nc
+			keep--
+			continue
 		}
-		tail = nil
+		// Cut: the CPU takes probes [i, np), the device the rest of ch,
+		// whose starts already end at starts[i].
+		c0 := int(ch.starts[i])
+		starts := make([]uint32, ch.np-i+1)
+		for q := range starts {
+			starts[q] = ch.starts[i+q] - uint32(c0)
+		}
+		tail = append(tail, tailPart{ch: ch, b: simjoin.CandidateBatch{Probes: ch.probes[i:ch.np], Starts: starts,
+			Cands: ch.cands[c0:ch.nc], Need: ch.need[c0:ch.nc]}})
+		ch.np, ch.nc = i, c0
+		break
+	}
+	for _, ch := range left[:keep] {
+		bd.filled <- ch // never blocks: it holds every chunk
+		bd.endDevice += ch.nc
 	}
 	bd.mu.Unlock()
 	close(bd.filled)
 	return tail
+}
+
+// split returns how many of the total candidates left when the filters
+// are done the CPU verifies: its share, most (what it verifies in about a
+// device's round trip), or, where the CPU's time per pair is known
+// (cpuNS) and the device would still be busy with the rest when the CPU
+// is done with its share, more: where both end together, the device, with
+// onDevice pairs in flight, taking devTrip and devNS a pair. So the
+// device ends before the CPU where the prices hold. None where most is
+// not positive.
+func (bd *builder) split(total, most, onDevice int) int {
+	if most <= 0 {
+		return 0
+	}
+	cpu := min(total, most)
+	if bd.cpuNS > 0 {
+		both := (float64(bd.devTrip) + float64(onDevice+total)*bd.devNS) / (bd.cpuNS + bd.devNS)
+		cpu = max(cpu, min(total, int(math.Ceil(both))))
+	}
+	return cpu
 }
 
 // recycle gives a chunk back once its copy to the device is queued.

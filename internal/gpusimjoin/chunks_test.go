@@ -235,8 +235,9 @@ func TestBuilderOwners(t *testing.T) {
 
 // TestBuilderEndgame: once the filters' work left falls to the endgame,
 // chunks are sealed at tailCands candidates, and finishTail hands back the
-// last chunk, unsealed, when it holds at most the given candidates (else
-// seals it): every pair reaches the device or the tail once.
+// newest pairs, unsealed, as many as the given share, cut between probes
+// (a probe has at most 4 candidates here): every pair reaches the device
+// or the tail once.
 func TestBuilderEndgame(t *testing.T) {
 	for _, most := range []int{1 << 20, 1} {
 		bd := newBuilder(3, 1000, 1000, make(chan struct{}), func() error { return errors.New("stopped") })
@@ -271,8 +272,8 @@ func TestBuilderEndgame(t *testing.T) {
 		tail := bd.finishTail(most)
 		ns := <-sizes
 		fromTail, inTail := tailTriples(t, tail)
-		if inTail > most {
-			t.Fatalf("a tail of %d candidates, at most %d wanted", inTail, most)
+		if inTail > most+3 || most == 1 && inTail < 1 {
+			t.Fatalf("a tail of %d candidates, a share of %d", inTail, most)
 		}
 		if len(tail) == 0 && most > 1000 && ns[len(ns)-1] < 40 {
 			t.Fatalf("no tail returned, though the last chunk (%d candidates) fits", ns[len(ns)-1])
@@ -281,7 +282,7 @@ func TestBuilderEndgame(t *testing.T) {
 		// 40 to 40+11 candidates, and the last one whatever is left.
 		endgame := false
 		for i, n := range ns {
-			last := i == len(ns)-1 && len(tail) == 0
+			last := i == len(ns)-1 // the last one, or cut by the tail
 			switch {
 			case !endgame && n == 1000:
 			case !endgame && n >= 40:
@@ -328,40 +329,54 @@ func TestBuilderEndgame(t *testing.T) {
 	}
 	tail := bd.finishTail(1000)
 	ns := <-sizes
-	if _, inTail := tailTriples(t, tail); inTail != n-1000*len(ns) {
-		t.Fatalf("%d pairs, chunks %v, tail of %d", n, ns, inTail)
-	}
-	for _, k := range ns {
-		if k != 1000 {
-			t.Fatalf("chunks %v: one sealed small", ns)
+	_, inTail := tailTriples(t, tail)
+	sum := inTail
+	for i, k := range ns {
+		sum += k
+		// Full, or the one the tail cut, having taken its share.
+		if k != 1000 && (i < len(ns)-1 || inTail < 1000) {
+			t.Fatalf("chunks %v, a tail of %d: one sealed small", ns, inTail)
 		}
+	}
+	if sum != n || inTail > 1003 {
+		t.Fatalf("%d pairs, chunks %v, tail of %d", n, ns, inTail)
 	}
 }
 
 // tailTriples returns the triples of the chunks finishTail returned, and
 // their number, checking their layout.
-func tailTriples(t *testing.T, tail []*chunk) ([]triple, int) {
+func tailTriples(t *testing.T, tail []tailPart) ([]triple, int) {
 	t.Helper()
 	var ts []triple
-	for _, ch := range tail {
-		ch.writers.Wait()
-		if ch.nc == 0 || int(ch.starts[ch.np]) != ch.nc {
-			t.Fatalf("a tail chunk of %d candidates, starts ending at %d", ch.nc, ch.starts[ch.np])
+	for _, pt := range tail {
+		b := pt.b
+		np := len(b.Probes)
+		if len(b.Cands) == 0 || len(b.Starts) != np+1 || b.Starts[0] != 0 || int(b.Starts[np]) != len(b.Cands) || len(b.Need) != len(b.Cands) {
+			t.Fatalf("a tail part of %d probes, %d candidates, starts %v", np, len(b.Cands), b.Starts)
 		}
-		for i := range ch.np {
-			for k := ch.starts[i]; k < ch.starts[i+1]; k++ {
-				ts = append(ts, triple{ch.probes[i], ch.cands[k], ch.need[k]})
+		for i := range np {
+			for k := b.Starts[i]; k < b.Starts[i+1]; k++ {
+				ts = append(ts, triple{b.Probes[i], b.Cands[k], b.Need[k]})
 			}
 		}
 	}
 	return ts, len(ts)
 }
 
-// TestBuilderTailReclaims: chunks sealed but not yet taken by the device
-// when the filters are done go to the tail with the last one, if they
-// fit in it together; else the device gets every one of them.
+// TestBuilderTailReclaims: of the chunks sealed but not yet taken by the
+// device when the filters are done, and the last one, the tail takes the
+// newest pairs, its share of them, cutting a chunk between probes, and the
+// device gets the oldest, in order: not all or nothing.
 func TestBuilderTailReclaims(t *testing.T) {
-	for _, most := range []int{100, 20} {
+	for _, c := range []struct{ most, tailParts, devChunks int }{
+		{100, 3, 0}, // all: the last (5) and both sealed (10 each)
+		{25, 3, 0},
+		{20, 3, 1}, // the last, the newest sealed, 5 of the oldest
+		{15, 2, 1},
+		{14, 2, 2}, // the last, 9 of the newest sealed
+		{3, 1, 3},  // 3 of the last
+		{0, 0, 3},  // none: a failed run, or a test's tail on the device
+	} {
 		bd := newBuilder(4, 10, 10, make(chan struct{}), func() error { return errors.New("stopped") })
 		var want []triple
 		for i := range 25 {
@@ -371,25 +386,68 @@ func TestBuilderTailReclaims(t *testing.T) {
 			}
 			want = append(want, triple{uint32(i), uint32(100 + i), uint32(i % 7)})
 		}
-		tail := bd.finishTail(most) // no device has taken anything
+		tail := bd.finishTail(c.most) // no device has taken anything
 		got, inTail := tailTriples(t, tail)
 		var chunks int
+		next := uint32(0) // the device's chunks come oldest first
 		for ch := range bd.filled {
 			ch.writers.Wait()
 			chunks++
 			for i := range ch.np {
+				if ch.probes[i] != next {
+					t.Fatalf("most %d: the device got probe %d, want %d", c.most, ch.probes[i], next)
+				}
+				next++
 				for k := ch.starts[i]; k < ch.starts[i+1]; k++ {
 					got = append(got, triple{ch.probes[i], ch.cands[k], ch.need[k]})
 				}
 			}
+			if int(ch.starts[ch.np]) != ch.nc {
+				t.Fatalf("most %d: a chunk of %d candidates, starts ending at %d", c.most, ch.nc, ch.starts[ch.np])
+			}
 		}
-		if most == 100 && (inTail != 25 || len(tail) != 3 || chunks != 0) || most == 20 && (inTail != 0 || chunks != 3) {
-			t.Fatalf("most %d: %d chunks with %d pairs in the tail, %d to the device", most, len(tail), inTail, chunks)
+		if inTail != min(c.most, 25) || len(tail) != c.tailParts || chunks != c.devChunks || int(next) != 25-inTail {
+			t.Fatalf("most %d: %d parts with %d pairs in the tail, %d chunks with %d to the device; want %d with %d, %d",
+				c.most, len(tail), inTail, chunks, next, c.tailParts, min(c.most, 25), c.devChunks)
+		}
+		if bd.endDevice != int(next) {
+			t.Fatalf("most %d: %d pairs left to the device, counted %d", c.most, next, bd.endDevice)
 		}
 		sortTriples(got)
 		sortTriples(want)
 		if !slices.Equal(got, want) {
-			t.Fatalf("most %d: %d pairs came out, %d went in (or they differ)", most, len(got), len(want))
+			t.Fatalf("most %d: %d pairs came out, %d went in (or they differ)", c.most, len(got), len(want))
 		}
+	}
+}
+
+// TestBuilderTailSplit: beyond its share, the tail takes pairs until the
+// device, with what it has in flight, would end with the CPU; with the
+// device fast enough, the share alone.
+func TestBuilderTailSplit(t *testing.T) {
+	bd := &builder{cpuNS: 10, devNS: 2, devTrip: 300}
+	for _, c := range []struct{ total, most, onDevice, want int }{
+		// Share 10; both end together at x: 10x = 300 + 2(100-x), x = 42
+		// (41.67 rounded up: the device ends first).
+		{100, 10, 0, 42},
+		// With 100 in flight: 10x = 300 + 2(200-x), x = 58.3: 59.
+		{100, 10, 100, 59},
+		// The share holds more.
+		{100, 80, 0, 80},
+		{30, 1000, 0, 30},
+		// The CPU takes all before the device would be done: 300 + 2*10
+		// against 10*10.
+		{10, 1, 0, 10},
+		// None: no share; nothing left.
+		{100, 0, 0, 0},
+		{0, 10, 50, 0},
+	} {
+		if got := bd.split(c.total, c.most, c.onDevice); got != c.want {
+			t.Errorf("split(%d, most %d, %d on the device) = %d, want %d", c.total, c.most, c.onDevice, got, c.want)
+		}
+	}
+	// Without the CPU's price, its share alone.
+	if got := (&builder{}).split(40, 25, 0); got != 25 {
+		t.Errorf("split without prices = %d, want 25", got)
 	}
 }

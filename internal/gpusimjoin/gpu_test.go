@@ -97,13 +97,13 @@ func check(t *testing.T, name string, r, s *sets.Collection, th simjoin.Threshol
 			for _, bm := range bitmaps {
 				tu.bitmap = bm
 				for ki, kernel := range simjoin.GPUKernels {
-					// The last chunk on the device in one of the two
-					// runs, on the CPU where the planner puts it in the
-					// other, alternately.
-					tail := [2]int{-1, tu.cpuTail}
-					if ki%2 == 1 {
-						tail[0], tail[1] = tail[1], tail[0]
-					}
+					// The chunks left at the end on the device, split
+					// as the planner does, or the CPU taking the newest
+					// in a share of 60 candidates (with chunks of 50: a
+					// part of them, the device the rest), two of the
+					// three in turn, collecting and counting.
+					tails := [3]int{-1, tu.cpuTail, 60}
+					tail := [2]int{tails[ki%3], tails[(ki+1)%3]}
 					tag := fmt.Sprintf("%s kernel %s, bitmap %d", tag, kernel, bm)
 					tu := tu
 					tu.cpuTail = tail[0]

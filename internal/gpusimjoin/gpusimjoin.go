@@ -73,8 +73,9 @@ type tuning struct {
 	tile int
 	// bitmap, if not bitmapAuto, forces the bitmap filter on or off.
 	bitmap int
-	// cpuTail, if positive, is the most candidates of a last chunk that
-	// the CPU verifies; if negative, the device verifies every chunk.
+	// cpuTail, if positive, is the CPU's share of the chunks left at the
+	// end, in candidates, and it takes no more (builder.split without
+	// prices); if negative, the device verifies every chunk.
 	cpuTail int
 }
 

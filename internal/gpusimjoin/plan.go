@@ -115,8 +115,12 @@ type runPlan struct {
 	capCands     int
 	capProbes    int
 	tailCands    int // chunks' candidates in the endgame
-	cpuTail      int // the most candidates of a last chunk that the CPU verifies
-	shCap        int // block: probe elements kept in shared memory
+	cpuTail      int // the CPU's share of the chunks left at the end, in candidates
+	// cpuNS and devNS are the prices of a pair left at the end, in
+	// nanoseconds: on the CPU (wall, on every core) and on the devices.
+	cpuNS, devNS float64
+	shareOnly    bool // the CPU's share forced (a test's): it takes no more
+	shCap        int  // block: probe elements kept in shared memory
 
 	pairs, avgLen, perProbe float64 // predicted
 	seconds                 float64
@@ -156,12 +160,14 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread, tu 
 	threads := float64(max(p.Threads, 1))
 	pl.tailCands = min(pl.capCands, clampPow2(pl.capCands/16, 1024, 16384))
 	// The CPU verifies the chunks left at the end (the device's chunks
-	// not taken yet, the last one) where it does them in less than a
-	// round trip to the device, on every core.
-	pl.cpuTail = int(tailTrip * threads / ((cpuTailNS + pl.avgLen*cpuMergeNS) * 1e-9))
+	// not taken yet, the last one) that it does in less than a round trip
+	// to the device, on every core, and more where the device would still
+	// be busy with the rest (builder.split).
+	pl.cpuNS = (cpuTailNS + pl.avgLen*cpuMergeNS) / threads
+	pl.cpuTail = max(1, int(tailTrip*1e9/pl.cpuNS))
 	switch {
 	case tu.cpuTail > 0:
-		pl.cpuTail = tu.cpuTail
+		pl.cpuTail, pl.shareOnly = tu.cpuTail, true
 	case tu.cpuTail < 0:
 		pl.cpuTail = 0
 	}
@@ -185,14 +191,20 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread, tu 
 		w.Pairs*16/uploadRate + chunks*launchCost
 	up := float64(pl.devMemory-numSlots*slotBytes(pl.capProbes, pl.capCands)) / uploadRate
 	// The device opens and takes the records while the filters start;
-	// the last chunk, of tailCands candidates or fewer, is verified after
-	// them: on the CPU where it takes that, else on the device.
+	// the chunks left at the end, about the last one (tailCands
+	// candidates or fewer), are verified after them: split between the
+	// CPU and the device as builder.split does (the CPU's share, or where
+	// both end together, whichever is more), else on the device.
+	devices := float64(max(1, min(sp.devices, int(chunks))))
+	if w.Pairs > 0 {
+		pl.devNS = pl.gpuSec * 1e9 / w.Pairs / devices
+	}
 	lastPairs := min(float64(pl.tailCands), w.Pairs)
-	last := lastPairs * (cpuTailNS + pl.avgLen*cpuMergeNS) * 1e-9 / threads
-	if lastPairs > float64(pl.cpuTail) {
+	onCPU := min(lastPairs, max(float64(pl.cpuTail), (float64(sealTrip)+lastPairs*pl.devNS)/(pl.cpuNS+pl.devNS)))
+	last := onCPU * pl.cpuNS * 1e-9
+	if pl.cpuTail <= 0 {
 		last = tailTrip + pl.gpuSec*lastPairs/max(w.Pairs, 1)
 	}
-	devices := float64(max(1, min(sp.devices, int(chunks))))
 	pl.seconds = runSetup + max(pl.filterSec, openWait()+up+pl.gpuSec/devices) + last
 	if !gpurt.DefaultStarted() {
 		pl.seconds += closeSeconds

@@ -48,6 +48,7 @@ type stats struct {
 	exposed             time.Duration // device: of upload and kernel, after filtering (at most)
 	cpuTail             time.Duration // wall: the CPU verifying the last chunk
 	cpuPairs            int           // its candidates
+	endDevice           int           // candidates left at the end that the device took
 	download            time.Duration // wall: copying the similar pairs back
 	starved, waited     time.Duration // wall: the device's goroutine waiting for chunks, for the device
 	stalled             time.Duration // filters waiting for a free chunk, summed
@@ -85,12 +86,16 @@ func run(ctx context.Context, p *simjoin.Problem, pl *runPlan, out *simjoin.Outp
 	}
 	r.bd = newBuilder(pl.hostChunks, pl.capProbes, pl.capCands, r.stop, func() error { return r.failErr })
 	r.bd.endgame, r.bd.tailCands, r.bd.trip = endgame, pl.tailCands, sealTrip
+	if !pl.shareOnly {
+		r.bd.cpuNS, r.bd.devNS, r.bd.devTrip = pl.cpuNS, pl.devNS, sealTrip
+	}
 	r.st.kernelName = pl.kernel.String()
 
-	// The filters, on every core, and the chunks the device has not
-	// taken when they are done on the CPU where that is done sooner than
-	// a round trip to the device: then no chunk is left for the device
-	// once the filters are done.
+	// The filters, on every core, and of the chunks the device has not
+	// taken when they are done, those that the CPU verifies in its share
+	// (about a round trip to the device), and more while the device would
+	// still be busy with the rest when the CPU is done: so the device
+	// ends before the CPU's tail where the prices hold.
 	var filterEnd time.Time
 	filtered := make(chan error, 1)
 	go func() {
@@ -101,18 +106,19 @@ func run(ctx context.Context, p *simjoin.Problem, pl *runPlan, out *simjoin.Outp
 		}
 		if tail := r.bd.finishTail(most); tail != nil {
 			t := time.Now()
-			for _, ch := range tail {
-				ch.writers.Wait()
-				simjoin.VerifyBatch(p, &simjoin.CandidateBatch{Probes: ch.probes[:ch.np], Starts: ch.starts[:ch.np+1],
-					Cands: ch.cands[:ch.nc], Need: ch.need[:ch.nc]}, out, p.Threads)
-				r.st.cpuPairs += ch.nc
-				r.bd.recycle(ch)
+			for _, pt := range tail {
+				simjoin.VerifyBatch(p, &pt.b, out, p.Threads)
+				r.st.cpuPairs += len(pt.b.Cands)
+				if pt.own {
+					r.bd.recycle(pt.ch)
+				} // else the device recycles it
 			}
 			r.st.cpuTail = time.Since(t)
 			if err == nil {
 				err = out.Err()
 			}
 		}
+		r.st.endDevice = r.bd.endDevice // set by finishTail
 		filterEnd = time.Now()
 		r.filterEnd.Store(filterEnd.UnixNano())
 		filtered <- err
@@ -344,6 +350,7 @@ func (r *runner) device(c *gpurt.Ctx, st *state, upload *sync.Mutex, acct *stats
 		}
 		sl.busy = true
 		sl.late = r.filterEnd.Load() != 0
+		r.bd.onDevice.Add(int64(ch.nc))
 		return c.Record(sl.evEnd, s)
 	}
 
@@ -356,6 +363,7 @@ func (r *runner) device(c *gpurt.Ctx, st *state, upload *sync.Mutex, acct *stats
 		done := time.Now()
 		acct.waited += done.Sub(t)
 		sl.busy = false
+		r.bd.onDevice.Add(-int64(nc))
 		if d, err := c.Elapsed(sl.evStart, sl.evEnd); err == nil {
 			// Submitted after the filters were done: none of it hidden.
 			// Else, if it was seen done after them, the part after them
@@ -530,7 +538,8 @@ func (s *stats) String(pl *runPlan) string {
 	if s.cpuPairs > 0 {
 		tail = fmt.Sprintf("%d pairs in %.2f ms", s.cpuPairs, ms(s.cpuTail))
 	}
-	return fmt.Sprintf("gpu: filter %s, kernel %s%s, %d chunks of up to %d (%d at the end), %d pairs verified, %d similar; filtering %.1f ms (filters waited %.1f ms for chunks; last chunk on the CPU: %s), "+
+	tail += fmt.Sprintf(", %d left to the device", s.endDevice)
+	return fmt.Sprintf("gpu: filter %s, kernel %s%s, %d chunks of up to %d (%d at the end), %d pairs verified, %d similar; filtering %.1f ms (filters waited %.1f ms for chunks; the end on the CPU: %s), "+
 		"device busy %.1f ms (upload %.1f, verify %.1f), results back %.1f ms, device waited %.1f ms for chunks, opening %.1f ms, records %.1f ms; "+
 		"after filtering: device %.2f ms at most (%.0f%% of its work hidden), wall %.1f ms; run %.1f ms",
 		pl.filter, s.kernelName, block, s.chunks, pl.capCands, pl.tailCands, s.pairs, s.similar, ms(s.filter), ms(s.stalled), tail,
