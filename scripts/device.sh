@@ -53,6 +53,9 @@ build)
 		go test -c -ldflags=-s -o "$bin/$pkg.test" "./internal/$pkg"
 		echo "built $bin/$pkg.test"
 	done
+	# The query server (its tests serve the GPU engine where there is one).
+	go test -c -ldflags=-s -o "$bin/serve.test" ./internal/serve
+	echo "built $bin/serve.test"
 	# The public gpu package (devices, the resident pairwise engine).
 	go test -c -ldflags=-s -o "$bin/gpu.test" ./gpu
 	echo "built $bin/gpu.test"
@@ -97,7 +100,7 @@ run)
 		echo "=== xsect devices"
 		"$bin/xsect" devices
 	fi
-	for name in gpurt gpu gpuintersect gpuallpairs gpubatmap gpusimjoin gpuquery cli; do
+	for name in gpurt gpu gpuintersect gpuallpairs gpubatmap gpusimjoin gpuquery serve cli; do
 		t="$bin/$name.test"
 		[ -x "$t" ] || continue
 		run=${TESTRUN:-.}
