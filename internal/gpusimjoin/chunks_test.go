@@ -464,7 +464,7 @@ func TestBuilderTailSplit(t *testing.T) {
 func TestBuilderSealPrediction(t *testing.T) {
 	bd := newBuilder(100, 1000, 1000, make(chan struct{}), func() error { return errors.New("stopped") })
 	clock := time.Unix(1000, 0)
-	bd.now = func() time.Time { return clock }
+	bd.now, bd.start = func() time.Time { return clock }, clock
 	bd.endgame, bd.tailCands, bd.trip = 0.25, 40, 300*time.Microsecond
 	batch := func(probe uint32, left float64) *simjoin.CandidateBatch {
 		b := &simjoin.CandidateBatch{Probes: []uint32{probe}, Starts: []uint32{0, 10}, Left: left}
@@ -511,5 +511,49 @@ func TestBuilderSealPrediction(t *testing.T) {
 	}
 	if bd.cur == nil || bd.cur.nc < 280 || bd.cur.nc > 340 {
 		t.Fatalf("the last chunk holds %v, want the last 28 to 34 batches", bd.cur)
+	}
+}
+
+// TestBuilderSealShortEndgame: where the whole run is short, its pace so
+// far bounds the prediction: 2 ms to the endgame (a thirty-second of 1024
+// tasks left; 50 candidates in the chunk by then), then a task every 2
+// us, the first seen 20 us after the endgame began. The endgame's own pace would put the end 620 us away
+// there and seal a chunk small that the device verifies after the
+// filters; the run's puts it 64 us away, and none is sealed small: what
+// the endgame emits stays for the tail.
+func TestBuilderSealShortEndgame(t *testing.T) {
+	bd := newBuilder(10, 1000, 1000, make(chan struct{}), func() error { return errors.New("stopped") })
+	clock := time.Unix(1000, 0)
+	bd.now, bd.start = func() time.Time { return clock }, clock
+	bd.endgame, bd.tailCands, bd.trip = 1.0/32, 40, 300*time.Microsecond
+	batch := func(probe uint32, left float64) *simjoin.CandidateBatch {
+		b := &simjoin.CandidateBatch{Probes: []uint32{probe}, Starts: []uint32{0, 10}, Left: left}
+		for k := range 10 {
+			b.Cands = append(b.Cands, uint32(k))
+			b.Need = append(b.Need, 1)
+		}
+		return b
+	}
+	n := 0
+	for i := range 5 { // before the endgame: not sealed
+		clock = clock.Add(400 * time.Microsecond)
+		if err := bd.emit(batch(uint32(100+i), float64(1024-200*i)/1024)); err != nil {
+			t.Fatal(err)
+		}
+		n += 10
+	}
+	for i := range 32 {
+		if i == 1 {
+			clock = clock.Add(20 * time.Microsecond)
+		} else if i > 1 {
+			clock = clock.Add(2 * time.Microsecond)
+		}
+		if err := bd.emit(batch(uint32(i), float64(32-i)/1024)); err != nil {
+			t.Fatal(err)
+		}
+		n += 10
+	}
+	if len(bd.filled) != 0 || bd.cur == nil || bd.cur.nc != n {
+		t.Fatalf("%d chunks sealed of %d candidates: want none sealed", len(bd.filled), n)
 	}
 }
