@@ -43,11 +43,21 @@ type builder struct {
 	endgame   float64
 	tailCands int
 	// trip, if positive, is how long before the filters' predicted end
-	// (from the time they took so far and their work left) no chunk is
-	// sealed small any more: one sealed later would still be on the
-	// device when they are done, so its pairs wait for the tail.
-	trip         time.Duration
-	start        time.Time
+	// no chunk is sealed small any more: one sealed later would still be
+	// on the device when they are done, so its pairs wait for the tail.
+	// The end is predicted from the endgame's own pace: the work done
+	// since egStart, when egLeft of it was left, in the time since; and
+	// no later than from the pace since start. (That one alone puts the
+	// end too late: it counts the index's build, and the tasks before the
+	// endgame are larger. The endgame's pace alone is noisy where the
+	// endgame is shorter than a trip: its first tasks' times are a few
+	// microseconds.)
+	trip    time.Duration
+	now     func() time.Time // the clock (a test's fake)
+	start   time.Time        // the run's
+	egStart time.Time        // the first batch of the endgame, zero before
+	egLeft  float64          // its work left
+
 	free, filled chan *chunk
 	stop         <-chan struct{} // closed when the run fails
 	stopErr      func() error
@@ -74,7 +84,7 @@ type builder struct {
 // newBuilder returns a builder with n chunks of the given capacities.
 func newBuilder(n, capProbes, capCands int, stop <-chan struct{}, stopErr func() error) *builder {
 	bd := &builder{capProbes: capProbes, capCands: capCands, free: make(chan *chunk, n), filled: make(chan *chunk, n),
-		stop: stop, stopErr: stopErr, endgame: -1, start: time.Now()}
+		stop: stop, stopErr: stopErr, endgame: -1, now: time.Now, start: time.Now()}
 	for range n {
 		ch, _ := chunkPool.Get().(*chunk)
 		if ch == nil || len(ch.probes) < capProbes || len(ch.cands) < capCands {
@@ -119,6 +129,9 @@ func (bd *builder) emit(b *simjoin.CandidateBatch) error {
 	n := len(b.Cands)
 	for i, k := 0, 0; k < n; {
 		bd.mu.Lock()
+		if bd.egStart.IsZero() && b.Left <= bd.endgame {
+			bd.egStart, bd.egLeft = bd.now(), b.Left
+		}
 		ch := bd.cur
 		if ch == nil {
 			var err error
@@ -158,7 +171,12 @@ func (bd *builder) emit(b *simjoin.CandidateBatch) error {
 
 // sealSmall reports whether a chunk is sealed at tailCands candidates,
 // with left of the filters' work left: in the endgame, until the filters'
-// predicted end is a device's round trip (trip) away.
+// predicted end is a device's round trip (trip) away; bd.mu is held. The
+// work left goes at the pace it went since the endgame began (its tasks
+// are of one size), or the run's so far where that is faster; until some
+// is seen done, none is sealed small. Left counts the tasks not begun, so
+// the end predicted is when the last one begins: a task's time early,
+// which errs towards the CPU's tail.
 func (bd *builder) sealSmall(left float64) bool {
 	if left > bd.endgame {
 		return false
@@ -166,10 +184,16 @@ func (bd *builder) sealSmall(left float64) bool {
 	if bd.trip <= 0 {
 		return true
 	}
-	if left >= 1 {
-		return true
+	done := bd.egLeft - left
+	if done <= 0 {
+		return false // no pace yet
 	}
-	return float64(time.Since(bd.start))*left/(1-left) >= float64(bd.trip)
+	now := bd.now()
+	end := float64(now.Sub(bd.egStart)) * left / done
+	if left < 1 {
+		end = min(end, float64(now.Sub(bd.start))*left/(1-left))
+	}
+	return end >= float64(bd.trip)
 }
 
 // copy copies its part of b into its chunk.

@@ -451,3 +451,109 @@ func TestBuilderTailSplit(t *testing.T) {
 		t.Errorf("split without prices = %d, want 25", got)
 	}
 }
+
+// TestBuilderSealPrediction: the filters' end is predicted from the
+// endgame's own pace, not from the time since the run began (which counts
+// the index's build and the larger tasks before the endgame). On a fake
+// clock, the filters take 100 ms to reach the endgame (a quarter of their
+// work left here), then do a thousandth of it every 10 us: chunks are
+// sealed small (at 40 candidates, every 4 batches of 10) while the end is
+// 400 us away or more, and none once it is less than trip (300 us) away.
+// From the time since the start, it would be predicted 3 ms away even 10
+// us before it.
+func TestBuilderSealPrediction(t *testing.T) {
+	bd := newBuilder(100, 1000, 1000, make(chan struct{}), func() error { return errors.New("stopped") })
+	clock := time.Unix(1000, 0)
+	bd.now, bd.start = func() time.Time { return clock }, clock
+	bd.endgame, bd.tailCands, bd.trip = 0.25, 40, 300*time.Microsecond
+	batch := func(probe uint32, left float64) *simjoin.CandidateBatch {
+		b := &simjoin.CandidateBatch{Probes: []uint32{probe}, Starts: []uint32{0, 10}, Left: left}
+		for k := range 10 {
+			b.Cands = append(b.Cands, uint32(k))
+			b.Need = append(b.Need, 1)
+		}
+		return b
+	}
+	// Before the endgame: 100 ms, a full chunk.
+	for i := range 100 {
+		clock = clock.Add(time.Millisecond)
+		if err := bd.emit(batch(uint32(i), 1-0.74*float64(i)/100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(bd.filled); n != 1 {
+		t.Fatalf("%d chunks sealed before the endgame, want 1 (full)", n)
+	}
+	// The endgame: batch i at 10*i us, with (250-i)/1000 of the work left,
+	// the end at 2.5 ms.
+	const steps = 250
+	small, early := 0, 0
+	for i := range steps {
+		clock = clock.Add(10 * time.Microsecond)
+		before := len(bd.filled)
+		full := bd.cur != nil && bd.cur.nc+10 >= bd.tailCands
+		if err := bd.emit(batch(uint32(100+i), float64(steps-i)/1000)); err != nil {
+			t.Fatal(err)
+		}
+		sealed := len(bd.filled) > before
+		toEnd := time.Duration(steps-i) * 10 * time.Microsecond
+		switch {
+		case sealed && toEnd < bd.trip:
+			t.Fatalf("a chunk sealed small %v before the filters' end (batch %d of the endgame)", toEnd, i)
+		case sealed:
+			small++
+		case full && toEnd >= 400*time.Microsecond && i > 0:
+			early++
+		}
+	}
+	if early > 0 || small < 50 {
+		t.Fatalf("%d chunks sealed small, %d held past 40 candidates while the end was 400 us away or more", small, early)
+	}
+	if bd.cur == nil || bd.cur.nc < 280 || bd.cur.nc > 340 {
+		t.Fatalf("the last chunk holds %v, want the last 28 to 34 batches", bd.cur)
+	}
+}
+
+// TestBuilderSealShortEndgame: where the whole run is short, its pace so
+// far bounds the prediction: 2 ms to the endgame (a thirty-second of 1024
+// tasks left; 50 candidates in the chunk by then), then a task every 2
+// us, the first seen 20 us after the endgame began. The endgame's own pace would put the end 620 us away
+// there and seal a chunk small that the device verifies after the
+// filters; the run's puts it 64 us away, and none is sealed small: what
+// the endgame emits stays for the tail.
+func TestBuilderSealShortEndgame(t *testing.T) {
+	bd := newBuilder(10, 1000, 1000, make(chan struct{}), func() error { return errors.New("stopped") })
+	clock := time.Unix(1000, 0)
+	bd.now, bd.start = func() time.Time { return clock }, clock
+	bd.endgame, bd.tailCands, bd.trip = 1.0/32, 40, 300*time.Microsecond
+	batch := func(probe uint32, left float64) *simjoin.CandidateBatch {
+		b := &simjoin.CandidateBatch{Probes: []uint32{probe}, Starts: []uint32{0, 10}, Left: left}
+		for k := range 10 {
+			b.Cands = append(b.Cands, uint32(k))
+			b.Need = append(b.Need, 1)
+		}
+		return b
+	}
+	n := 0
+	for i := range 5 { // before the endgame: not sealed
+		clock = clock.Add(400 * time.Microsecond)
+		if err := bd.emit(batch(uint32(100+i), float64(1024-200*i)/1024)); err != nil {
+			t.Fatal(err)
+		}
+		n += 10
+	}
+	for i := range 32 {
+		if i == 1 {
+			clock = clock.Add(20 * time.Microsecond)
+		} else if i > 1 {
+			clock = clock.Add(2 * time.Microsecond)
+		}
+		if err := bd.emit(batch(uint32(i), float64(32-i)/1024)); err != nil {
+			t.Fatal(err)
+		}
+		n += 10
+	}
+	if len(bd.filled) != 0 || bd.cur == nil || bd.cur.nc != n {
+		t.Fatalf("%d chunks sealed of %d candidates: want none sealed", len(bd.filled), n)
+	}
+}
