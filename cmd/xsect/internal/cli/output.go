@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -372,4 +373,26 @@ func dieOf(s os.Signal) {
 		n = int(sn)
 	}
 	os.Exit(128 + n)
+}
+
+// startCPUProfile starts a CPU profile written to path, an output like the
+// others: finish stops it, then commits the file if *err is nil and
+// removes it otherwise, so that it appears only if the command succeeds.
+func startCPUProfile(env *Env, path string) (finish func(err *error), err error) {
+	prof, err := openOutput(env, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(prof); err != nil {
+		prof.abort()
+		return nil, err
+	}
+	return func(err *error) {
+		pprof.StopCPUProfile()
+		if *err == nil {
+			*err = prof.commit()
+		} else {
+			prof.abort()
+		}
+	}, nil
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/bits"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -118,22 +117,11 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if *cpuProfile != "" {
 					// The profile is an output like the others: it
 					// appears only if the command succeeds.
-					prof, perr := openOutput(env, *cpuProfile)
+					finish, perr := startCPUProfile(env, *cpuProfile)
 					if perr != nil {
 						return perr
 					}
-					if perr := pprof.StartCPUProfile(prof); perr != nil {
-						prof.abort()
-						return perr
-					}
-					defer func() {
-						pprof.StopCPUProfile()
-						if err == nil {
-							err = prof.commit()
-						} else {
-							prof.abort()
-						}
-					}()
+					defer finish(&err)
 				}
 				tx, err := pairsInput(env, args, *genItems, *genP, *genOcc, *genSeed, b)
 				if err != nil {

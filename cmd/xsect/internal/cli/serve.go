@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -219,26 +218,13 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 	if cpuProfile != "" {
 		// The profile is an output like the others: it appears only if
 		// the server stops cleanly.
-		prof, perr := openOutput(env, cpuProfile)
+		finish, perr := startCPUProfile(env, cpuProfile)
 		if perr != nil {
 			stop()
 			<-served
 			return perr
 		}
-		if perr := pprof.StartCPUProfile(prof); perr != nil {
-			prof.abort()
-			stop()
-			<-served
-			return perr
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			if err == nil {
-				err = prof.commit()
-			} else {
-				prof.abort()
-			}
-		}()
+		defer finish(&err)
 	}
 	s.SetBackend(backend, parse)
 	rc := s.Config()
