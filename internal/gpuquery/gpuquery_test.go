@@ -205,20 +205,37 @@ func TestEngineWithoutGPU(t *testing.T) {
 
 // TestGPURealData runs the TREC 2005 efficiency queries on gcide on the
 // GPU and the CPU: counts and ids must agree, the counts sum to the
+// gcideTREC indexes gcide's documents and reads the TREC 2005 efficiency
+// queries mapped to its term ids.
+func gcideTREC(tb testing.TB) (*invindex.Index, []conj.Query) {
+	docs, err := setio.Load(settest.SharedData(tb, "ir", "gcide", "gcide.docs.sets.gz"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ix, readQueries(tb, settest.SharedData(tb, "ir", "gcide", "gcide.q.topics.terabyte05.efficiency.txt.sets"))
+}
+
+// multiTerm returns the queries of 2 or more terms, as the anchors count.
+func multiTerm(qs []conj.Query) []conj.Query {
+	var out []conj.Query
+	for _, q := range qs {
+		if len(q.Terms) >= 2 {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
 // anchors' 2,451,938.
 func TestGPURealData(t *testing.T) {
 	if err := gpurt.Available(); err != nil {
 		t.Skipf("no GPU: %v; skipping", err)
 	}
-	docs, err := setio.Load(settest.SharedData(t, "ir", "gcide", "gcide.docs.sets.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs := readQueries(t, settest.SharedData(t, "ir", "gcide", "gcide.q.topics.terabyte05.efficiency.txt.sets"))
+	ix, qs := gcideTREC(t)
 	{
 		r := openRunner(t, ix, 0)
 		res := make([]conj.Result, len(qs))
@@ -263,20 +280,8 @@ func readQueries(t testing.TB, path string) []conj.Query {
 // BenchmarkGcide times batches of the TREC queries (2+ terms) on gcide,
 // counting, and the CPU engine on every core beside it.
 func BenchmarkGcide(b *testing.B) {
-	docs, err := setio.Load(settest.SharedData(b, "ir", "gcide", "gcide.docs.sets.gz"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var qs []conj.Query
-	for _, q := range readQueries(b, settest.SharedData(b, "ir", "gcide", "gcide.q.topics.terabyte05.efficiency.txt.sets")) {
-		if len(q.Terms) >= 2 {
-			qs = append(qs, q)
-		}
-	}
+	ix, all := gcideTREC(b)
+	qs := multiTerm(all)
 	res := make([]conj.Result, len(qs))
 	run := func(b *testing.B, s conj.Runner, limit int, countOnly bool) {
 		start := time.Now()
@@ -386,20 +391,8 @@ func TestGPUCanceled(t *testing.T) {
 // 1,005,824 queries), on the CPU on every core and on the GPU cut into
 // batches of several sizes, side by side.
 func BenchmarkGcideBatches(b *testing.B) {
-	docs, err := setio.Load(settest.SharedData(b, "ir", "gcide", "gcide.docs.sets.gz"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var q2 []conj.Query
-	for _, q := range readQueries(b, settest.SharedData(b, "ir", "gcide", "gcide.q.topics.terabyte05.efficiency.txt.sets")) {
-		if len(q.Terms) >= 2 {
-			q2 = append(q2, q)
-		}
-	}
+	ix, all := gcideTREC(b)
+	q2 := multiTerm(all)
 	gpu := openRunner(b, ix, 0).(*devRunner)
 	cpu := conj.NewCPU(ix, 0)
 	for _, times := range []int{1, 2, 32} {
