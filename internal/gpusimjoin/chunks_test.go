@@ -452,6 +452,17 @@ func TestBuilderTailSplit(t *testing.T) {
 	}
 }
 
+// tenCandidates is a batch of one probe with ten candidates, left of the
+// filters' work still to come.
+func tenCandidates(probe uint32, left float64) *simjoin.CandidateBatch {
+	b := &simjoin.CandidateBatch{Probes: []uint32{probe}, Starts: []uint32{0, 10}, Left: left}
+	for k := range 10 {
+		b.Cands = append(b.Cands, uint32(k))
+		b.Need = append(b.Need, 1)
+	}
+	return b
+}
+
 // TestBuilderSealPrediction: the filters' end is predicted from the
 // endgame's own pace, not from the time since the run began (which counts
 // the index's build and the larger tasks before the endgame). On a fake
@@ -466,18 +477,10 @@ func TestBuilderSealPrediction(t *testing.T) {
 	clock := time.Unix(1000, 0)
 	bd.now, bd.start = func() time.Time { return clock }, clock
 	bd.endgame, bd.tailCands, bd.trip = 0.25, 40, 300*time.Microsecond
-	batch := func(probe uint32, left float64) *simjoin.CandidateBatch {
-		b := &simjoin.CandidateBatch{Probes: []uint32{probe}, Starts: []uint32{0, 10}, Left: left}
-		for k := range 10 {
-			b.Cands = append(b.Cands, uint32(k))
-			b.Need = append(b.Need, 1)
-		}
-		return b
-	}
 	// Before the endgame: 100 ms, a full chunk.
 	for i := range 100 {
 		clock = clock.Add(time.Millisecond)
-		if err := bd.emit(batch(uint32(i), 1-0.74*float64(i)/100)); err != nil {
+		if err := bd.emit(tenCandidates(uint32(i), 1-0.74*float64(i)/100)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -492,7 +495,7 @@ func TestBuilderSealPrediction(t *testing.T) {
 		clock = clock.Add(10 * time.Microsecond)
 		before := len(bd.filled)
 		full := bd.cur != nil && bd.cur.nc+10 >= bd.tailCands
-		if err := bd.emit(batch(uint32(100+i), float64(steps-i)/1000)); err != nil {
+		if err := bd.emit(tenCandidates(uint32(100+i), float64(steps-i)/1000)); err != nil {
 			t.Fatal(err)
 		}
 		sealed := len(bd.filled) > before
@@ -526,18 +529,10 @@ func TestBuilderSealShortEndgame(t *testing.T) {
 	clock := time.Unix(1000, 0)
 	bd.now, bd.start = func() time.Time { return clock }, clock
 	bd.endgame, bd.tailCands, bd.trip = 1.0/32, 40, 300*time.Microsecond
-	batch := func(probe uint32, left float64) *simjoin.CandidateBatch {
-		b := &simjoin.CandidateBatch{Probes: []uint32{probe}, Starts: []uint32{0, 10}, Left: left}
-		for k := range 10 {
-			b.Cands = append(b.Cands, uint32(k))
-			b.Need = append(b.Need, 1)
-		}
-		return b
-	}
 	n := 0
 	for i := range 5 { // before the endgame: not sealed
 		clock = clock.Add(400 * time.Microsecond)
-		if err := bd.emit(batch(uint32(100+i), float64(1024-200*i)/1024)); err != nil {
+		if err := bd.emit(tenCandidates(uint32(100+i), float64(1024-200*i)/1024)); err != nil {
 			t.Fatal(err)
 		}
 		n += 10
@@ -548,7 +543,7 @@ func TestBuilderSealShortEndgame(t *testing.T) {
 		} else if i > 1 {
 			clock = clock.Add(2 * time.Microsecond)
 		}
-		if err := bd.emit(batch(uint32(i), float64(32-i)/1024)); err != nil {
+		if err := bd.emit(tenCandidates(uint32(i), float64(32-i)/1024)); err != nil {
 			t.Fatal(err)
 		}
 		n += 10
