@@ -234,22 +234,6 @@ func (bd *builder) take() (*chunk, error) {
 	return ch, nil
 }
 
-// finish seals the last chunk, once the filters are done, and closes
-// filled.
-func (bd *builder) finish() {
-	bd.mu.Lock()
-	if ch := bd.cur; ch != nil {
-		if ch.nc > 0 {
-			bd.seal(ch)
-		} else {
-			bd.cur = nil
-			bd.free <- ch
-		}
-	}
-	bd.mu.Unlock()
-	close(bd.filled)
-}
-
 // tailPart is a part of the chunks left at the end that the CPU
 // verifies: b's pairs, which lie in ch; own says whether the whole of ch
 // is the CPU's (to recycle after), else the device verifies ch's first
@@ -260,10 +244,10 @@ type tailPart struct {
 	own bool
 }
 
-// finishTail is finish, except that part of the chunks the device has not
-// taken yet (sealed ones still waiting, and the last one) is not sealed
-// but returned, for the CPU to verify; the caller recycles the chunks it
-// owns. The CPU takes the newest pairs (those the device would reach
+// finishTail seals the last chunk, once the filters are done, and closes
+// filled; but part of the chunks the device has not taken yet (sealed ones
+// still waiting, and the last one) is not sealed but returned, for the CPU
+// to verify; the caller recycles the chunks it owns. The CPU takes the newest pairs (those the device would reach
 // last; the device keeps the oldest, in order), as many as split says,
 // the chunk where they end cut between two probes: none where most is not
 // positive. The device gets the rest.

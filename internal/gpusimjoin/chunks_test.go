@@ -124,7 +124,7 @@ func TestBuilder(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			bd.finish()
+			bd.finishTail(0)
 			all := <-got
 			sortTriples(all)
 			sortTriples(want)
@@ -171,7 +171,7 @@ func TestBuilderStop(t *testing.T) {
 	}
 	// The chunk sealed before the failure is still there for the
 	// device's goroutine to drain.
-	bd.finish()
+	bd.finishTail(0)
 	n := 0
 	for ch := range bd.filled {
 		ch.writers.Wait()
@@ -216,7 +216,7 @@ func TestBuilderOwners(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			bd.finish()
+			bd.finishTail(0)
 			var all []triple
 			for _, got := range gots {
 				all = append(all, <-got...)

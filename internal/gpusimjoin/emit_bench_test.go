@@ -49,7 +49,7 @@ func init() {
 			}
 			close(drained)
 		}()
-		return bd.emit, func() { bd.finish(); <-drained; bd.release() }
+		return bd.emit, func() { bd.finishTail(0); <-drained; bd.release() }
 	}
 	for _, tech := range filterOnly {
 		for _, noBitmap := range []bool{false, true} {
