@@ -176,12 +176,14 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 	log.Info("listening", "addr", ln.Addr().String(), "index", path)
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ctx, ln, c.Deadline+5*time.Second) }()
+	// abandon shuts down the server, which answers 503 until it is ready,
+	// when it cannot become ready.
+	abandon := func() { stop(); <-served }
 
 	searcher, err := query.NewSearcher(ix, opt)
 	if err != nil {
 		log.Error("cannot serve the index", "error", err)
-		stop()
-		<-served
+		abandon()
 		if errors.Is(err, query.ErrCannotRun) {
 			return err
 		}
@@ -202,8 +204,7 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 			more, err := query.NewSearcher(ix, query.Options{Device: "gpu", Threads: opt.Threads})
 			if err != nil {
 				log.Error("cannot serve the index", "error", err)
-				stop()
-				<-served
+				abandon()
 				return err
 			}
 			defer more.Close()
@@ -220,8 +221,7 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 		// the server stops cleanly.
 		finish, perr := startCPUProfile(env, cpuProfile)
 		if perr != nil {
-			stop()
-			<-served
+			abandon()
 			return perr
 		}
 		defer finish(&err)
