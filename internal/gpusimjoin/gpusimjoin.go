@@ -177,11 +177,6 @@ func spreadOf(list []int) gpuSpread {
 	return sp
 }
 
-// Prewarm starts opening the default GPU in the background (driver,
-// context, compiler), so that a command can do it while it reads its
-// input. It returns at once.
-func Prewarm() { gpurt.Prewarm() }
-
 // deviceInfo describes the first GPU once the driver has answered (asked
 // once: the planner asks for every engine, and the driver's answers cost
 // about a millisecond), and before that the device the cost model was
