@@ -16,6 +16,7 @@ import (
 
 	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/radix"
+	"github.com/xsect/xsect/internal/sortnet"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -564,56 +565,23 @@ func (p *textParser) endSet(elems []uint32) []uint32 {
 // which an insertion sort mispredicts about once per element. Sets that
 // are sorted already are left alone (retail's and T10I4D100K's lines are:
 // checking costs less than a network); the others go,
-// up to 16 elements, through straight-line sorting networks, up to 32
-// through two of them and a branchless merge, and beyond through a radix
-// sort with *tmp as scratch, whose narrow digits suit a few dozen keys.
-//
-//go:generate go run sortnet_gen.go
+// up to 32 elements, through package sortnet's networks, and beyond through
+// a radix sort with *tmp as scratch, whose narrow digits suit a few dozen
+// keys.
 func normalize(s []uint32, tmp *[]uint32) []uint32 {
 	switch {
 	case sets.IsStrict(s):
 		return s
-	case len(s) <= maxNetwork:
-		return sortUniqueSmall(s)
-	case len(s) <= 2*maxNetwork:
-		return sortUnique32(s)
+	case len(s) <= sortnet.Max:
+		return sortnet.SortUniqueSmall(s)
+	case len(s) <= 2*sortnet.Max:
+		return sortnet.SortUnique32(s)
 	}
 	if cap(*tmp) < len(s) {
 		*tmp = make([]uint32, len(s))
 	}
 	radix.Sort(s, *tmp)
 	return slices.Compact(s)
-}
-
-// sortUnique32 sorts and de-duplicates s, of 17 to 32 elements, in place:
-// it sorts the first 16 and the rest (padded with 2^32-1) by networks, then
-// merges them without branches, dropping repeats as it goes.
-func sortUnique32(s []uint32) []uint32 {
-	// 2^32-1 after the elements: when one side runs out, the other wins.
-	var a, b [32]uint32
-	for i := range 32 {
-		a[i], b[i] = math.MaxUint32, math.MaxUint32
-	}
-	copy(a[:16], s)
-	copy(b[:16], s[16:])
-	sort16((*[16]uint32)(a[:16]))
-	sort16((*[16]uint32)(b[:16]))
-	n := len(s)
-	// The padding of b may take the place of an element 2^32-1 of a or the
-	// reverse: the values written are the same. i+j < n <= 32 throughout.
-	i, j, k := 0, 0, 0
-	prev := ^min(a[0], b[0]) // differs from the first element
-	for range n {
-		x, y := a[i&31], b[j&31]
-		c := int((uint64(y) - uint64(x)) >> 63) // y < x
-		v := min(x, y)
-		s[k] = v
-		k += ne(v, prev)
-		prev = v
-		j += c
-		i += 1 - c
-	}
-	return s[:k]
 }
 
 // finish handles the end of the data: a last line without '\n' is a set.

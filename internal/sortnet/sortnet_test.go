@@ -1,4 +1,4 @@
-package setio
+package sortnet
 
 import (
 	"math/rand/v2"
@@ -10,7 +10,7 @@ import (
 // enough that they sort, for every 0-1 input, the permutation that numbers
 // its zeros, then its ones, left to right (the network acts alike on both).
 func TestSortUniqueSmallNetworks(t *testing.T) {
-	for n := 0; n <= maxNetwork; n++ {
+	for n := 0; n <= Max; n++ {
 		s := make([]uint32, n)
 		for mask := 0; mask < 1<<n; mask++ {
 			next := [2]uint32{0, uint32(n - popcount(mask, n))}
@@ -19,7 +19,14 @@ func TestSortUniqueSmallNetworks(t *testing.T) {
 				s[i] = next[bit]
 				next[bit]++
 			}
-			got := sortUniqueSmall(s)
+			plain := slices.Clone(s)
+			SortSmall(plain)
+			for i, v := range plain {
+				if v != uint32(i) {
+					t.Fatalf("SortSmall, n=%d mask=%#x: got %v", n, mask, plain)
+				}
+			}
+			got := SortUniqueSmall(s)
 			if len(got) != n {
 				t.Fatalf("n=%d mask=%#x: %d elements", n, mask, len(got))
 			}
@@ -38,10 +45,10 @@ func TestSortUniqueSmallNetworks(t *testing.T) {
 			a[i] = next[bit]
 			next[bit]++
 		}
-		sort16(&a)
+		Sort16(&a)
 		for i, v := range a {
 			if v != uint32(i) {
-				t.Fatalf("sort16, mask=%#x: got %v", mask, a)
+				t.Fatalf("Sort16, mask=%#x: got %v", mask, a)
 			}
 		}
 	}
@@ -55,12 +62,12 @@ func popcount(mask, n int) int {
 	return c
 }
 
-// sortUniqueSmall and sortUnique32 on random sets, with many repeats or
+// SortUniqueSmall, SortUnique32, SortSmall and Sort32 on random sets, with many repeats or
 // none, and with 0 and 2^32-1.
 func TestSortUniqueRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for range 20000 {
-		n := r.IntN(2*maxNetwork + 1)
+		n := r.IntN(2*Max + 1)
 		limit := []uint32{2, 5, uint32(n + 1), 1 << 16, 0}[r.IntN(5)]
 		s := make([]uint32, n)
 		for i := range s {
@@ -75,13 +82,23 @@ func TestSortUniqueRandom(t *testing.T) {
 		}
 		want := slices.Compact(slices.Sorted(slices.Values(s)))
 		var got []uint32
-		if n <= maxNetwork {
-			got = sortUniqueSmall(slices.Clone(s))
+		if n <= Max {
+			got = SortUniqueSmall(slices.Clone(s))
 		} else {
-			got = sortUnique32(slices.Clone(s))
+			got = SortUnique32(slices.Clone(s))
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("%v: got %v, want %v", s, got, want)
+		}
+		// And sorting alone, repeats kept.
+		got = slices.Clone(s)
+		if n <= Max {
+			SortSmall(got)
+		} else {
+			Sort32(got)
+		}
+		if want := slices.Sorted(slices.Values(s)); !slices.Equal(got, want) {
+			t.Fatalf("%v: sorted %v, want %v", s, got, want)
 		}
 	}
 }
