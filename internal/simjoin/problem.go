@@ -13,6 +13,7 @@ import (
 
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/radix"
+	"github.com/xsect/xsect/internal/sortnet"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -715,7 +716,7 @@ func (s *Side) permuteInPlace(threads int, perm []uint32) {
 // sortPrefix moves the n smallest values of s to its front, sorted; the
 // others follow in no particular order. tmp, as long as s, is scratch.
 func sortPrefix(s []uint32, n uint32, tmp []uint32) {
-	if len(s) <= 16 || int(n) >= len(s)-len(s)/8 {
+	if len(s) <= 2*sortnet.Max || int(n) >= len(s)-len(s)/8 {
 		sortSmall(s, tmp)
 		return
 	}
@@ -771,25 +772,19 @@ func selectSmallest(s []uint32, n int) {
 	}
 }
 
-// sortSmall sorts s, using tmp (as long) as scratch: by insertion for the
-// short sets that most collections hold, by radix sort for long ones.
+// sortSmall sorts s, using tmp (as long) as scratch: by sorting networks
+// for the short sets that most collections hold (an insertion sort would
+// mispredict about once per element), by radix sort for long ones.
 func sortSmall(s, tmp []uint32) {
-	if len(s) > 48 {
+	switch {
+	case len(s) <= sortnet.Max:
+		sortnet.SortSmall(s)
+	case len(s) <= 2*sortnet.Max:
+		sortnet.Sort32(s)
+	case len(s) > 48:
 		radix.Sort(s, tmp)
-		return
-	}
-	if len(s) > 16 {
+	default:
 		slices.Sort(s)
-		return
-	}
-	for i := 1; i < len(s); i++ {
-		v := s[i]
-		j := i
-		for j > 0 && s[j-1] > v {
-			s[j] = s[j-1]
-			j--
-		}
-		s[j] = v
 	}
 }
 
