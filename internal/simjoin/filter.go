@@ -253,48 +253,8 @@ func buildIndex(threads int, us *units, universe int, unique uint32, prefix []ui
 			counts[w] = cnt
 		}
 	})
-	x := &index{start: make([]uint32, universe+1)}
-	// Turn the counts into each run's first position in each list: over
-	// ranges of elements on a thread each (a range's entries, then where
-	// each range starts, then the positions), since universe × parts is
-	// long for one thread.
-	ranges := 1
-	if parts > 1 && universe >= 1<<14 {
-		ranges = parts
-	}
-	base := make([]uint32, ranges+1)
-	rangeOf := func(r int) (int, int) { return universe * r / ranges, universe * (r + 1) / ranges }
-	chunks(ranges, ranges, int64(universe*parts), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			a, b := rangeOf(r)
-			var sum uint32
-			for _, cnt := range counts {
-				for _, c := range cnt[a:b] {
-					sum += c
-				}
-			}
-			base[r+1] = sum
-		}
-	})
-	for r := range ranges {
-		base[r+1] += base[r]
-	}
-	chunks(ranges, ranges, int64(universe*parts), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			a, b := rangeOf(r)
-			sum := base[r]
-			for e := a; e < b; e++ {
-				x.start[e] = sum
-				for _, cnt := range counts {
-					c := cnt[e]
-					cnt[e] = sum
-					sum += c
-				}
-			}
-		}
-	})
-	sum := base[ranges]
-	x.start[universe] = sum
+	x := &index{start: partStarts(counts, universe)}
+	sum := x.start[universe]
 	x.ent = make([]entry, sum)
 	chunks(parts, parts, entries, func(lo, hi int) {
 		for w := lo; w < hi; w++ {
@@ -312,6 +272,54 @@ func buildIndex(threads int, us *units, universe int, unique uint32, prefix []ui
 		}
 	})
 	return x
+}
+
+// partStarts turns counts[w][k], the items of key k in part w of a
+// stream, into where part w's items of key k start in the stream sorted
+// stably by key, and returns where each key's items start (n+1 values:
+// the last is the total). Over ranges of keys on a goroutine each (a
+// range's items, then where each range starts, then the positions) when
+// n × parts is long for one thread.
+func partStarts(counts [][]uint32, n int) []uint32 {
+	start := make([]uint32, n+1)
+	parts := len(counts)
+	ranges := 1
+	if parts > 1 && n >= 1<<14 {
+		ranges = parts
+	}
+	base := make([]uint32, ranges+1)
+	rangeOf := func(r int) (int, int) { return n * r / ranges, n * (r + 1) / ranges }
+	chunks(ranges, ranges, int64(n*parts), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			a, b := rangeOf(r)
+			var sum uint32
+			for _, cnt := range counts {
+				for _, c := range cnt[a:b] {
+					sum += c
+				}
+			}
+			base[r+1] = sum
+		}
+	})
+	for r := range ranges {
+		base[r+1] += base[r]
+	}
+	chunks(ranges, ranges, int64(n*parts), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			a, b := rangeOf(r)
+			sum := base[r]
+			for k := a; k < b; k++ {
+				start[k] = sum
+				for _, cnt := range counts {
+					c := cnt[k]
+					cnt[k] = sum
+					sum += c
+				}
+			}
+		}
+	})
+	start[n] = base[ranges]
+	return start
 }
 
 // seekEntry returns the number of entries of ent, in increasing order of
@@ -453,7 +461,7 @@ func pairData(p *Problem) *pairFilter {
 	return p.Memo("simjoin.pairs", func() any {
 		pb := pairBoundsOf(p)
 		f := filterIndex(p, false)
-		pf := &pairFilter{f: f, pb: pb, px: buildPairIndex(f.idx, p.Universe, p.Unique, pb)}
+		pf := &pairFilter{f: f, pb: pb, px: buildPairIndex(p.Threads, f.idx, p.Universe, p.Unique, pb)}
 		if pb.lo <= pb.hi {
 			hi := p.R.SizeStart[pb.hi+1]
 			pf.past = make([]uint32, p.Universe)

@@ -1,7 +1,5 @@
 package simjoin
 
-import "slices"
-
 // PairJoin is PPJoin whose small records are indexed by pairs of elements
 // rather than by elements: the k = 2 case of the k-wise prefix filter (Wang,
 // Xiao, Lin and Zhang, "Leveraging Set Relations in Exact Set Similarity
@@ -135,70 +133,127 @@ type pairIndex struct {
 
 // buildPairIndex indexes the pairs of the records of us of sizes [lo, hi]
 // (their first prefix2[size] elements, those sorted), leaving out pairs
-// with an element of one record only (below unique).
-func buildPairIndex(us *units, universe int, unique uint32, pb *pairBounds) *pairIndex {
+// with an element of one record only (below unique), on up to threads
+// goroutines.
+func buildPairIndex(threads int, us *units, universe int, unique uint32, pb *pairBounds) *pairIndex {
 	px := &pairIndex{first: make([]uint32, universe+1), start: []uint32{0}}
 	if pb.lo > pb.hi {
 		return px
 	}
 	s := us.side
 	recLo, recHi := int(s.SizeStart[pb.lo]), int(s.SizeStart[pb.hi+1])
-	// pairsOf calls fn for each pair of record y's pair prefix.
-	pairsOf := func(y int, fn func(e1, e2, j uint32)) {
-		r := s.Record(y)
+	// pairPrefix returns the elements of record y's pair prefix that pairs
+	// hold (those of one record only left out): its pairs are those of
+	// r[i], r[j], i < j, at position j+skip of the record.
+	pairPrefix := func(y int) (r []uint32, skip uint32) {
+		r = s.Record(y)
 		r = r[:pb.prefix2[len(r)]]
 		i := 0
 		for i < len(r) && r[i] < unique {
 			i++
 		}
-		for ; i < len(r); i++ {
-			for j := i + 1; j < len(r); j++ {
-				fn(r[i], r[j], uint32(j))
+		return r[i:], uint32(i)
+	}
+	// Contiguous runs of records of about equal pairs, a part each.
+	var total int64
+	for y := recLo; y < recHi; y++ {
+		r, _ := pairPrefix(y)
+		total += int64(len(r) * (len(r) - 1) / 2)
+	}
+	parts := 1
+	if total >= 1<<14 {
+		parts = max(1, min(threads, recHi-recLo))
+	}
+	cuts := []int{recLo}
+	var acc int64
+	for y := recLo; y < recHi && len(cuts) < parts; y++ {
+		r, _ := pairPrefix(y)
+		acc += int64(len(r) * (len(r) - 1) / 2)
+		if acc*int64(parts) >= total*int64(len(cuts)) {
+			cuts = append(cuts, y+1)
+		}
+	}
+	cuts = append(cuts, recHi)
+	parts = len(cuts) - 1
+	// A stable counting sort by e2, then by e1: lists in order of (e1,
+	// e2), each in increasing record order. First by e2, each part
+	// counting and then placing its records' pairs.
+	counts2 := make([][]uint32, parts)
+	chunks(parts, parts, total, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			cnt := make([]uint32, universe)
+			for y := cuts[w]; y < cuts[w+1]; y++ {
+				r, _ := pairPrefix(y)
+				for j := 1; j < len(r); j++ {
+					cnt[r[j]] += uint32(j)
+				}
+			}
+			counts2[w] = cnt
+		}
+	})
+	off2 := partStarts(counts2, universe)
+	n := off2[universe]
+	e1s, ys, js := make([]uint32, n), make([]uint32, n), make([]uint32, n)
+	chunks(parts, parts, total, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			fill := counts2[w]
+			for y := cuts[w]; y < cuts[w+1]; y++ {
+				r, skip := pairPrefix(y)
+				size := uint32(len(s.Record(y))) << 8
+				for i := range r {
+					for j := i + 1; j < len(r); j++ {
+						k := fill[r[j]]
+						fill[r[j]]++
+						e1s[k], ys[k], js[k] = r[i], uint32(y), (uint32(j)+skip)|size
+					}
+				}
 			}
 		}
+	})
+	// Then by e1, over parts of the pairs sorted by e2.
+	cut := func(w int) (uint32, uint32) {
+		return uint32(int64(n) * int64(w) / int64(parts)), uint32(int64(n) * int64(w+1) / int64(parts))
 	}
-	// A stable counting sort by e2, then by e1: lists in order of (e1,
-	// e2), each in increasing record order.
-	off2 := make([]uint32, universe+1)
-	count1 := make([]uint32, universe+1)
-	for y := recLo; y < recHi; y++ {
-		pairsOf(y, func(e1, e2, _ uint32) {
-			off2[e2+1]++
-			count1[e1+1]++
-		})
-	}
-	for e := 1; e <= universe; e++ {
-		off2[e] += off2[e-1]
-		count1[e] += count1[e-1]
-	}
-	total := off2[universe]
-	e1s, ys, js := make([]uint32, total), make([]uint32, total), make([]uint32, total)
-	fill := slices.Clone(off2[:universe])
-	for y := recLo; y < recHi; y++ {
-		pairsOf(y, func(e1, e2, j uint32) {
-			k := fill[e2]
-			fill[e2]++
-			e1s[k], ys[k], js[k] = e1, uint32(y), j|uint32(len(s.Record(y)))<<8
-		})
-	}
-	px.ent = make([]entry, total)
-	seconds := make([]uint32, total)
-	at := count1[:universe] // e1's next slot
-	for e2 := 0; e2 < universe; e2++ {
-		for k := off2[e2]; k < off2[e2+1]; k++ {
-			e1 := e1s[k]
-			d := at[e1]
-			at[e1]++
-			px.ent[d], seconds[d] = entry{ys[k], js[k], 0}, uint32(e2)
+	counts1 := make([][]uint32, parts)
+	chunks(parts, parts, total, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			cnt := make([]uint32, universe)
+			a, b := cut(w)
+			for _, e1 := range e1s[a:b] {
+				cnt[e1]++
+			}
+			counts1[w] = cnt
 		}
-	}
-	// Now at[e1] is the end of e1's entries: the directory.
-	px.second = make([]uint32, 0, total/2+1)
-	px.start = make([]uint32, 0, total/2+2)
+	})
+	off1 := partStarts(counts1, universe)
+	px.ent = make([]entry, n)
+	seconds := make([]uint32, n)
+	chunks(parts, parts, total, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			at := counts1[w]
+			a, b := cut(w)
+			// The e2 of position a onwards, found by a search and
+			// moved along.
+			e2 := uint32(sortSearch(off2, a))
+			for k := a; k < b; k++ {
+				for off2[e2+1] <= k {
+					e2++
+				}
+				e1 := e1s[k]
+				d := at[e1]
+				at[e1]++
+				px.ent[d], seconds[d] = entry{ys[k], js[k], 0}, e2
+			}
+		}
+	})
+	// The directory: each e1's entries are [off1[e1], off1[e1+1]), in
+	// increasing order of e2.
+	px.second = make([]uint32, 0, n/2+1)
+	px.start = make([]uint32, 0, n/2+2)
 	var d uint32
 	for e1 := 0; e1 < universe; e1++ {
 		px.first[e1] = uint32(len(px.second))
-		for end := at[e1]; d < end; {
+		for end := off1[e1+1]; d < end; {
 			e2 := seconds[d]
 			px.second = append(px.second, e2)
 			px.start = append(px.start, d)
@@ -210,6 +265,21 @@ func buildPairIndex(us *units, universe int, unique uint32, pb *pairBounds) *pai
 	px.first[universe] = uint32(len(px.second))
 	px.start = append(px.start, d)
 	return px
+}
+
+// sortSearch returns the key whose items, by start (as partStarts
+// returns it), hold position k: the last key starting at or before k.
+func sortSearch(start []uint32, k uint32) int {
+	lo, hi := 0, len(start)-1 // start[lo] <= k < start[hi] once narrowed
+	for hi-lo > 1 {
+		m := int(uint(lo+hi) >> 1)
+		if start[m] <= k {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // lists returns the number of pair lists.

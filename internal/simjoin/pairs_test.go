@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/xsect/xsect/sets"
@@ -92,6 +93,32 @@ func TestPairsShared(t *testing.T) {
 		}
 		if got := pairsShared(h + m - 1); got != m {
 			t.Errorf("pairsShared(%d) = %d, want %d", h+m-1, got, m)
+		}
+	}
+}
+
+// TestPairIndexParts: the pair index built by several goroutines, each on
+// a run of records, equals the one built by one, directory and lists.
+func TestPairIndexParts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	c := randomCollection(rng, 16000, 16, 60)
+	for _, ts := range []string{"0.5", "0.7"} {
+		p, err := newProblem(c, nil, Options{Threshold: mustThreshold(t, Jaccard, ts), Distinct: true}, 1, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb := pairBoundsOf(p)
+		us := recordUnits(p.R)
+		want := buildPairIndex(1, us, p.Universe, p.Unique, pb)
+		if len(want.ent) < 1<<14 {
+			t.Fatalf("t=%s: %d pairs, too few to split", ts, len(want.ent))
+		}
+		for _, threads := range []int{2, 3, 7} {
+			got := buildPairIndex(threads, us, p.Universe, p.Unique, pb)
+			if !slices.Equal(got.first, want.first) || !slices.Equal(got.second, want.second) ||
+				!slices.Equal(got.start, want.start) || !slices.Equal(got.ent, want.ent) {
+				t.Fatalf("t=%s, %d threads: the pair index differs from one thread's", ts, threads)
+			}
 		}
 	}
 }
