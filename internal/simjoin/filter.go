@@ -881,28 +881,9 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		if j.positional {
 			stop := min(end1, stopAt)
 			for {
-				for ; k < hi; k++ {
-					y := ent[k].id
-					if y >= stop {
-						break
-					}
-					c := cnt[y]
-					jy, b := ent[k].pos, ent[k].size
-					// The positional filter: what is left after this
-					// common element on the shorter side bounds the
-					// overlap. Without branches, whose outcome the data
-					// decide: a candidate that passes counts one more
-					// (and is new if its count was 0), one that fails is
-					// pruned (if counted before; else it stays 0). Where
-					// it was met is kept either way: only a candidate
-					// counted and not pruned reads it.
-					ok := b2u(c+min(a-uint32(q), b-jy) >= need[b])
-					nz := b2u(c != 0)
-					cnt[y] = ok*(c+1) + (1-ok)*nz*(c|pruned)
-					cands[y] = cand{uint32(q), jy}
-					touched[nt] = y
-					nt += int(ok &^ nz)
-				}
+				n, added := walkPositional(ent[k:hi], stop, cnt, cands, need, touched[nt:], a-uint32(q), uint32(q))
+				k += uint32(n)
+				nt += added
 				if stop >= end || stop >= stopAt || lo2 >= min(end, stopAt) || k == hi {
 					break
 				}

@@ -1,0 +1,125 @@
+// Command simjoin generates the amd64 assembly of package
+// github.com/xsect/xsect/internal/simjoin: the walk of one prefix list by a
+// probe with the positional filter, the filters' hottest loop. It is
+// plain x86-64 (conditional moves, no vector instructions): what it gains
+// over the compiled Go loop is that every value it needs stays in a
+// register, where the compiler spills half of them to the stack.
+//
+// Run it through go generate in the simjoin package:
+//
+//	cd ../asm && go run ./simjoin -out ../internal/simjoin/walk_amd64.s -stubs ../internal/simjoin/walk_stubs_amd64.go -pkg simjoin
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+)
+
+func main() {
+	ConstraintExpr("amd64,!purego")
+	genWalk()
+	Generate()
+}
+
+// The layouts of package simjoin's types that the kernel reads and writes.
+const (
+	entrySize = 12 // entry{id, pos, size uint32}
+	candSize  = 8  // cand{q, j uint32}
+	pruned    = 1 << 31
+)
+
+// arg returns the stack slot of an argument, as a memory operand: the
+// loop reads the rarely used ones from there and keeps its registers.
+func arg(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+func genWalk() {
+	TEXT("walkPositionalAMD64", NOSPLIT, "func(ent *uint32, n int, stop uint32, cnt *uint32, cands *uint64, need *uint32, touched *uint32, aq uint32, q uint32) (walked int, added int)")
+	Doc("walkPositionalAMD64 is walkPositional over ent[0:n] (see there), with",
+		"touched pointing where the next new candidate goes; it returns the",
+		"entries walked and the candidates added.")
+	ent := GP64()
+	Load(Param("ent"), ent)
+	n := GP64()
+	Load(Param("n"), n)
+	cnt := GP64()
+	Load(Param("cnt"), cnt)
+	cands := GP64()
+	Load(Param("cands"), cands)
+	need := GP64()
+	Load(Param("need"), need)
+	touched := GP64()
+	Load(Param("touched"), touched)
+	q := GP64()
+	Load(Param("q"), q) // zero-extended: the low half of each cand written
+	stop, aq := arg("stop"), arg("aq")
+
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	Label("loop")
+	y := GP64()
+	MOVL(Mem{Base: ent}, y.As32())
+	CMPL(y.As32(), stop)
+	JAE(LabelRef("done"))
+	// t = b - jy, and cands[y] = cand{q, jy}.
+	t := GP32()
+	MOVL(Mem{Base: ent, Disp: 8}, t)
+	jy := GP64()
+	MOVL(Mem{Base: ent, Disp: 4}, jy.As32())
+	SUBL(jy.As32(), t)
+	SHLQ(U8(32), jy)
+	ORQ(q, jy)
+	MOVQ(jy, Mem{Base: cands, Index: y, Scale: candSize})
+	// t = c + min(aq, b - jy): the common elements counted and the most
+	// that can follow on the shorter side.
+	CMPL(t, aq)
+	CMOVLHI(aq, t)
+	c := GP32()
+	MOVL(Mem{Base: cnt, Index: y, Scale: 4}, c)
+	ADDL(c, t)
+	// next = c+1 if t reaches need[b]; else c|pruned if c != 0; else 0.
+	next := GP32()
+	MOVL(c, next)
+	ORL(U32(pruned), next)
+	TESTL(c, c)
+	CMOVLEQ(c, next)
+	INCL(c)
+	b := GP64()
+	MOVL(Mem{Base: ent, Disp: 8}, b.As32())
+	CMPL(t, Mem{Base: need, Index: b, Scale: 4})
+	CMOVLCC(c, next)
+	MOVL(next, Mem{Base: cnt, Index: y, Scale: 4})
+	// touched gets y at its end, which moves on only for a new candidate
+	// that passed: then and only then is next 1.
+	MOVL(y.As32(), Mem{Base: touched})
+	adv := GP64()
+	LEAQ(Mem{Base: touched, Disp: 4}, adv)
+	CMPL(next, U8(1))
+	CMOVQEQ(adv, touched)
+	ADDQ(U8(entrySize), ent)
+	DECQ(n)
+	JNZ(LabelRef("loop"))
+
+	Label("done")
+	// walked = (ent - ent0) / 12, an exact division: a multiply by the
+	// inverse of 3 modulo 2^64 after the shift by 2.
+	ent0 := GP64()
+	Load(Param("ent"), ent0)
+	SUBQ(ent0, ent)
+	SHRQ(U8(2), ent)
+	inv := GP64()
+	MOVQ(U64(0xAAAAAAAAAAAAAAAB), inv)
+	IMULQ(inv, ent)
+	Store(ent, ReturnIndex(0))
+	t0 := GP64()
+	Load(Param("touched"), t0)
+	SUBQ(t0, touched)
+	SHRQ(U8(2), touched)
+	Store(touched, ReturnIndex(1))
+	RET()
+}

@@ -1,0 +1,41 @@
+package simjoin
+
+// walkPositional walks one prefix list of a probe with the positional
+// filter: for each entry of ent, in order, up to the first whose unit is
+// stop or later, it counts the unit as a candidate of the probe (cnt, with
+// the pruned bit; cands: where they met) if their common prefix elements
+// so far, this one included, plus the most that can follow on the shorter
+// side (aq = a − q on the probe's, size − pos on the unit's) reach need by
+// the unit's size, and prunes it otherwise (a unit not counted before
+// stays uncounted). Each unit counted for the first time is appended to
+// touched. It returns the entries walked and the units appended.
+//
+// Without branches whose outcome the data decide: every entry writes its
+// count, its cand and the next slot of touched, which moves on only for a
+// new candidate. cnt and cands need room for every unit in ent, need for
+// every size in ent, and touched for every new candidate and one more.
+// walkPositional is this file's Go loop, walkPositionalGeneric, or on
+// amd64 a kernel in assembly (walk_amd64.go).
+
+// walkPositionalGeneric is walkPositional's Go loop.
+func walkPositionalGeneric(ent []entry, stop uint32, cnt []uint32, cands []cand, need, touched []uint32, aq, q uint32) (walked, added int) {
+	for k := range ent {
+		y := ent[k].id
+		if y >= stop {
+			return k, added
+		}
+		c := cnt[y]
+		jy, b := ent[k].pos, ent[k].size
+		// A candidate that passes counts one more (and is new if its
+		// count was 0), one that fails is pruned (if counted before; else
+		// it stays 0). Where it was met is kept either way: only a
+		// candidate counted and not pruned reads it.
+		ok := b2u(c+min(aq, b-jy) >= need[b])
+		nz := b2u(c != 0)
+		cnt[y] = ok*(c+1) + (1-ok)*nz*(c|pruned)
+		cands[y] = cand{q, jy}
+		touched[added] = y
+		added += int(ok &^ nz)
+	}
+	return len(ent), added
+}

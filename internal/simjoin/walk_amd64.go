@@ -1,0 +1,19 @@
+//go:build amd64 && !purego
+
+package simjoin
+
+//go:generate go run -C ../../asm ./simjoin -out ../internal/simjoin/walk_amd64.s -stubs ../internal/simjoin/walk_stubs_amd64.go -pkg simjoin
+
+import "unsafe"
+
+// walkPositional (see walk.go) by the kernel, which keeps every value in a
+// register where the compiled loop spills half of them to the stack. Its
+// memory stays within cnt and cands (stop is lowered to their length),
+// and within need and touched as walkPositional's callers provide them.
+func walkPositional(ent []entry, stop uint32, cnt []uint32, cands []cand, need, touched []uint32, aq, q uint32) (int, int) {
+	// Small enough to be inlined: the kernel itself returns at once for
+	// no entries or a stop of 0. cands is as long as cnt (getProber).
+	stop = min(stop, uint32(len(cnt)))
+	return walkPositionalAMD64((*uint32)(unsafe.Pointer(unsafe.SliceData(ent))), len(ent), stop, unsafe.SliceData(cnt),
+		(*uint64)(unsafe.Pointer(unsafe.SliceData(cands))), unsafe.SliceData(need), unsafe.SliceData(touched), aq, q)
+}

@@ -1,0 +1,116 @@
+package simjoin
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// walkCase is one list walk: its entries and the probe's state before.
+type walkCase struct {
+	ent          []entry
+	stop, aq, q  uint32
+	cnt, need    []uint32
+	units, sizes int
+}
+
+// randomWalk returns a walk over units [0, units) of sizes below sizes:
+// increasing ids as the index's lists hold them (or any order, which the
+// kernel must not care about), counts of every kind (0, counted, pruned,
+// near 2^31) and any stop, up to past the units.
+func randomWalk(rng *rand.Rand) walkCase {
+	w := walkCase{units: 1 + rng.IntN(300), sizes: 2 + rng.IntN(60)}
+	n := rng.IntN(w.units + 1)
+	ids := rng.Perm(w.units)[:n]
+	if rng.IntN(4) != 0 {
+		slices.Sort(ids)
+	}
+	for _, id := range ids {
+		b := uint32(1 + rng.IntN(w.sizes-1))
+		w.ent = append(w.ent, entry{uint32(id), uint32(rng.IntN(int(b))), b})
+	}
+	w.cnt = make([]uint32, w.units)
+	for i := range w.cnt {
+		switch rng.IntN(6) {
+		case 0, 1:
+		case 2:
+			w.cnt[i] = pruned | uint32(rng.IntN(5))
+		case 3:
+			w.cnt[i] = pruned - 1 - uint32(rng.IntN(3))
+		default:
+			w.cnt[i] = uint32(1 + rng.IntN(8))
+		}
+	}
+	w.need = make([]uint32, w.sizes)
+	for i := range w.need {
+		w.need[i] = uint32(rng.IntN(i + 2))
+	}
+	w.stop = uint32(rng.IntN(w.units + 3))
+	if rng.IntN(3) == 0 {
+		w.stop = ^uint32(0)
+	}
+	w.aq, w.q = uint32(rng.IntN(w.sizes)), uint32(rng.IntN(1<<20))
+	return w
+}
+
+// run walks w with f on fresh copies of its state and returns all of it.
+func (w walkCase) run(f func([]entry, uint32, []uint32, []cand, []uint32, []uint32, uint32, uint32) (int, int)) (walked, added int, cnt []uint32, cands []cand, touched []uint32) {
+	cnt = slices.Clone(w.cnt)
+	cands = make([]cand, w.units)
+	touched = make([]uint32, w.units+1)
+	for i := range touched {
+		touched[i] = 1<<32 - 1
+	}
+	walked, added = f(w.ent, w.stop, cnt, cands, w.need, touched, w.aq, w.q)
+	return
+}
+
+// TestWalkPositional checks the walk in use (the kernel where there is
+// one) against the Go loop on random walks, and the Go loop against the
+// filter's rule entry by entry.
+func TestWalkPositional(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	for i := range 20000 {
+		w := randomWalk(rng)
+		compareWalks(t, i, w)
+	}
+}
+
+func compareWalks(t *testing.T, i int, w walkCase) {
+	t.Helper()
+	gw, ga, gc, gcd, gt := w.run(walkPositional)
+	ww, wa, wc, wcd, wt := w.run(walkPositionalGeneric)
+	if gw != ww || ga != wa || !slices.Equal(gc, wc) || !slices.Equal(gcd, wcd) || !slices.Equal(gt, wt) {
+		t.Fatalf("case %d %+v: walked %d, added %d; the Go loop %d, %d\ncnt %v\nwant %v\ncands %v\nwant %v\ntouched %v\nwant %v",
+			i, w, gw, ga, ww, wa, gc, wc, gcd, wcd, gt, wt)
+	}
+	// The rule, entry by entry.
+	want := slices.Clone(w.cnt)
+	var fresh []uint32
+	k := 0
+	for ; k < len(w.ent) && w.ent[k].id < w.stop; k++ {
+		e := w.ent[k]
+		c := want[e.id]
+		switch {
+		case c+min(w.aq, e.size-e.pos) >= w.need[e.size]:
+			if c == 0 {
+				fresh = append(fresh, e.id)
+			}
+			want[e.id] = c + 1
+		case c != 0:
+			want[e.id] = c | pruned
+		}
+	}
+	if ww != k || !slices.Equal(wc, want) || !slices.Equal(wt[:wa], fresh) {
+		t.Fatalf("case %d %+v: the Go loop walked %d, counts %v, new %v; want %d, %v, %v", i, w, ww, wc, wt[:wa], k, want, fresh)
+	}
+}
+
+// FuzzWalkPositional: the kernel and the Go loop agree on any walk.
+func FuzzWalkPositional(f *testing.F) {
+	f.Add(uint64(1), uint64(2))
+	f.Add(uint64(0), uint64(0))
+	f.Fuzz(func(t *testing.T, a, b uint64) {
+		compareWalks(t, 0, randomWalk(rand.New(rand.NewPCG(a, b))))
+	})
+}
