@@ -1,8 +1,9 @@
 // Command simjoin generates the amd64 assembly of package
 // github.com/xsect/xsect/internal/simjoin: the walk of one prefix list by a
-// probe with the positional filter, the filters' hottest loop. It is
-// plain x86-64 (conditional moves, no vector instructions): what it gains
-// over the compiled Go loop is that every value it needs stays in a
+// probe with the positional filter, the filters' hottest loop, and
+// PairJoin's walk of one pair list. They are
+// plain x86-64 (conditional moves, no vector instructions): what they gain
+// over the compiled Go loops is that every value they need stays in a
 // register, where the compiler spills half of them to the stack.
 //
 // Run it through go generate in the simjoin package:
@@ -18,6 +19,7 @@ import (
 func main() {
 	ConstraintExpr("amd64,!purego")
 	genWalk()
+	genWalkPairs()
 	Generate()
 }
 
@@ -108,6 +110,92 @@ func genWalk() {
 	Label("done")
 	// walked = (ent - ent0) / 12, an exact division: a multiply by the
 	// inverse of 3 modulo 2^64 after the shift by 2.
+	ent0 := GP64()
+	Load(Param("ent"), ent0)
+	SUBQ(ent0, ent)
+	SHRQ(U8(2), ent)
+	inv := GP64()
+	MOVQ(U64(0xAAAAAAAAAAAAAAAB), inv)
+	IMULQ(inv, ent)
+	Store(ent, ReturnIndex(0))
+	t0 := GP64()
+	Load(Param("touched"), t0)
+	SUBQ(t0, touched)
+	SHRQ(U8(2), touched)
+	Store(touched, ReturnIndex(1))
+	RET()
+}
+
+func genWalkPairs() {
+	TEXT("walkPairsAMD64", NOSPLIT, "func(ent *uint32, n int, stop uint32, pcnt *uint32, base uint32, need *uint32, touched *uint32, rest uint32, first uint32) (walked int, added int)")
+	Doc("walkPairsAMD64 is walkPairs over ent[0:n] (see there), with touched",
+		"pointing where the next new candidate goes; it returns the entries",
+		"walked and the candidates added.")
+	ent := GP64()
+	Load(Param("ent"), ent)
+	n := GP64()
+	Load(Param("n"), n)
+	pcnt := GP64()
+	Load(Param("pcnt"), pcnt)
+	need := GP64()
+	Load(Param("need"), need)
+	touched := GP64()
+	Load(Param("touched"), touched)
+	stop, base, rest, first := arg("stop"), arg("base"), arg("rest"), arg("first")
+
+	TESTQ(n, n)
+	JZ(LabelRef("pdone"))
+	Label("ploop")
+	y := GP32()
+	MOVL(Mem{Base: ent}, y)
+	CMPL(y, stop)
+	JAE(LabelRef("pdone"))
+	i := GP64()
+	MOVL(y, i.As32())
+	SUBL(base, i.As32())
+	// The position of the pair's second element in the record, and its
+	// size: pos = jy | size<<8.
+	jy, b := GP32(), GP64()
+	MOVL(Mem{Base: ent, Disp: 4}, jy)
+	MOVL(jy, b.As32())
+	ANDL(U32(0xff), jy)
+	SHRL(U8(8), b.As32())
+	// t = 2 + min(rest, b-1-jy): the common elements if this is the first
+	// pair met, the most.
+	t := GP32()
+	LEAL(Mem{Base: b, Disp: -1}, t)
+	SUBL(jy, t)
+	CMPL(t, rest)
+	CMOVLHI(rest, t)
+	ADDL(U8(2), t)
+	// next = first|jy if that reaches need[b], else 0: a new candidate, or
+	// none; but a unit met before counts one pair more, whatever.
+	ORL(first, jy)
+	zero := GP32()
+	XORL(zero, zero)
+	CMPL(t, Mem{Base: need, Index: b, Scale: 4})
+	CMOVLCS(zero, jy)
+	c := GP32()
+	MOVL(Mem{Base: pcnt, Index: i, Scale: 4}, c)
+	inc := GP32()
+	LEAL(Mem{Base: c.As64(), Disp: 1 << 16}, inc)
+	TESTL(c, c)
+	CMOVLNE(inc, jy)
+	MOVL(jy, Mem{Base: pcnt, Index: i, Scale: 4})
+	// touched gets y at its end, which moves on only for a unit not met
+	// before that passed.
+	MOVL(y, Mem{Base: touched})
+	adv := GP64()
+	LEAQ(Mem{Base: touched, Disp: 4}, adv)
+	TESTL(c, c)
+	CMOVQNE(touched, adv)
+	TESTL(jy, jy)
+	CMOVQNE(adv, touched)
+	ADDQ(U8(entrySize), ent)
+	DECQ(n)
+	JNZ(LabelRef("ploop"))
+
+	Label("pdone")
 	ent0 := GP64()
 	Load(Param("ent"), ent0)
 	SUBQ(ent0, ent)

@@ -629,8 +629,9 @@ func (j *join) getProber() *prober {
 	// PairJoin's probers are PPJoin's with pair lists and counters.
 	if j.px != nil {
 		pr.lists2 = spans(j.px.start, pr.lists2)
-		if n := int(j.pairRecHi - j.pairRecLo); len(pr.pcnt) < n {
+		if n := int(j.pairRecHi - j.pairRecLo); len(pr.pcnt) < n || cap(pr.ptouched) < n+1 {
 			pr.pcnt = make([]uint32, n)
+			pr.ptouched = make([]uint32, 0, n+1)
 		}
 	}
 	return pr

@@ -333,7 +333,10 @@ func (j *join) probePairs(pr *prober, xr []uint32, a uint32, lo, end uint32) {
 	lists := pr.lists2
 	base := j.pairRecLo
 	pcnt := pr.pcnt
-	touched := pr.ptouched[:0]
+	// Room for every record indexed by pairs and one more: new
+	// candidates are written past the end, kept by moving it.
+	touched := pr.ptouched[:cap(pr.ptouched)]
+	nt := 0
 	var walked, lookups uint32
 	// Each element's directory first, all at once: the cache misses
 	// overlap.
@@ -376,31 +379,14 @@ func (j *join) probePairs(pr *prober, xr []uint32, a uint32, lo, end uint32) {
 			}
 			sp.k = k
 			walked -= k
-			rest := a - 1 - uint32(jx)
-			first := uint32(jx)<<8 | 1<<16
-			for ; k < hi; k++ {
-				y := ent[k].id
-				if y >= stop {
-					break
-				}
-				c := &pcnt[y-base]
-				if *c != 0 {
-					*c += 1 << 16
-					continue
-				}
-				// The first pair met is (c1, c2): the positional filter.
-				jb := ent[k].pos
-				jy, b := jb&0xff, jb>>8
-				if 2+min(rest, b-1-jy) < need[b] {
-					continue
-				}
-				touched = append(touched, y)
-				*c = first | jy
-			}
+			n, added := walkPairs(ent[k:hi], stop, pcnt, base, need, touched[nt:], a-1-uint32(jx), uint32(jx)<<8|1<<16)
+			k += uint32(n)
+			nt += added
 			walked += k
 			d++
 		}
 	}
+	touched = touched[:nt]
 	pr.ptouched = touched
 	if pr.count != nil {
 		pr.count.pairEntries += int64(walked)

@@ -39,3 +39,35 @@ func walkPositionalGeneric(ent []entry, stop uint32, cnt []uint32, cands []cand,
 	}
 	return len(ent), added
 }
+
+// walkPairs walks one of PairJoin's pair lists for a probe whose pair
+// ends at its position jx: for each entry of ent, in order, up to the
+// first whose record is stop or later, a record met before by another
+// pair (pcnt[y−base] != 0) counts one pair more (1<<16); one not met
+// before becomes a candidate (pcnt = first | its position of the pair's
+// second element, appended to touched) if two common elements plus the
+// most that can follow on the shorter side (rest on the probe's) reach
+// need by its size. It returns the entries walked and the records
+// appended. Like walkPositional, without branches whose outcome the data
+// decide; touched needs room for every new candidate and one more.
+// walkPairs is walkPairsGeneric or, on amd64, a kernel in assembly.
+
+// walkPairsGeneric is walkPairs' Go loop.
+func walkPairsGeneric(ent []entry, stop uint32, pcnt []uint32, base uint32, need, touched []uint32, rest, first uint32) (walked, added int) {
+	for k := range ent {
+		y := ent[k].id
+		if y >= stop {
+			return k, added
+		}
+		// pos = jy | size<<8 in a pair list.
+		jb := ent[k].pos
+		jy, b := jb&0xff, jb>>8
+		pass := b2u(2+min(rest, b-1-jy) >= need[b])
+		c := pcnt[y-base]
+		nz := b2u(c != 0)
+		pcnt[y-base] = nz*(c+1<<16) + (1-nz)*pass*(first|jy)
+		touched[added] = y
+		added += int(pass &^ nz)
+	}
+	return len(ent), added
+}

@@ -17,3 +17,12 @@ func walkPositional(ent []entry, stop uint32, cnt []uint32, cands []cand, need, 
 	return walkPositionalAMD64((*uint32)(unsafe.Pointer(unsafe.SliceData(ent))), len(ent), stop, unsafe.SliceData(cnt),
 		(*uint64)(unsafe.Pointer(unsafe.SliceData(cands))), unsafe.SliceData(need), unsafe.SliceData(touched), aq, q)
 }
+
+// walkPairs (see walk.go) by the kernel. Its memory stays within pcnt
+// (stop is lowered to its end), and within need and touched as
+// walkPairs' callers provide them; every record listed is base or later.
+func walkPairs(ent []entry, stop uint32, pcnt []uint32, base uint32, need, touched []uint32, rest, first uint32) (int, int) {
+	stop = min(stop, base+uint32(len(pcnt)))
+	return walkPairsAMD64((*uint32)(unsafe.Pointer(unsafe.SliceData(ent))), len(ent), stop, unsafe.SliceData(pcnt), base,
+		unsafe.SliceData(need), unsafe.SliceData(touched), rest, first)
+}

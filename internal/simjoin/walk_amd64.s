@@ -60,3 +60,61 @@ done:
 	SHRQ  $0x02, DI
 	MOVQ  DI, added+72(FP)
 	RET
+
+// func walkPairsAMD64(ent *uint32, n int, stop uint32, pcnt *uint32, base uint32, need *uint32, touched *uint32, rest uint32, first uint32) (walked int, added int)
+// Requires: CMOV
+TEXT ·walkPairsAMD64(SB), NOSPLIT, $0-80
+	MOVQ  ent+0(FP), AX
+	MOVQ  n+8(FP), CX
+	MOVQ  pcnt+24(FP), DX
+	MOVQ  need+40(FP), BX
+	MOVQ  touched+48(FP), SI
+	TESTQ CX, CX
+	JZ    pdone
+
+ploop:
+	MOVL    (AX), DI
+	CMPL    DI, stop+16(FP)
+	JAE     pdone
+	MOVL    DI, R8
+	SUBL    base+32(FP), R8
+	MOVL    4(AX), R9
+	MOVL    R9, R10
+	ANDL    $0x000000ff, R9
+	SHRL    $0x08, R10
+	LEAL    -1(R10), R11
+	SUBL    R9, R11
+	CMPL    R11, rest+56(FP)
+	CMOVLHI rest+56(FP), R11
+	ADDL    $0x02, R11
+	ORL     first+60(FP), R9
+	XORL    R12, R12
+	CMPL    R11, (BX)(R10*4)
+	CMOVLCS R12, R9
+	MOVL    (DX)(R8*4), R10
+	LEAL    65536(R10), R11
+	TESTL   R10, R10
+	CMOVLNE R11, R9
+	MOVL    R9, (DX)(R8*4)
+	MOVL    DI, (SI)
+	LEAQ    4(SI), DI
+	TESTL   R10, R10
+	CMOVQNE SI, DI
+	TESTL   R9, R9
+	CMOVQNE DI, SI
+	ADDQ    $0x0c, AX
+	DECQ    CX
+	JNZ     ploop
+
+pdone:
+	MOVQ  ent+0(FP), CX
+	SUBQ  CX, AX
+	SHRQ  $0x02, AX
+	MOVQ  $0xaaaaaaaaaaaaaaab, CX
+	IMULQ CX, AX
+	MOVQ  AX, walked+64(FP)
+	MOVQ  touched+48(FP), AX
+	SUBQ  AX, SI
+	SHRQ  $0x02, SI
+	MOVQ  SI, added+72(FP)
+	RET

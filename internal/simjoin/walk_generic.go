@@ -6,3 +6,8 @@ package simjoin
 func walkPositional(ent []entry, stop uint32, cnt []uint32, cands []cand, need, touched []uint32, aq, q uint32) (walked, added int) {
 	return walkPositionalGeneric(ent, stop, cnt, cands, need, touched, aq, q)
 }
+
+// walkPairs: see walk.go.
+func walkPairs(ent []entry, stop uint32, pcnt []uint32, base uint32, need, touched []uint32, rest, first uint32) (walked, added int) {
+	return walkPairsGeneric(ent, stop, pcnt, base, need, touched, rest, first)
+}

@@ -8,3 +8,8 @@ package simjoin
 // touched pointing where the next new candidate goes; it returns the
 // entries walked and the candidates added.
 func walkPositionalAMD64(ent *uint32, n int, stop uint32, cnt *uint32, cands *uint64, need *uint32, touched *uint32, aq uint32, q uint32) (walked int, added int)
+
+// walkPairsAMD64 is walkPairs over ent[0:n] (see there), with touched
+// pointing where the next new candidate goes; it returns the entries
+// walked and the candidates added.
+func walkPairsAMD64(ent *uint32, n int, stop uint32, pcnt *uint32, base uint32, need *uint32, touched *uint32, rest uint32, first uint32) (walked int, added int)

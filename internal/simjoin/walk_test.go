@@ -114,3 +114,95 @@ func FuzzWalkPositional(f *testing.F) {
 		compareWalks(t, 0, randomWalk(rand.New(rand.NewPCG(a, b))))
 	})
 }
+
+// pairWalk is one walk of a pair list.
+type pairWalk struct {
+	ent                     []entry
+	stop, base, rest, first uint32
+	pcnt, need              []uint32
+}
+
+// randomPairWalk returns a walk over records [base, base+len(pcnt)) of
+// sizes below 256, with counts of records met before or not.
+func randomPairWalk(rng *rand.Rand) pairWalk {
+	n := 1 + rng.IntN(300)
+	w := pairWalk{base: uint32(rng.IntN(1000)), pcnt: make([]uint32, n), need: make([]uint32, 256)}
+	ids := rng.Perm(n)[:rng.IntN(n+1)]
+	if rng.IntN(4) != 0 {
+		slices.Sort(ids)
+	}
+	for _, id := range ids {
+		b := uint32(2 + rng.IntN(254))
+		jy := uint32(1 + rng.IntN(int(b)-1))
+		w.ent = append(w.ent, entry{w.base + uint32(id), jy | b<<8, 0})
+	}
+	for i := range w.pcnt {
+		if rng.IntN(3) == 0 {
+			w.pcnt[i] = uint32(1+rng.IntN(9))<<16 | uint32(rng.IntN(1<<16))
+		}
+	}
+	for i := range w.need {
+		w.need[i] = uint32(2 + rng.IntN(i/2+2))
+	}
+	w.stop = w.base + uint32(rng.IntN(n+3))
+	if rng.IntN(4) == 0 {
+		w.stop = uint32(rng.IntN(int(w.base) + 1)) // at or before the first record
+	}
+	jx := uint32(1 + rng.IntN(254))
+	w.rest, w.first = uint32(rng.IntN(256)), jx<<8|1<<16
+	return w
+}
+
+func (w pairWalk) run(f func([]entry, uint32, []uint32, uint32, []uint32, []uint32, uint32, uint32) (int, int)) (walked, added int, pcnt, touched []uint32) {
+	pcnt = slices.Clone(w.pcnt)
+	touched = make([]uint32, len(w.pcnt)+1)
+	for i := range touched {
+		touched[i] = 1<<32 - 1
+	}
+	walked, added = f(w.ent, w.stop, pcnt, w.base, w.need, touched, w.rest, w.first)
+	return
+}
+
+// TestWalkPairs checks the pair walk in use against the Go loop on random
+// walks, and the Go loop against PairJoin's rule.
+func TestWalkPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	for i := range 20000 {
+		comparePairWalks(t, i, randomPairWalk(rng))
+	}
+}
+
+func comparePairWalks(t *testing.T, i int, w pairWalk) {
+	t.Helper()
+	gw, ga, gc, gt := w.run(walkPairs)
+	ww, wa, wc, wt := w.run(walkPairsGeneric)
+	if gw != ww || ga != wa || !slices.Equal(gc, wc) || !slices.Equal(gt, wt) {
+		t.Fatalf("case %d %+v: walked %d, added %d; the Go loop %d, %d\npcnt %v\nwant %v\ntouched %v\nwant %v", i, w, gw, ga, ww, wa, gc, wc, gt, wt)
+	}
+	want := slices.Clone(w.pcnt)
+	var fresh []uint32
+	k := 0
+	for ; k < len(w.ent) && w.ent[k].id < w.stop; k++ {
+		e := w.ent[k]
+		jy, b := e.pos&0xff, e.pos>>8
+		c := &want[e.id-w.base]
+		switch {
+		case *c != 0:
+			*c += 1 << 16
+		case 2+min(w.rest, b-1-jy) >= w.need[b]:
+			*c = w.first | jy
+			fresh = append(fresh, e.id)
+		}
+	}
+	if ww != k || !slices.Equal(wc, want) || !slices.Equal(wt[:wa], fresh) {
+		t.Fatalf("case %d %+v: the Go loop walked %d, counts %v, new %v; want %d, %v, %v", i, w, ww, wc, wt[:wa], k, want, fresh)
+	}
+}
+
+// FuzzWalkPairs: the kernel and the Go loop agree on any pair walk.
+func FuzzWalkPairs(f *testing.F) {
+	f.Add(uint64(3), uint64(4))
+	f.Fuzz(func(t *testing.T, a, b uint64) {
+		comparePairWalks(t, 0, randomPairWalk(rand.New(rand.NewPCG(a, b))))
+	})
+}
