@@ -20,6 +20,7 @@ func main() {
 	ConstraintExpr("amd64,!purego")
 	genWalk()
 	genWalkPairs()
+	genPrefetch()
 	Generate()
 }
 
@@ -209,5 +210,37 @@ func genWalkPairs() {
 	SUBQ(t0, touched)
 	SHRQ(U8(2), touched)
 	Store(touched, ReturnIndex(1))
+	RET()
+}
+
+func genPrefetch() {
+	TEXT("prefetchUnitsAMD64", NOSPLIT, "func(ids *uint32, n int, info *uint32, bits *uint64, words int)")
+	Doc("prefetchUnitsAMD64 asks the caches for the info (12 bytes each) and the",
+		"bitmap (words each) of the units ids[0:n].")
+	ids := GP64()
+	Load(Param("ids"), ids)
+	n := GP64()
+	Load(Param("n"), n)
+	info := GP64()
+	Load(Param("info"), info)
+	bits := GP64()
+	Load(Param("bits"), bits)
+	stride := GP64()
+	Load(Param("words"), stride)
+	SHLQ(U8(3), stride) // bytes per bitmap
+	TESTQ(n, n)
+	JZ(LabelRef("fdone"))
+	Label("floop")
+	y := GP64()
+	MOVL(Mem{Base: ids}, y.As32())
+	off := GP64()
+	LEAQ(Mem{Base: y, Index: y, Scale: 2}, off)
+	PREFETCHT0(Mem{Base: info, Index: off, Scale: 4})
+	IMULQ(stride, y)
+	PREFETCHT0(Mem{Base: bits, Index: y, Scale: 1})
+	ADDQ(U8(4), ids)
+	DECQ(n)
+	JNZ(LabelRef("floop"))
+	Label("fdone")
 	RET()
 }

@@ -26,3 +26,9 @@ func walkPairs(ent []entry, stop uint32, pcnt []uint32, base uint32, need, touch
 	return walkPairsAMD64((*uint32)(unsafe.Pointer(unsafe.SliceData(ent))), len(ent), stop, unsafe.SliceData(pcnt), base,
 		unsafe.SliceData(need), unsafe.SliceData(touched), rest, first)
 }
+
+// prefetchUnits asks the caches for the info and the bitmaps of the units
+// ids (see probe). A prefetch never faults: any ids are safe.
+func prefetchUnits(ids []uint32, info []unitInfo, bits []uint64, words int) {
+	prefetchUnitsAMD64(unsafe.SliceData(ids), len(ids), (*uint32)(unsafe.Pointer(unsafe.SliceData(info))), unsafe.SliceData(bits), words)
+}

@@ -118,3 +118,28 @@ pdone:
 	SHRQ  $0x02, SI
 	MOVQ  SI, added+72(FP)
 	RET
+
+// func prefetchUnitsAMD64(ids *uint32, n int, info *uint32, bits *uint64, words int)
+// Requires: MMX+
+TEXT ·prefetchUnitsAMD64(SB), NOSPLIT, $0-40
+	MOVQ  ids+0(FP), AX
+	MOVQ  n+8(FP), CX
+	MOVQ  info+16(FP), DX
+	MOVQ  bits+24(FP), BX
+	MOVQ  words+32(FP), SI
+	SHLQ  $0x03, SI
+	TESTQ CX, CX
+	JZ    fdone
+
+floop:
+	MOVL       (AX), DI
+	LEAQ       (DI)(DI*2), R8
+	PREFETCHT0 (DX)(R8*4)
+	IMULQ      SI, DI
+	PREFETCHT0 (BX)(DI*1)
+	ADDQ       $0x04, AX
+	DECQ       CX
+	JNZ        floop
+
+fdone:
+	RET

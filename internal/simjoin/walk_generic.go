@@ -11,3 +11,6 @@ func walkPositional(ent []entry, stop uint32, cnt []uint32, cands []cand, need, 
 func walkPairs(ent []entry, stop uint32, pcnt []uint32, base uint32, need, touched []uint32, rest, first uint32) (walked, added int) {
 	return walkPairsGeneric(ent, stop, pcnt, base, need, touched, rest, first)
 }
+
+// prefetchUnits does nothing: Go has no prefetch.
+func prefetchUnits(ids []uint32, info []unitInfo, bits []uint64, words int) {}

@@ -13,3 +13,7 @@ func walkPositionalAMD64(ent *uint32, n int, stop uint32, cnt *uint32, cands *ui
 // pointing where the next new candidate goes; it returns the entries
 // walked and the candidates added.
 func walkPairsAMD64(ent *uint32, n int, stop uint32, pcnt *uint32, base uint32, need *uint32, touched *uint32, rest uint32, first uint32) (walked int, added int)
+
+// prefetchUnitsAMD64 asks the caches for the info (12 bytes each) and the
+// bitmap (words each) of the units ids[0:n].
+func prefetchUnitsAMD64(ids *uint32, n int, info *uint32, bits *uint64, words int)
