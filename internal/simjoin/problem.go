@@ -602,38 +602,55 @@ func (s *Side) sortLex(threads, universe int, pos []uint32) {
 		}
 	})
 	// A stable counting sort on each key, least significant first, then
-	// on the size.
+	// on the size: each pass counts and places runs of perm on a thread
+	// each.
 	perm := make([]uint32, k) // perm[new] = old
 	for x := range perm {
 		perm[x] = uint32(x)
 	}
 	tmp := make([]uint32, k)
-	count := make([]uint32, universe+1)
-	for i := lexKeys - 1; i >= 0; i-- {
-		key := keys[i]
-		clear(count)
-		for _, x := range perm {
-			count[key[x]]++
-		}
-		sum := uint32(0)
-		for v, c := range count {
-			count[v] = sum
-			sum += c
-		}
-		for _, x := range perm {
-			v := key[x]
-			tmp[count[v]] = x
-			count[v]++
-		}
+	parts := 1
+	if k >= 1<<15 {
+		parts = max(1, threads)
+	}
+	cut := func(w int) (int, int) { return k * w / parts, k * (w + 1) / parts }
+	pass := func(key []uint32, keys int) {
+		counts := make([][]uint32, parts)
+		chunks(parts, parts, int64(k), func(lo, hi int) {
+			for w := lo; w < hi; w++ {
+				cnt := make([]uint32, keys)
+				a, b := cut(w)
+				for _, x := range perm[a:b] {
+					cnt[key[x]]++
+				}
+				counts[w] = cnt
+			}
+		})
+		partStarts(counts, keys)
+		chunks(parts, parts, int64(k), func(lo, hi int) {
+			for w := lo; w < hi; w++ {
+				fill := counts[w]
+				a, b := cut(w)
+				for _, x := range perm[a:b] {
+					v := key[x]
+					tmp[fill[v]] = x
+					fill[v]++
+				}
+			}
+		})
 		perm, tmp = tmp, perm
 	}
-	fill := slices.Clone(s.SizeStart)
-	for _, x := range perm {
-		n := s.Off[x+1] - s.Off[x]
-		tmp[fill[n]] = x
-		fill[n]++
+	for i := lexKeys - 1; i >= 0; i-- {
+		pass(keys[i], universe+1)
 	}
-	perm = tmp
+	size := tmp // free between passes
+	tmp = make([]uint32, k)
+	chunks(threads, k, int64(k), func(lo, hi int) {
+		for x := lo; x < hi; x++ {
+			size[x] = s.Off[x+1] - s.Off[x]
+		}
+	})
+	pass(size, int(s.MaxSize)+1)
 	// Ties on the size and the first lexKeys elements, by comparison.
 	for x := 0; x < k; {
 		y := x + 1
