@@ -21,6 +21,7 @@ func main() {
 	genWalk()
 	genWalkPairs()
 	genPrefetch()
+	genPrefetchHeads()
 	Generate()
 }
 
@@ -242,5 +243,33 @@ func genPrefetch() {
 	DECQ(n)
 	JNZ(LabelRef("floop"))
 	Label("fdone")
+	RET()
+}
+
+func genPrefetchHeads() {
+	TEXT("prefetchHeadsAMD64", NOSPLIT, "func(elems *uint32, n int, lists *uint64, ent *uint32)")
+	Doc("prefetchHeadsAMD64 asks the caches for the next entry of the list of",
+		"each of elems[0:n]: ent[lists[e].k] (spans of 8 bytes, entries of 12).")
+	elems := GP64()
+	Load(Param("elems"), elems)
+	n := GP64()
+	Load(Param("n"), n)
+	lists := GP64()
+	Load(Param("lists"), lists)
+	ent := GP64()
+	Load(Param("ent"), ent)
+	TESTQ(n, n)
+	JZ(LabelRef("hdone"))
+	Label("hloop")
+	e := GP64()
+	MOVL(Mem{Base: elems}, e.As32())
+	k := GP64()
+	MOVL(Mem{Base: lists, Index: e, Scale: 8}, k.As32())
+	LEAQ(Mem{Base: k, Index: k, Scale: 2}, k)
+	PREFETCHT0(Mem{Base: ent, Index: k, Scale: 4})
+	ADDQ(U8(4), elems)
+	DECQ(n)
+	JNZ(LabelRef("hloop"))
+	Label("hdone")
 	RET()
 }

@@ -849,6 +849,11 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		end1, lo2 = max(lo, j.pairRecLo), max(lo, j.pairRecHi)
 	}
 	var walked uint32
+	// The heads of the next probe's lists, asked for now: they arrive
+	// while this probe works.
+	if next := u + 1; next < j.prb.n {
+		prefetchHeads(j.prb.record(next)[:j.probe1[j.prb.size[next]]], pr.lists, x.ent)
+	}
 	// The head of every list first: their cache misses, independent of
 	// one another, overlap instead of coming one after the other.
 	var sink uint32

@@ -32,3 +32,15 @@ func walkPairs(ent []entry, stop uint32, pcnt []uint32, base uint32, need, touch
 func prefetchUnits(ids []uint32, info []unitInfo, bits []uint64, words int) {
 	prefetchUnitsAMD64(unsafe.SliceData(ids), len(ids), (*uint32)(unsafe.Pointer(unsafe.SliceData(info))), unsafe.SliceData(bits), words)
 }
+
+// prefetchHeads asks the caches for the next entry of the lists of elems,
+// a probe's sorted prefix (see probe): lists[e] is read for each, within
+// bounds if the last, the largest, is.
+func prefetchHeads(elems []uint32, lists []span, ent []entry) {
+	if len(elems) == 0 {
+		return
+	}
+	_ = lists[elems[len(elems)-1]]
+	prefetchHeadsAMD64(unsafe.SliceData(elems), len(elems), (*uint64)(unsafe.Pointer(unsafe.SliceData(lists))),
+		(*uint32)(unsafe.Pointer(unsafe.SliceData(ent))))
+}

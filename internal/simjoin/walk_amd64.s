@@ -143,3 +143,25 @@ floop:
 
 fdone:
 	RET
+
+// func prefetchHeadsAMD64(elems *uint32, n int, lists *uint64, ent *uint32)
+// Requires: MMX+
+TEXT ·prefetchHeadsAMD64(SB), NOSPLIT, $0-32
+	MOVQ  elems+0(FP), AX
+	MOVQ  n+8(FP), CX
+	MOVQ  lists+16(FP), DX
+	MOVQ  ent+24(FP), BX
+	TESTQ CX, CX
+	JZ    hdone
+
+hloop:
+	MOVL       (AX), SI
+	MOVL       (DX)(SI*8), SI
+	LEAQ       (SI)(SI*2), SI
+	PREFETCHT0 (BX)(SI*4)
+	ADDQ       $0x04, AX
+	DECQ       CX
+	JNZ        hloop
+
+hdone:
+	RET

@@ -14,3 +14,6 @@ func walkPairs(ent []entry, stop uint32, pcnt []uint32, base uint32, need, touch
 
 // prefetchUnits does nothing: Go has no prefetch.
 func prefetchUnits(ids []uint32, info []unitInfo, bits []uint64, words int) {}
+
+// prefetchHeads does nothing: Go has no prefetch.
+func prefetchHeads(elems []uint32, lists []span, ent []entry) {}

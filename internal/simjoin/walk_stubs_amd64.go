@@ -17,3 +17,7 @@ func walkPairsAMD64(ent *uint32, n int, stop uint32, pcnt *uint32, base uint32, 
 // prefetchUnitsAMD64 asks the caches for the info (12 bytes each) and the
 // bitmap (words each) of the units ids[0:n].
 func prefetchUnitsAMD64(ids *uint32, n int, info *uint32, bits *uint64, words int)
+
+// prefetchHeadsAMD64 asks the caches for the next entry of the list of
+// each of elems[0:n]: ent[lists[e].k] (spans of 8 bytes, entries of 12).
+func prefetchHeadsAMD64(elems *uint32, n int, lists *uint64, ent *uint32)
