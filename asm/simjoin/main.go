@@ -12,6 +12,8 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 )
@@ -22,6 +24,9 @@ func main() {
 	genWalkPairs()
 	genPrefetch()
 	genPrefetchHeads()
+	for _, w := range []int{1, 2, 4, 8} {
+		genFilter(w)
+	}
 	Generate()
 }
 
@@ -272,4 +277,163 @@ func genPrefetchHeads() {
 	JNZ(LabelRef("hloop"))
 	Label("hdone")
 	RET()
+}
+
+// genFilter emits the filter of a probe's candidates for bitmaps of w
+// words (unitInfo is {off, size, last uint32}: 12 bytes).
+func genFilter(w int) {
+	name := fmt.Sprintf("filterCands%dAMD64", w)
+	TEXT(name, NOSPLIT, "func(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int")
+	Doc(name + " is filterCands (see there) for bitmaps of " + fmt.Sprint(w) + " words. It needs POPCNT.")
+	ids := GP64()
+	Load(Param("ids"), ids)
+	n := GP64()
+	Load(Param("n"), n)
+	cnt := GP64()
+	Load(Param("cnt"), cnt)
+	cands := GP64()
+	Load(Param("cands"), cands)
+	info := GP64()
+	Load(Param("info"), info)
+	out := GP64()
+	Load(Param("out"), out)
+	need, pfx, idxPrefix, xr, a, positional := arg("need"), arg("pfx"), arg("idxPrefix"), arg("xr"), arg("a"), arg("positional")
+	bits, xbits := arg("bits"), arg("xbits")
+	// The end of ids, in a stack slot: every register is needed.
+	end := AllocLocal(8)
+	{
+		e := GP64()
+		LEAQ(Mem{Base: ids, Index: n, Scale: 4}, e)
+		MOVQ(e, end)
+	}
+	TESTQ(n, n)
+	JZ(LabelRef("cdone" + fmt.Sprint(w)))
+	loop, next := "cloop"+fmt.Sprint(w), "cnext"+fmt.Sprint(w)
+	Label(loop)
+	y, c := GP64(), GP32()
+	MOVL(Mem{Base: ids}, y.As32())
+	MOVL(Mem{Base: cnt, Index: y, Scale: 4}, c)
+	MOVL(U32(0), Mem{Base: cnt, Index: y, Scale: 4})
+	TESTL(U32(pruned), c)
+	JNZ(LabelRef(next))
+	// b and last from info[y].
+	b, last := GP64(), GP32()
+	{
+		t := GP64()
+		LEAQ(Mem{Base: y, Index: y, Scale: 2}, t)
+		MOVL(Mem{Base: info, Index: t, Scale: 4, Disp: 4}, b.As32())
+		MOVL(Mem{Base: info, Index: t, Scale: 4, Disp: 8}, last)
+	}
+	// xs = pfx[b] and ys = positional ? cand.j+1 : c, unless the probe's
+	// prefix for b ends past the unit's indexing prefix (xr[pb-1] > last):
+	// then xs = cand.q+1 and ys = idxPrefix[b].
+	xs := GP64()
+	{
+		tp := GP64()
+		MOVQ(pfx, tp)
+		MOVL(Mem{Base: tp, Index: b, Scale: 4}, xs.As32())
+	}
+	flag := GP32()
+	{
+		i, tp := GP64(), GP64()
+		MOVL(xs.As32(), i.As32())
+		SUBL(U8(1), i.As32())
+		zero := GP32()
+		XORL(zero, zero)
+		CMOVLCS(zero, i.As32()) // pb = 0: element 0, never read in practice
+		MOVQ(xr, tp)
+		MOVL(Mem{Base: tp, Index: i, Scale: 4}, flag)
+		CMPL(flag, last)
+		SETHI(flag.As8())
+		MOVBLZX(flag.As8(), flag)
+	}
+	cd := GP64()
+	MOVQ(Mem{Base: cands, Index: y, Scale: 8}, cd)
+	ys := GP32()
+	MOVL(c, ys)
+	{
+		j := GP64()
+		MOVQ(cd, j)
+		SHRQ(U8(32), j)
+		INCL(j.As32())
+		CMPL(positional, U8(0))
+		CMOVLNE(j.As32(), ys)
+	}
+	MOVL(cd.As32(), cd.As32()) // q, zero-extended
+	INCL(cd.As32())
+	ysA := GP32()
+	{
+		tp := GP64()
+		MOVQ(idxPrefix, tp)
+		MOVL(Mem{Base: tp, Index: b, Scale: 4}, ysA)
+	}
+	TESTL(flag, flag)
+	CMOVLNE(cd.As32(), xs.As32())
+	CMOVLNE(ysA, ys)
+	nd := GP32()
+	{
+		tp := GP64()
+		MOVQ(need, tp)
+		MOVL(Mem{Base: tp, Index: b, Scale: 4}, nd)
+	}
+	// The positional bound: c + min(a - xs, b - ys) >= nd.
+	{
+		t1, t2 := GP32(), GP32()
+		MOVL(a, t1)
+		SUBL(xs.As32(), t1)
+		MOVL(b.As32(), t2)
+		SUBL(ys, t2)
+		CMPL(t1, t2)
+		CMOVLHI(t2, t1)
+		ADDL(c, t1)
+		CMPL(t1, nd)
+		JCS(LabelRef(next))
+	}
+	// The bitmap bound: (a + b - popcount(x xor y)) / 2 >= nd.
+	{
+		off, tp, d, t := GP64(), GP64(), GP64(), GP64()
+		MOVQ(y, off)
+		SHLQ(U8(uint8(3+log2(w))), off)
+		MOVQ(bits, tp)
+		ADDQ(off, tp)
+		xb := GP64()
+		MOVQ(xbits, xb)
+		XORL(d.As32(), d.As32())
+		for i := 0; i < w; i++ {
+			MOVQ(Mem{Base: xb, Disp: 8 * i}, t)
+			XORQ(Mem{Base: tp, Disp: 8 * i}, t)
+			POPCNTQ(t, t)
+			ADDQ(t, d)
+		}
+		MOVL(a, t.As32())
+		ADDL(b.As32(), t.As32())
+		SUBL(d.As32(), t.As32())
+		SHRL(U8(1), t.As32())
+		CMPL(t.As32(), nd)
+		JCS(LabelRef(next))
+	}
+	MOVL(y.As32(), Mem{Base: out})
+	MOVL(c, Mem{Base: out, Disp: 4})
+	MOVL(xs.As32(), Mem{Base: out, Disp: 8})
+	MOVL(ys, Mem{Base: out, Disp: 12})
+	ADDQ(U8(16), out)
+	Label(next)
+	ADDQ(U8(4), ids)
+	CMPQ(ids, end)
+	JB(LabelRef(loop))
+	Label("cdone" + fmt.Sprint(w))
+	o0 := GP64()
+	Load(Param("out"), o0)
+	SUBQ(o0, out)
+	SHRQ(U8(4), out)
+	Store(out, ReturnIndex(0))
+	RET()
+}
+
+func log2(w int) int {
+	l := 0
+	for 1<<l < w {
+		l++
+	}
+	return l
 }

@@ -523,8 +523,10 @@ type prober struct {
 	// probePairs), and the candidates among them.
 	pcnt     []uint32
 	ptouched []uint32
-	need     []uint32 // MinOverlap(a, b) by b, for probes of size needA
-	needA    uint32
+	// surv receives the candidates that filterCands lets through.
+	surv  []survivor
+	need  []uint32 // MinOverlap(a, b) by b, for probes of size needA
+	needA uint32
 	// stop[q] is where the walk of the list of the probe's element q ends
 	// (stop2 for the pair whose second element is q), pfx[b] the prefix
 	// over which candidates of size b are counted (see setNeed).
@@ -946,77 +948,39 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 		// no cache predicts: asked for all at once, their misses overlap.
 		prefetchUnits(touched, j.idx.info, j.idx.side.bits, j.idx.side.words)
 	}
-	for _, y := range touched {
-		c := cnt[y]
-		cnt[y] = 0
-		if c&pruned != 0 {
-			continue
+	if xbits != nil && pr.count == nil {
+		// Records with bitmaps, not sampled: the bounds by a kernel,
+		// the few candidates left here.
+		if cap(pr.surv) < len(touched) {
+			pr.surv = make([]survivor, 2*len(touched))
 		}
-		cd := cands[y]
-		yi := j.idx.info[y]
-		b := yi.size
-		nd := need[b]
-		// Where the unknown common elements can be (Mann et al.): past
-		// the prefix that ends first, and past the last common element
-		// on the other side. The probe's prefix, for this size, is its
-		// first pfx[b] elements.
-		pb := pr.pfx[b]
-		var xs, ys uint32
-		if xr[pb-1] > yi.last {
-			xs, ys = cd.q+1, j.idxPrefix[b]
-		} else {
-			xs = pb
-			if j.positional {
-				ys = cd.j + 1
-			} else {
-				ys = c // the c-th common element is at c-1 or later
+		m := filterCands(touched, cnt, cands, j.idx.info, j.idx.side.bits, j.idx.side.words, need, pr.pfx, j.idxPrefix, xr, a, j.positional, xbits, pr.surv[:len(touched)])
+		for _, sv := range pr.surv[:m] {
+			j.settle(pr, u, w, xr, sv.y, sv.c, sv.xs, sv.ys)
+		}
+	} else {
+		for _, y := range touched {
+			c := cnt[y]
+			cnt[y] = 0
+			if c&pruned != 0 {
+				continue
 			}
-		}
-		if c+min(a-xs, b-ys) < nd {
-			continue
-		}
-		if pr.count != nil && (c < nd || j.exact) {
-			pr.count.bounded++
-			pr.count.boundedLengths += int64(a + b)
-		}
-		if xbits != nil && bitBound(xbits, j.idx.side.bitmap(int(y)), a, b) < nd {
-			continue
-		}
-		if c >= nd && !j.exact {
-			// Similar, whatever the rest: count without merging.
-			if j.prb.first == nil {
-				w.Add(int(y), u, c) // R is indexed, S probes
-			} else {
-				w.addUnits(j.idx, int(y), j.prb, u)
+			cd := cands[y]
+			yi := j.idx.info[y]
+			b := yi.size
+			nd := need[b]
+			xs, ys := j.unknown(pr, xr, cd, yi, c)
+			if c+min(a-xs, b-ys) < nd {
+				continue
 			}
-			continue
-		}
-		if j.prb.first != nil {
-			pr.pending = append(pr.pending, pending{y, xs, ys, c, nd})
-			continue
-		}
-		if j.emit != nil {
-			pr.batch.add(uint32(u), y, nd)
-			continue
-		}
-		if pr.count != nil {
-			pr.count.merged++
-			pr.count.steps += int64(b - ys)
-			pr.count.lengths += int64(a + b)
-		}
-		var v uint32
-		var ok bool
-		if j.byStamps(b - ys) {
-			if !pr.marked {
-				pr.mark(xr)
-				pr.marked = true
+			if pr.count != nil && (c < nd || j.exact) {
+				pr.count.bounded++
+				pr.count.boundedLengths += int64(a + b)
 			}
-			v, ok = pr.verifyMarked(j.idx.side.Tok[yi.off+ys:yi.off+b], xs, c, nd, j.exact)
-		} else {
-			v, ok = verifySets(j.prb.side.Set(j.prb.firstRecord(u)), j.idx.side.Set(int(y)), nd, j.exact)
-		}
-		if ok {
-			w.Add(int(y), u, v) // R is indexed, S probes
+			if xbits != nil && bitBound(xbits, j.idx.side.bitmap(int(y)), a, b) < nd {
+				continue
+			}
+			j.settle(pr, u, w, xr, y, c, xs, ys)
 		}
 	}
 	if len(pr.pending) > 0 {
@@ -1024,6 +988,72 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 	}
 	if len(pr.ptouched) > 0 {
 		j.verifyPairs(pr, u, xr, xbits, w)
+	}
+}
+
+// survivor is a candidate past the bounds (filterCands): unit y, with
+// c common prefix elements, whose unknown common elements lie at
+// positions xs or later in the probe and ys or later in y.
+type survivor struct{ y, c, xs, ys uint32 }
+
+// unknown returns where the unknown common elements of the probe xr and
+// the unit of info yi, met last at cd with c common prefix elements, can
+// be (Mann et al.): past the prefix that ends first, and past the last
+// common element on the other side. The probe's prefix, for the unit's
+// size, is its first pfx[size] elements.
+func (j *join) unknown(pr *prober, xr []uint32, cd cand, yi unitInfo, c uint32) (xs, ys uint32) {
+	b := yi.size
+	pb := pr.pfx[b]
+	if xr[pb-1] > yi.last {
+		return cd.q + 1, j.idxPrefix[b]
+	}
+	if j.positional {
+		return pb, cd.j + 1
+	}
+	return pb, c // the c-th common element is at c-1 or later
+}
+
+// settle decides candidate unit y of probing unit u past the bounds: c
+// common prefix elements, the unknown ones at xs and ys or later.
+func (j *join) settle(pr *prober, u int, w *Writer, xr []uint32, y, c, xs, ys uint32) {
+	yi := j.idx.info[y]
+	a, b := uint32(len(xr)), yi.size // the probe's record is its unit's size
+	nd := pr.need[b]
+	if c >= nd && !j.exact {
+		// Similar, whatever the rest: count without merging.
+		if j.prb.first == nil {
+			w.Add(int(y), u, c) // R is indexed, S probes
+		} else {
+			w.addUnits(j.idx, int(y), j.prb, u)
+		}
+		return
+	}
+	if j.prb.first != nil {
+		pr.pending = append(pr.pending, pending{y, xs, ys, c, nd})
+		return
+	}
+	if j.emit != nil {
+		pr.batch.add(uint32(u), y, nd)
+		return
+	}
+	if pr.count != nil {
+		pr.count.merged++
+		pr.count.steps += int64(b - ys)
+		pr.count.lengths += int64(a + b)
+	}
+	var v uint32
+	var ok bool
+	if j.byStamps(b - ys) {
+		if !pr.marked {
+			pr.mark(xr)
+			pr.marked = true
+		}
+		v, ok = pr.verifyMarked(j.idx.side.Tok[yi.off+ys:yi.off+b], xs, c, nd, j.exact)
+	} else {
+		v, ok = verifySets(j.prb.side.Set(j.prb.firstRecord(u)), j.idx.side.Set(int(y)), nd, j.exact)
+	}
+	if ok {
+		w.Add(int(y), u, v) // R is indexed, S probes
 	}
 }
 

@@ -71,3 +71,42 @@ func walkPairsGeneric(ent []entry, stop uint32, pcnt []uint32, base uint32, need
 	}
 	return len(ent), added
 }
+
+// filterCands applies the bounds to a probe's candidates ids, in order
+// (see probe): it clears each one's count, drops it if pruned, if its
+// count and the most that can follow (from where the unknown common
+// elements lie, as unknown says) cannot reach need by its size, or if
+// the bitmaps of the probe (xbits) and of the unit (bits, words each)
+// say as much, and writes the others to out, returning their number.
+// filterCands is filterCandsGeneric or, on amd64 with POPCNT, a kernel
+// in assembly per width of bitmap.
+
+// filterCandsGeneric is filterCands' Go loop.
+func filterCandsGeneric(ids, cnt []uint32, cands []cand, info []unitInfo, bits []uint64, words int, need, pfx, idxPrefix, xr []uint32, a uint32, positional bool, xbits []uint64, out []survivor) int {
+	m := 0
+	for _, y := range ids {
+		c := cnt[y]
+		cnt[y] = 0
+		if c&pruned != 0 {
+			continue
+		}
+		cd, yi := cands[y], info[y]
+		b := yi.size
+		nd := need[b]
+		var xs, ys uint32
+		if pb := pfx[b]; xr[pb-1] > yi.last {
+			xs, ys = cd.q+1, idxPrefix[b]
+		} else {
+			xs, ys = pb, c
+			if positional {
+				ys = cd.j + 1
+			}
+		}
+		if c+min(a-xs, b-ys) < nd || bitBound(xbits, bits[int(y)*words:int(y+1)*words], a, b) < nd {
+			continue
+		}
+		out[m] = survivor{y, c, xs, ys}
+		m++
+	}
+	return m
+}

@@ -4,7 +4,11 @@ package simjoin
 
 //go:generate go run -C ../../asm ./simjoin -out ../internal/simjoin/walk_amd64.s -stubs ../internal/simjoin/walk_stubs_amd64.go -pkg simjoin
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/xsect/xsect/internal/cpufeat"
+)
 
 // walkPositional (see walk.go) by the kernel, which keeps every value in a
 // register where the compiled loop spills half of them to the stack. Its
@@ -44,3 +48,28 @@ func prefetchHeads(elems []uint32, lists []span, ent []entry) {
 	prefetchHeadsAMD64(unsafe.SliceData(elems), len(elems), (*uint64)(unsafe.Pointer(unsafe.SliceData(lists))),
 		(*uint32)(unsafe.Pointer(unsafe.SliceData(ent))))
 }
+
+// filterCands (see walk.go) by the kernel for the width of the bitmaps,
+// where the CPU has POPCNT. Its memory stays within the arrays as probe
+// passes them: ids are units, pfx[b] >= 1 for their sizes b, out has room
+// for every id.
+func filterCands(ids, cnt []uint32, cands []cand, info []unitInfo, bits []uint64, words int, need, pfx, idxPrefix, xr []uint32, a uint32, positional bool, xbits []uint64, out []survivor) int {
+	kernel := filterKernels[words&15]
+	if kernel == nil || len(ids) == 0 {
+		return filterCandsGeneric(ids, cnt, cands, info, bits, words, need, pfx, idxPrefix, xr, a, positional, xbits, out)
+	}
+	_ = out[len(ids)-1]
+	var xb [8]uint64
+	copy(xb[:], xbits)
+	return kernel(unsafe.SliceData(ids), len(ids), unsafe.SliceData(cnt), (*uint64)(unsafe.Pointer(unsafe.SliceData(cands))),
+		(*uint32)(unsafe.Pointer(unsafe.SliceData(info))), unsafe.SliceData(bits), unsafe.SliceData(need), unsafe.SliceData(pfx),
+		unsafe.SliceData(idxPrefix), unsafe.SliceData(xr), a, uint32(b2u(positional)), &xb, (*uint32)(unsafe.Pointer(unsafe.SliceData(out))))
+}
+
+// filterKernels are the kernels by bitmap width in words (nil: none).
+var filterKernels = func() (k [16]func(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int) {
+	if cpufeat.POPCNT {
+		k[1], k[2], k[4], k[8] = filterCands1AMD64, filterCands2AMD64, filterCands4AMD64, filterCands8AMD64
+	}
+	return k
+}()

@@ -165,3 +165,415 @@ hloop:
 
 hdone:
 	RET
+
+// func filterCands1AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
+// Requires: CMOV, POPCNT
+TEXT ·filterCands1AMD64(SB), NOSPLIT, $8-112
+	MOVQ  ids+0(FP), AX
+	MOVQ  n+8(FP), CX
+	MOVQ  cnt+16(FP), DX
+	MOVQ  cands+24(FP), BX
+	MOVQ  info+32(FP), SI
+	MOVQ  out+96(FP), DI
+	LEAQ  (AX)(CX*4), R8
+	MOVQ  R8, (SP)
+	TESTQ CX, CX
+	JZ    cdone1
+
+cloop1:
+	MOVL    (AX), CX
+	MOVL    (DX)(CX*4), R8
+	MOVL    $0x00000000, (DX)(CX*4)
+	TESTL   $0x80000000, R8
+	JNZ     cnext1
+	LEAQ    (CX)(CX*2), R10
+	MOVL    4(SI)(R10*4), R9
+	MOVL    8(SI)(R10*4), R10
+	MOVQ    pfx+56(FP), R11
+	MOVL    (R11)(R9*4), R11
+	MOVL    R11, R12
+	SUBL    $0x01, R12
+	XORL    R13, R13
+	CMOVLCS R13, R12
+	MOVQ    xr+72(FP), R13
+	MOVL    (R13)(R12*4), R12
+	CMPL    R12, R10
+	SETHI   R12
+	MOVBLZX R12, R12
+	MOVQ    (BX)(CX*8), R10
+	MOVL    R8, R13
+	MOVQ    R10, R14
+	SHRQ    $0x20, R14
+	INCL    R14
+	CMPL    positional+84(FP), $0x00
+	CMOVLNE R14, R13
+	INCL    R10
+	MOVQ    idxPrefix+64(FP), R14
+	MOVL    (R14)(R9*4), R14
+	TESTL   R12, R12
+	CMOVLNE R10, R11
+	CMOVLNE R14, R13
+	MOVQ    need+48(FP), R10
+	MOVL    (R10)(R9*4), R10
+	MOVL    a+80(FP), R12
+	SUBL    R11, R12
+	MOVL    R9, R14
+	SUBL    R13, R14
+	CMPL    R12, R14
+	CMOVLHI R14, R12
+	ADDL    R8, R12
+	CMPL    R12, R10
+	JCS     cnext1
+	MOVQ    CX, R12
+	SHLQ    $0x03, R12
+	MOVQ    bits+40(FP), R14
+	ADDQ    R12, R14
+	MOVQ    xbits+88(FP), R15
+	XORL    R12, R12
+	MOVQ    (R15), R15
+	XORQ    (R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVL    a+80(FP), R15
+	ADDL    R9, R15
+	SUBL    R12, R15
+	SHRL    $0x01, R15
+	CMPL    R15, R10
+	JCS     cnext1
+	MOVL    CX, (DI)
+	MOVL    R8, 4(DI)
+	MOVL    R11, 8(DI)
+	MOVL    R13, 12(DI)
+	ADDQ    $0x10, DI
+
+cnext1:
+	ADDQ $0x04, AX
+	CMPQ AX, (SP)
+	JB   cloop1
+
+cdone1:
+	MOVQ out+96(FP), AX
+	SUBQ AX, DI
+	SHRQ $0x04, DI
+	MOVQ DI, ret+104(FP)
+	RET
+
+// func filterCands2AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
+// Requires: CMOV, POPCNT
+TEXT ·filterCands2AMD64(SB), NOSPLIT, $8-112
+	MOVQ  ids+0(FP), AX
+	MOVQ  n+8(FP), CX
+	MOVQ  cnt+16(FP), DX
+	MOVQ  cands+24(FP), BX
+	MOVQ  info+32(FP), SI
+	MOVQ  out+96(FP), DI
+	LEAQ  (AX)(CX*4), R8
+	MOVQ  R8, (SP)
+	TESTQ CX, CX
+	JZ    cdone2
+
+cloop2:
+	MOVL    (AX), CX
+	MOVL    (DX)(CX*4), R8
+	MOVL    $0x00000000, (DX)(CX*4)
+	TESTL   $0x80000000, R8
+	JNZ     cnext2
+	LEAQ    (CX)(CX*2), R10
+	MOVL    4(SI)(R10*4), R9
+	MOVL    8(SI)(R10*4), R10
+	MOVQ    pfx+56(FP), R11
+	MOVL    (R11)(R9*4), R11
+	MOVL    R11, R12
+	SUBL    $0x01, R12
+	XORL    R13, R13
+	CMOVLCS R13, R12
+	MOVQ    xr+72(FP), R13
+	MOVL    (R13)(R12*4), R12
+	CMPL    R12, R10
+	SETHI   R12
+	MOVBLZX R12, R12
+	MOVQ    (BX)(CX*8), R10
+	MOVL    R8, R13
+	MOVQ    R10, R14
+	SHRQ    $0x20, R14
+	INCL    R14
+	CMPL    positional+84(FP), $0x00
+	CMOVLNE R14, R13
+	INCL    R10
+	MOVQ    idxPrefix+64(FP), R14
+	MOVL    (R14)(R9*4), R14
+	TESTL   R12, R12
+	CMOVLNE R10, R11
+	CMOVLNE R14, R13
+	MOVQ    need+48(FP), R10
+	MOVL    (R10)(R9*4), R10
+	MOVL    a+80(FP), R12
+	SUBL    R11, R12
+	MOVL    R9, R14
+	SUBL    R13, R14
+	CMPL    R12, R14
+	CMOVLHI R14, R12
+	ADDL    R8, R12
+	CMPL    R12, R10
+	JCS     cnext2
+	MOVQ    CX, R12
+	SHLQ    $0x04, R12
+	MOVQ    bits+40(FP), R14
+	ADDQ    R12, R14
+	MOVQ    xbits+88(FP), BP
+	XORL    R12, R12
+	MOVQ    (BP), R15
+	XORQ    (R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVQ    8(BP), R15
+	XORQ    8(R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVL    a+80(FP), R15
+	ADDL    R9, R15
+	SUBL    R12, R15
+	SHRL    $0x01, R15
+	CMPL    R15, R10
+	JCS     cnext2
+	MOVL    CX, (DI)
+	MOVL    R8, 4(DI)
+	MOVL    R11, 8(DI)
+	MOVL    R13, 12(DI)
+	ADDQ    $0x10, DI
+
+cnext2:
+	ADDQ $0x04, AX
+	CMPQ AX, (SP)
+	JB   cloop2
+
+cdone2:
+	MOVQ out+96(FP), AX
+	SUBQ AX, DI
+	SHRQ $0x04, DI
+	MOVQ DI, ret+104(FP)
+	RET
+
+// func filterCands4AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
+// Requires: CMOV, POPCNT
+TEXT ·filterCands4AMD64(SB), NOSPLIT, $8-112
+	MOVQ  ids+0(FP), AX
+	MOVQ  n+8(FP), CX
+	MOVQ  cnt+16(FP), DX
+	MOVQ  cands+24(FP), BX
+	MOVQ  info+32(FP), SI
+	MOVQ  out+96(FP), DI
+	LEAQ  (AX)(CX*4), R8
+	MOVQ  R8, (SP)
+	TESTQ CX, CX
+	JZ    cdone4
+
+cloop4:
+	MOVL    (AX), CX
+	MOVL    (DX)(CX*4), R8
+	MOVL    $0x00000000, (DX)(CX*4)
+	TESTL   $0x80000000, R8
+	JNZ     cnext4
+	LEAQ    (CX)(CX*2), R10
+	MOVL    4(SI)(R10*4), R9
+	MOVL    8(SI)(R10*4), R10
+	MOVQ    pfx+56(FP), R11
+	MOVL    (R11)(R9*4), R11
+	MOVL    R11, R12
+	SUBL    $0x01, R12
+	XORL    R13, R13
+	CMOVLCS R13, R12
+	MOVQ    xr+72(FP), R13
+	MOVL    (R13)(R12*4), R12
+	CMPL    R12, R10
+	SETHI   R12
+	MOVBLZX R12, R12
+	MOVQ    (BX)(CX*8), R10
+	MOVL    R8, R13
+	MOVQ    R10, R14
+	SHRQ    $0x20, R14
+	INCL    R14
+	CMPL    positional+84(FP), $0x00
+	CMOVLNE R14, R13
+	INCL    R10
+	MOVQ    idxPrefix+64(FP), R14
+	MOVL    (R14)(R9*4), R14
+	TESTL   R12, R12
+	CMOVLNE R10, R11
+	CMOVLNE R14, R13
+	MOVQ    need+48(FP), R10
+	MOVL    (R10)(R9*4), R10
+	MOVL    a+80(FP), R12
+	SUBL    R11, R12
+	MOVL    R9, R14
+	SUBL    R13, R14
+	CMPL    R12, R14
+	CMOVLHI R14, R12
+	ADDL    R8, R12
+	CMPL    R12, R10
+	JCS     cnext4
+	MOVQ    CX, R12
+	SHLQ    $0x05, R12
+	MOVQ    bits+40(FP), R14
+	ADDQ    R12, R14
+	MOVQ    xbits+88(FP), BP
+	XORL    R12, R12
+	MOVQ    (BP), R15
+	XORQ    (R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVQ    8(BP), R15
+	XORQ    8(R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVQ    16(BP), R15
+	XORQ    16(R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVQ    24(BP), R15
+	XORQ    24(R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVL    a+80(FP), R15
+	ADDL    R9, R15
+	SUBL    R12, R15
+	SHRL    $0x01, R15
+	CMPL    R15, R10
+	JCS     cnext4
+	MOVL    CX, (DI)
+	MOVL    R8, 4(DI)
+	MOVL    R11, 8(DI)
+	MOVL    R13, 12(DI)
+	ADDQ    $0x10, DI
+
+cnext4:
+	ADDQ $0x04, AX
+	CMPQ AX, (SP)
+	JB   cloop4
+
+cdone4:
+	MOVQ out+96(FP), AX
+	SUBQ AX, DI
+	SHRQ $0x04, DI
+	MOVQ DI, ret+104(FP)
+	RET
+
+// func filterCands8AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
+// Requires: CMOV, POPCNT
+TEXT ·filterCands8AMD64(SB), NOSPLIT, $8-112
+	MOVQ  ids+0(FP), AX
+	MOVQ  n+8(FP), CX
+	MOVQ  cnt+16(FP), DX
+	MOVQ  cands+24(FP), BX
+	MOVQ  info+32(FP), SI
+	MOVQ  out+96(FP), DI
+	LEAQ  (AX)(CX*4), R8
+	MOVQ  R8, (SP)
+	TESTQ CX, CX
+	JZ    cdone8
+
+cloop8:
+	MOVL    (AX), CX
+	MOVL    (DX)(CX*4), R8
+	MOVL    $0x00000000, (DX)(CX*4)
+	TESTL   $0x80000000, R8
+	JNZ     cnext8
+	LEAQ    (CX)(CX*2), R10
+	MOVL    4(SI)(R10*4), R9
+	MOVL    8(SI)(R10*4), R10
+	MOVQ    pfx+56(FP), R11
+	MOVL    (R11)(R9*4), R11
+	MOVL    R11, R12
+	SUBL    $0x01, R12
+	XORL    R13, R13
+	CMOVLCS R13, R12
+	MOVQ    xr+72(FP), R13
+	MOVL    (R13)(R12*4), R12
+	CMPL    R12, R10
+	SETHI   R12
+	MOVBLZX R12, R12
+	MOVQ    (BX)(CX*8), R10
+	MOVL    R8, R13
+	MOVQ    R10, R14
+	SHRQ    $0x20, R14
+	INCL    R14
+	CMPL    positional+84(FP), $0x00
+	CMOVLNE R14, R13
+	INCL    R10
+	MOVQ    idxPrefix+64(FP), R14
+	MOVL    (R14)(R9*4), R14
+	TESTL   R12, R12
+	CMOVLNE R10, R11
+	CMOVLNE R14, R13
+	MOVQ    need+48(FP), R10
+	MOVL    (R10)(R9*4), R10
+	MOVL    a+80(FP), R12
+	SUBL    R11, R12
+	MOVL    R9, R14
+	SUBL    R13, R14
+	CMPL    R12, R14
+	CMOVLHI R14, R12
+	ADDL    R8, R12
+	CMPL    R12, R10
+	JCS     cnext8
+	MOVQ    CX, R12
+	SHLQ    $0x06, R12
+	MOVQ    bits+40(FP), R14
+	ADDQ    R12, R14
+	MOVQ    xbits+88(FP), BP
+	XORL    R12, R12
+	MOVQ    (BP), R15
+	XORQ    (R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVQ    8(BP), R15
+	XORQ    8(R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVQ    16(BP), R15
+	XORQ    16(R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVQ    24(BP), R15
+	XORQ    24(R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVQ    32(BP), R15
+	XORQ    32(R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVQ    40(BP), R15
+	XORQ    40(R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVQ    48(BP), R15
+	XORQ    48(R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVQ    56(BP), R15
+	XORQ    56(R14), R15
+	POPCNTQ R15, R15
+	ADDQ    R15, R12
+	MOVL    a+80(FP), R15
+	ADDL    R9, R15
+	SUBL    R12, R15
+	SHRL    $0x01, R15
+	CMPL    R15, R10
+	JCS     cnext8
+	MOVL    CX, (DI)
+	MOVL    R8, 4(DI)
+	MOVL    R11, 8(DI)
+	MOVL    R13, 12(DI)
+	ADDQ    $0x10, DI
+
+cnext8:
+	ADDQ $0x04, AX
+	CMPQ AX, (SP)
+	JB   cloop8
+
+cdone8:
+	MOVQ out+96(FP), AX
+	SUBQ AX, DI
+	SHRQ $0x04, DI
+	MOVQ DI, ret+104(FP)
+	RET

@@ -17,3 +17,8 @@ func prefetchUnits(ids []uint32, info []unitInfo, bits []uint64, words int) {}
 
 // prefetchHeads does nothing: Go has no prefetch.
 func prefetchHeads(elems []uint32, lists []span, ent []entry) {}
+
+// filterCands: see walk.go.
+func filterCands(ids, cnt []uint32, cands []cand, info []unitInfo, bits []uint64, words int, need, pfx, idxPrefix, xr []uint32, a uint32, positional bool, xbits []uint64, out []survivor) int {
+	return filterCandsGeneric(ids, cnt, cands, info, bits, words, need, pfx, idxPrefix, xr, a, positional, xbits, out)
+}

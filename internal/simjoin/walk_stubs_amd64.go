@@ -21,3 +21,15 @@ func prefetchUnitsAMD64(ids *uint32, n int, info *uint32, bits *uint64, words in
 // prefetchHeadsAMD64 asks the caches for the next entry of the list of
 // each of elems[0:n]: ent[lists[e].k] (spans of 8 bytes, entries of 12).
 func prefetchHeadsAMD64(elems *uint32, n int, lists *uint64, ent *uint32)
+
+// filterCands1AMD64 is filterCands (see there) for bitmaps of 1 words. It needs POPCNT.
+func filterCands1AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
+
+// filterCands2AMD64 is filterCands (see there) for bitmaps of 2 words. It needs POPCNT.
+func filterCands2AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
+
+// filterCands4AMD64 is filterCands (see there) for bitmaps of 4 words. It needs POPCNT.
+func filterCands4AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
+
+// filterCands8AMD64 is filterCands (see there) for bitmaps of 8 words. It needs POPCNT.
+func filterCands8AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int

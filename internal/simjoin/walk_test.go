@@ -1,6 +1,7 @@
 package simjoin
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -204,5 +205,120 @@ func FuzzWalkPairs(f *testing.F) {
 	f.Add(uint64(3), uint64(4))
 	f.Fuzz(func(t *testing.T, a, b uint64) {
 		comparePairWalks(t, 0, randomPairWalk(rand.New(rand.NewPCG(a, b))))
+	})
+}
+
+// filterCase is a probe's candidates before the bounds.
+type filterCase struct {
+	ids, cnt             []uint32
+	cands                []cand
+	info                 []unitInfo
+	bits, xbits          []uint64
+	words                int
+	need, pfx, idxPrefix []uint32
+	xr                   []uint32
+	a                    uint32
+	positional           bool
+}
+
+func randomFilter(rng *rand.Rand) filterCase {
+	units := 1 + rng.IntN(200)
+	f := filterCase{words: []int{1, 2, 4, 8}[rng.IntN(4)], a: uint32(1 + rng.IntN(40)), positional: rng.IntN(2) == 0}
+	sizes := int(f.a) + 1 + rng.IntN(40)
+	f.xr = make([]uint32, f.a)
+	for i := range f.xr {
+		f.xr[i] = uint32(rng.IntN(100))
+	}
+	f.need, f.pfx, f.idxPrefix = make([]uint32, sizes), make([]uint32, sizes), make([]uint32, sizes)
+	for b := range sizes {
+		f.need[b] = uint32(rng.IntN(b/2 + 2))
+		f.pfx[b] = uint32(1 + rng.IntN(int(f.a)))
+		f.idxPrefix[b] = uint32(rng.IntN(b + 1))
+	}
+	f.cnt, f.cands, f.info = make([]uint32, units), make([]cand, units), make([]unitInfo, units)
+	f.bits = make([]uint64, units*f.words)
+	for y := range units {
+		b := uint32(1 + rng.IntN(sizes-1))
+		f.info[y] = unitInfo{uint32(rng.IntN(1000)), b, uint32(rng.IntN(100))}
+		f.cands[y] = cand{uint32(rng.IntN(int(f.a))), uint32(rng.IntN(int(b)))}
+		f.cnt[y] = uint32(rng.IntN(int(b) + 1))
+		if rng.IntN(5) == 0 {
+			f.cnt[y] |= pruned
+		}
+		for i := range f.words {
+			f.bits[y*f.words+i] = rng.Uint64() & rng.Uint64()
+		}
+	}
+	f.xbits = make([]uint64, f.words)
+	for i := range f.xbits {
+		f.xbits[i] = rng.Uint64() & rng.Uint64()
+	}
+	for _, y := range rng.Perm(units)[:rng.IntN(units+1)] {
+		f.ids = append(f.ids, uint32(y))
+	}
+	return f
+}
+
+func (f filterCase) run(fn func(ids, cnt []uint32, cands []cand, info []unitInfo, bits []uint64, words int, need, pfx, idxPrefix, xr []uint32, a uint32, positional bool, xbits []uint64, out []survivor) int) ([]survivor, []uint32) {
+	cnt := slices.Clone(f.cnt)
+	out := make([]survivor, len(f.ids))
+	m := fn(f.ids, cnt, f.cands, f.info, f.bits, f.words, f.need, f.pfx, f.idxPrefix, f.xr, f.a, f.positional, f.xbits, out)
+	return out[:m], cnt
+}
+
+// TestFilterCands checks the filter in use (the kernels where there are)
+// against the Go loop, and the Go loop against probe's rules.
+func TestFilterCands(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	for i := range 20000 {
+		compareFilters(t, i, randomFilter(rng))
+	}
+}
+
+func compareFilters(t *testing.T, i int, f filterCase) {
+	t.Helper()
+	got, gc := f.run(filterCands)
+	want, wc := f.run(filterCandsGeneric)
+	if !slices.Equal(got, want) || !slices.Equal(gc, wc) {
+		t.Fatalf("case %d (%d words, positional %v): got %v\nwant %v", i, f.words, f.positional, got, want)
+	}
+	var rule []survivor
+	for _, y := range f.ids {
+		c := f.cnt[y]
+		if c&pruned != 0 {
+			continue
+		}
+		yi := f.info[y]
+		b := yi.size
+		xs, ys := f.pfx[b], c
+		if f.positional {
+			ys = f.cands[y].j + 1
+		}
+		if f.xr[f.pfx[b]-1] > yi.last {
+			xs, ys = f.cands[y].q+1, f.idxPrefix[b]
+		}
+		d := 0
+		for w := range f.words {
+			d += bits.OnesCount64(f.xbits[w] ^ f.bits[int(y)*f.words+w])
+		}
+		if c+min(f.a-xs, b-ys) >= f.need[b] && (f.a+b-uint32(d))/2 >= f.need[b] {
+			rule = append(rule, survivor{y, c, xs, ys})
+		}
+	}
+	if !slices.Equal(want, rule) {
+		t.Fatalf("case %d: the Go loop %v; the rules %v", i, want, rule)
+	}
+	for _, y := range f.ids {
+		if wc[y] != 0 {
+			t.Fatalf("case %d: the count of candidate %d is left at %d", i, y, wc[y])
+		}
+	}
+}
+
+// FuzzFilterCands: the kernels and the Go loop agree on any candidates.
+func FuzzFilterCands(f *testing.F) {
+	f.Add(uint64(5), uint64(6))
+	f.Fuzz(func(t *testing.T, a, b uint64) {
+		compareFilters(t, 0, randomFilter(rand.New(rand.NewPCG(a, b))))
 	})
 }
