@@ -26,6 +26,7 @@ func main() {
 	genPrefetchHeads()
 	for _, w := range []int{1, 2, 4, 8} {
 		genFilter(w)
+		genFilterPairs(w)
 	}
 	Generate()
 }
@@ -422,6 +423,109 @@ func genFilter(w int) {
 	CMPQ(ids, end)
 	JB(LabelRef(loop))
 	Label("cdone" + fmt.Sprint(w))
+	o0 := GP64()
+	Load(Param("out"), o0)
+	SUBQ(o0, out)
+	SHRQ(U8(4), out)
+	Store(out, ReturnIndex(0))
+	RET()
+}
+
+// genFilterPairs emits the filter of a probe's PairJoin candidates for
+// bitmaps of w words.
+func genFilterPairs(w int) {
+	name := fmt.Sprintf("filterPairs%dAMD64", w)
+	TEXT(name, NOSPLIT, "func(ids *uint32, n int, pcnt *uint32, base uint32, info *uint32, bits *uint64, need *uint32, a uint32, exact uint32, xbits *[8]uint64, out *uint32) int")
+	Doc(name + " is filterPairs (see there) for bitmaps of " + fmt.Sprint(w) + " words. It needs POPCNT.")
+	suffix := fmt.Sprint("p", w)
+	ids := GP64()
+	Load(Param("ids"), ids)
+	n := GP64()
+	Load(Param("n"), n)
+	pcnt := GP64()
+	Load(Param("pcnt"), pcnt)
+	info := GP64()
+	Load(Param("info"), info)
+	out := GP64()
+	Load(Param("out"), out)
+	base, bits, need, a, exact, xbits := arg("base"), arg("bits"), arg("need"), arg("a"), arg("exact"), arg("xbits")
+	TESTQ(n, n)
+	JZ(LabelRef("done" + suffix))
+	Label("loop" + suffix)
+	y, i, c := GP64(), GP64(), GP32()
+	MOVL(Mem{Base: ids}, y.As32())
+	MOVL(y.As32(), i.As32())
+	SUBL(base, i.As32())
+	MOVL(Mem{Base: pcnt, Index: i, Scale: 4}, c)
+	MOVL(U32(0), Mem{Base: pcnt, Index: i, Scale: 4})
+	b, nd := GP64(), GP32()
+	{
+		t := GP64()
+		LEAQ(Mem{Base: y, Index: y, Scale: 2}, t)
+		MOVL(Mem{Base: info, Index: t, Scale: 4, Disp: 4}, b.As32())
+		MOVQ(need, t)
+		MOVL(Mem{Base: t, Index: b, Scale: 4}, nd)
+	}
+	// direct: not exact, and the pairs met show nd common elements:
+	// nd <= 2 or nd(nd-1)/2 <= hits.
+	direct := GP32()
+	{
+		h, t := GP32(), GP32()
+		MOVL(c, h)
+		SHRL(U8(16), h)
+		LEAL(Mem{Base: nd.As64(), Disp: -1}, t)
+		IMULL(nd, t)
+		SHRL(U8(1), t)
+		XORL(direct, direct)
+		CMPL(t, h)
+		SETLS(direct.As8())
+		one := GP32()
+		MOVL(U32(1), one)
+		CMPL(nd, U8(2))
+		CMOVLLS(one, direct)
+		CMPL(exact, U8(0))
+		MOVL(U32(0), one)
+		CMOVLNE(one, direct)
+	}
+	// keep: direct, or the bitmap bound reaches nd.
+	keep := GP32()
+	{
+		off, tp, d, t := GP64(), GP64(), GP64(), GP64()
+		MOVQ(y, off)
+		SHLQ(U8(uint8(3+log2(w))), off)
+		MOVQ(bits, tp)
+		ADDQ(off, tp)
+		xb := GP64()
+		MOVQ(xbits, xb)
+		XORL(d.As32(), d.As32())
+		for k := 0; k < w; k++ {
+			MOVQ(Mem{Base: xb, Disp: 8 * k}, t)
+			XORQ(Mem{Base: tp, Disp: 8 * k}, t)
+			POPCNTQ(t, t)
+			ADDQ(t, d)
+		}
+		MOVL(a, t.As32())
+		ADDL(b.As32(), t.As32())
+		SUBL(d.As32(), t.As32())
+		SHRL(U8(1), t.As32())
+		XORL(keep, keep)
+		CMPL(t.As32(), nd)
+		SETCC(keep.As8())
+		ORL(direct, keep)
+	}
+	MOVL(y.As32(), Mem{Base: out})
+	MOVL(c, Mem{Base: out, Disp: 4})
+	MOVL(direct, Mem{Base: out, Disp: 8})
+	{
+		adv := GP64()
+		LEAQ(Mem{Base: out, Disp: 16}, adv)
+		TESTL(keep, keep)
+		CMOVQNE(adv, out)
+	}
+	ADDQ(U8(4), ids)
+	DECQ(n)
+	JNZ(LabelRef("loop" + suffix))
+	Label("done" + suffix)
 	o0 := GP64()
 	Load(Param("out"), o0)
 	SUBQ(o0, out)

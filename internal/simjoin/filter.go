@@ -523,8 +523,10 @@ type prober struct {
 	// probePairs), and the candidates among them.
 	pcnt     []uint32
 	ptouched []uint32
-	// surv receives the candidates that filterCands lets through.
+	// surv and psurv receive the candidates that filterCands and
+	// filterPairs let through.
 	surv  []survivor
+	psurv []pairSurvivor
 	need  []uint32 // MinOverlap(a, b) by b, for probes of size needA
 	needA uint32
 	// stop[q] is where the walk of the list of the probe's element q ends

@@ -401,14 +401,28 @@ func (j *join) verifyPairs(pr *prober, u int, xr []uint32, xbits []uint64, w *Wr
 	base := j.pairRecLo
 	need := pr.need
 	info := j.idx.info
+	if xbits != nil && pr.count == nil {
+		// Not sampled, with bitmaps: the bounds by a kernel.
+		if cap(pr.psurv) < len(pr.ptouched) {
+			pr.psurv = make([]pairSurvivor, 2*len(pr.ptouched))
+		}
+		m := filterPairs(pr.ptouched, pr.pcnt, base, info, j.idx.side.bits, j.idx.side.words, need, uint32(len(xr)), j.exact, xbits, pr.psurv[:len(pr.ptouched)])
+		for _, sv := range pr.psurv[:m] {
+			if sv.direct != 0 {
+				w.Add(int(sv.y), u, need[info[sv.y].size]) // similar whatever the rest
+				continue
+			}
+			j.settlePair(pr, u, xr, sv.y, sv.c, w)
+		}
+		pr.ptouched = pr.ptouched[:0]
+		return
+	}
 	for _, y := range pr.ptouched {
 		c := pr.pcnt[y-base]
 		pr.pcnt[y-base] = 0
-		hits, jx, jy := c>>16, c>>8&0xff, c&0xff
-		yi := &info[y]
-		b := yi.size
+		b := info[y].size
 		nd := need[b]
-		if !j.exact && pairsShared(hits) >= nd {
+		if !j.exact && pairsShared(c>>16) >= nd {
 			w.Add(int(y), u, nd) // similar whatever the rest
 			continue
 		}
@@ -419,29 +433,39 @@ func (j *join) verifyPairs(pr *prober, u int, xr []uint32, xbits []uint64, w *Wr
 		if xbits != nil && bitBound(xbits, j.idx.side.bitmap(int(y)), uint32(len(xr)), b) < nd {
 			continue
 		}
-		if j.emit != nil {
-			pr.batch.add(uint32(u), y, nd)
-			continue
-		}
-		if pr.count != nil {
-			pr.count.merged++
-			pr.count.steps += int64(b - jy - 1)
-			pr.count.lengths += int64(uint32(len(xr)) + b)
-		}
-		var v uint32
-		var ok bool
-		if j.byStamps(b - jy - 1) {
-			if !pr.marked {
-				pr.mark(xr)
-				pr.marked = true
-			}
-			v, ok = pr.verifyMarked(j.idx.side.Tok[yi.off+jy+1:yi.off+b], jx+1, 2, nd, j.exact)
-		} else {
-			v, ok = verifySets(j.prb.side.Set(u), j.idx.side.Set(int(y)), nd, j.exact)
-		}
-		if ok {
-			w.Add(int(y), u, v)
-		}
+		j.settlePair(pr, u, xr, y, c, w)
 	}
 	pr.ptouched = pr.ptouched[:0]
+}
+
+// settlePair verifies PairJoin candidate y of probe u past the bounds,
+// with count c (hits<<16 | jx<<8 | jy).
+func (j *join) settlePair(pr *prober, u int, xr []uint32, y, c uint32, w *Writer) {
+	jx, jy := c>>8&0xff, c&0xff
+	yi := &j.idx.info[y]
+	b := yi.size
+	nd := pr.need[b]
+	if j.emit != nil {
+		pr.batch.add(uint32(u), y, nd)
+		return
+	}
+	if pr.count != nil {
+		pr.count.merged++
+		pr.count.steps += int64(b - jy - 1)
+		pr.count.lengths += int64(uint32(len(xr)) + b)
+	}
+	var v uint32
+	var ok bool
+	if j.byStamps(b - jy - 1) {
+		if !pr.marked {
+			pr.mark(xr)
+			pr.marked = true
+		}
+		v, ok = pr.verifyMarked(j.idx.side.Tok[yi.off+jy+1:yi.off+b], jx+1, 2, nd, j.exact)
+	} else {
+		v, ok = verifySets(j.prb.side.Set(u), j.idx.side.Set(int(y)), nd, j.exact)
+	}
+	if ok {
+		w.Add(int(y), u, v)
+	}
 }

@@ -110,3 +110,37 @@ func filterCandsGeneric(ids, cnt []uint32, cands []cand, info []unitInfo, bits [
 	}
 	return m
 }
+
+// pairSurvivor is a PairJoin candidate past the bounds (filterPairs): its
+// unit y and count c (hits<<16 | jx<<8 | jy); direct is 1 when the pairs
+// met already show it similar (outside exact runs), and it needs no
+// verification.
+type pairSurvivor struct{ y, c, direct, _ uint32 }
+
+// filterPairs applies the bounds to a probe's PairJoin candidates ids
+// (see verifyPairs): it clears each one's count and writes to out those
+// that the pairs met show similar (direct, unless exact) or whose bitmap
+// bound with the probe's (xbits; a is the probe's size) reaches need by
+// their size, returning their number. filterPairs is filterPairsGeneric
+// or, on amd64 with POPCNT, a kernel in assembly per width of bitmap.
+
+// filterPairsGeneric is filterPairs' Go loop.
+func filterPairsGeneric(ids, pcnt []uint32, base uint32, info []unitInfo, bits []uint64, words int, need []uint32, a uint32, exact bool, xbits []uint64, out []pairSurvivor) int {
+	m := 0
+	for _, y := range ids {
+		c := pcnt[y-base]
+		pcnt[y-base] = 0
+		b := info[y].size
+		nd := need[b]
+		switch {
+		case !exact && pairsShared(c>>16) >= nd:
+			out[m] = pairSurvivor{y: y, c: c, direct: 1}
+		case bitBound(xbits, bits[int(y)*words:int(y+1)*words], a, b) >= nd:
+			out[m] = pairSurvivor{y: y, c: c}
+		default:
+			continue
+		}
+		m++
+	}
+	return m
+}

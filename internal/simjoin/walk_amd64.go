@@ -73,3 +73,28 @@ var filterKernels = func() (k [16]func(ids *uint32, n int, cnt *uint32, cands *u
 	}
 	return k
 }()
+
+// filterPairs (see walk.go) by the kernel for the width of the bitmaps,
+// where the CPU has POPCNT. Its memory stays within the arrays as
+// verifyPairs passes them: ids are units of [base, base+len(pcnt)), out
+// has room for every id.
+func filterPairs(ids, pcnt []uint32, base uint32, info []unitInfo, bits []uint64, words int, need []uint32, a uint32, exact bool, xbits []uint64, out []pairSurvivor) int {
+	kernel := pairKernels[words&15]
+	if kernel == nil || len(ids) == 0 {
+		return filterPairsGeneric(ids, pcnt, base, info, bits, words, need, a, exact, xbits, out)
+	}
+	_ = out[len(ids)-1]
+	var xb [8]uint64
+	copy(xb[:], xbits)
+	return kernel(unsafe.SliceData(ids), len(ids), unsafe.SliceData(pcnt), base, (*uint32)(unsafe.Pointer(unsafe.SliceData(info))),
+		unsafe.SliceData(bits), unsafe.SliceData(need), a, b2u(exact), &xb, (*uint32)(unsafe.Pointer(unsafe.SliceData(out))))
+}
+
+// pairKernels are filterPairs' kernels by bitmap width in words (nil:
+// none).
+var pairKernels = func() (k [16]func(ids *uint32, n int, pcnt *uint32, base uint32, info *uint32, bits *uint64, need *uint32, a uint32, exact uint32, xbits *[8]uint64, out *uint32) int) {
+	if cpufeat.POPCNT {
+		k[1], k[2], k[4], k[8] = filterPairs1AMD64, filterPairs2AMD64, filterPairs4AMD64, filterPairs8AMD64
+	}
+	return k
+}()

@@ -258,6 +258,76 @@ cdone1:
 	MOVQ DI, ret+104(FP)
 	RET
 
+// func filterPairs1AMD64(ids *uint32, n int, pcnt *uint32, base uint32, info *uint32, bits *uint64, need *uint32, a uint32, exact uint32, xbits *[8]uint64, out *uint32) int
+// Requires: CMOV, POPCNT
+TEXT ·filterPairs1AMD64(SB), NOSPLIT, $0-88
+	MOVQ  ids+0(FP), AX
+	MOVQ  n+8(FP), CX
+	MOVQ  pcnt+16(FP), DX
+	MOVQ  info+32(FP), BX
+	MOVQ  out+72(FP), SI
+	TESTQ CX, CX
+	JZ    donep1
+
+loopp1:
+	MOVL    (AX), DI
+	MOVL    DI, R8
+	SUBL    base+24(FP), R8
+	MOVL    (DX)(R8*4), R9
+	MOVL    $0x00000000, (DX)(R8*4)
+	LEAQ    (DI)(DI*2), R10
+	MOVL    4(BX)(R10*4), R8
+	MOVQ    need+48(FP), R10
+	MOVL    (R10)(R8*4), R10
+	MOVL    R9, R12
+	SHRL    $0x10, R12
+	LEAL    -1(R10), R13
+	IMULL   R10, R13
+	SHRL    $0x01, R13
+	XORL    R11, R11
+	CMPL    R13, R12
+	SETLS   R11
+	MOVL    $0x00000001, R12
+	CMPL    R10, $0x02
+	CMOVLLS R12, R11
+	CMPL    exact+60(FP), $0x00
+	MOVL    $0x00000000, R12
+	CMOVLNE R12, R11
+	MOVQ    DI, R12
+	SHLQ    $0x03, R12
+	MOVQ    bits+40(FP), R13
+	ADDQ    R12, R13
+	MOVQ    xbits+64(FP), R14
+	XORL    R12, R12
+	MOVQ    (R14), R14
+	XORQ    (R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVL    a+56(FP), R14
+	ADDL    R8, R14
+	SUBL    R12, R14
+	SHRL    $0x01, R14
+	XORL    R8, R8
+	CMPL    R14, R10
+	SETCC   R8
+	ORL     R11, R8
+	MOVL    DI, (SI)
+	MOVL    R9, 4(SI)
+	MOVL    R11, 8(SI)
+	LEAQ    16(SI), DI
+	TESTL   R8, R8
+	CMOVQNE DI, SI
+	ADDQ    $0x04, AX
+	DECQ    CX
+	JNZ     loopp1
+
+donep1:
+	MOVQ out+72(FP), AX
+	SUBQ AX, SI
+	SHRQ $0x04, SI
+	MOVQ SI, ret+80(FP)
+	RET
+
 // func filterCands2AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
 // Requires: CMOV, POPCNT
 TEXT ·filterCands2AMD64(SB), NOSPLIT, $8-112
@@ -352,6 +422,80 @@ cdone2:
 	SUBQ AX, DI
 	SHRQ $0x04, DI
 	MOVQ DI, ret+104(FP)
+	RET
+
+// func filterPairs2AMD64(ids *uint32, n int, pcnt *uint32, base uint32, info *uint32, bits *uint64, need *uint32, a uint32, exact uint32, xbits *[8]uint64, out *uint32) int
+// Requires: CMOV, POPCNT
+TEXT ·filterPairs2AMD64(SB), NOSPLIT, $0-88
+	MOVQ  ids+0(FP), AX
+	MOVQ  n+8(FP), CX
+	MOVQ  pcnt+16(FP), DX
+	MOVQ  info+32(FP), BX
+	MOVQ  out+72(FP), SI
+	TESTQ CX, CX
+	JZ    donep2
+
+loopp2:
+	MOVL    (AX), DI
+	MOVL    DI, R8
+	SUBL    base+24(FP), R8
+	MOVL    (DX)(R8*4), R9
+	MOVL    $0x00000000, (DX)(R8*4)
+	LEAQ    (DI)(DI*2), R10
+	MOVL    4(BX)(R10*4), R8
+	MOVQ    need+48(FP), R10
+	MOVL    (R10)(R8*4), R10
+	MOVL    R9, R12
+	SHRL    $0x10, R12
+	LEAL    -1(R10), R13
+	IMULL   R10, R13
+	SHRL    $0x01, R13
+	XORL    R11, R11
+	CMPL    R13, R12
+	SETLS   R11
+	MOVL    $0x00000001, R12
+	CMPL    R10, $0x02
+	CMOVLLS R12, R11
+	CMPL    exact+60(FP), $0x00
+	MOVL    $0x00000000, R12
+	CMOVLNE R12, R11
+	MOVQ    DI, R12
+	SHLQ    $0x04, R12
+	MOVQ    bits+40(FP), R13
+	ADDQ    R12, R13
+	MOVQ    xbits+64(FP), R15
+	XORL    R12, R12
+	MOVQ    (R15), R14
+	XORQ    (R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVQ    8(R15), R14
+	XORQ    8(R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVL    a+56(FP), R14
+	ADDL    R8, R14
+	SUBL    R12, R14
+	SHRL    $0x01, R14
+	XORL    R8, R8
+	CMPL    R14, R10
+	SETCC   R8
+	ORL     R11, R8
+	MOVL    DI, (SI)
+	MOVL    R9, 4(SI)
+	MOVL    R11, 8(SI)
+	LEAQ    16(SI), DI
+	TESTL   R8, R8
+	CMOVQNE DI, SI
+	ADDQ    $0x04, AX
+	DECQ    CX
+	JNZ     loopp2
+
+donep2:
+	MOVQ out+72(FP), AX
+	SUBQ AX, SI
+	SHRQ $0x04, SI
+	MOVQ SI, ret+80(FP)
 	RET
 
 // func filterCands4AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
@@ -456,6 +600,88 @@ cdone4:
 	SUBQ AX, DI
 	SHRQ $0x04, DI
 	MOVQ DI, ret+104(FP)
+	RET
+
+// func filterPairs4AMD64(ids *uint32, n int, pcnt *uint32, base uint32, info *uint32, bits *uint64, need *uint32, a uint32, exact uint32, xbits *[8]uint64, out *uint32) int
+// Requires: CMOV, POPCNT
+TEXT ·filterPairs4AMD64(SB), NOSPLIT, $0-88
+	MOVQ  ids+0(FP), AX
+	MOVQ  n+8(FP), CX
+	MOVQ  pcnt+16(FP), DX
+	MOVQ  info+32(FP), BX
+	MOVQ  out+72(FP), SI
+	TESTQ CX, CX
+	JZ    donep4
+
+loopp4:
+	MOVL    (AX), DI
+	MOVL    DI, R8
+	SUBL    base+24(FP), R8
+	MOVL    (DX)(R8*4), R9
+	MOVL    $0x00000000, (DX)(R8*4)
+	LEAQ    (DI)(DI*2), R10
+	MOVL    4(BX)(R10*4), R8
+	MOVQ    need+48(FP), R10
+	MOVL    (R10)(R8*4), R10
+	MOVL    R9, R12
+	SHRL    $0x10, R12
+	LEAL    -1(R10), R13
+	IMULL   R10, R13
+	SHRL    $0x01, R13
+	XORL    R11, R11
+	CMPL    R13, R12
+	SETLS   R11
+	MOVL    $0x00000001, R12
+	CMPL    R10, $0x02
+	CMOVLLS R12, R11
+	CMPL    exact+60(FP), $0x00
+	MOVL    $0x00000000, R12
+	CMOVLNE R12, R11
+	MOVQ    DI, R12
+	SHLQ    $0x05, R12
+	MOVQ    bits+40(FP), R13
+	ADDQ    R12, R13
+	MOVQ    xbits+64(FP), R15
+	XORL    R12, R12
+	MOVQ    (R15), R14
+	XORQ    (R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVQ    8(R15), R14
+	XORQ    8(R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVQ    16(R15), R14
+	XORQ    16(R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVQ    24(R15), R14
+	XORQ    24(R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVL    a+56(FP), R14
+	ADDL    R8, R14
+	SUBL    R12, R14
+	SHRL    $0x01, R14
+	XORL    R8, R8
+	CMPL    R14, R10
+	SETCC   R8
+	ORL     R11, R8
+	MOVL    DI, (SI)
+	MOVL    R9, 4(SI)
+	MOVL    R11, 8(SI)
+	LEAQ    16(SI), DI
+	TESTL   R8, R8
+	CMOVQNE DI, SI
+	ADDQ    $0x04, AX
+	DECQ    CX
+	JNZ     loopp4
+
+donep4:
+	MOVQ out+72(FP), AX
+	SUBQ AX, SI
+	SHRQ $0x04, SI
+	MOVQ SI, ret+80(FP)
 	RET
 
 // func filterCands8AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
@@ -576,4 +802,102 @@ cdone8:
 	SUBQ AX, DI
 	SHRQ $0x04, DI
 	MOVQ DI, ret+104(FP)
+	RET
+
+// func filterPairs8AMD64(ids *uint32, n int, pcnt *uint32, base uint32, info *uint32, bits *uint64, need *uint32, a uint32, exact uint32, xbits *[8]uint64, out *uint32) int
+// Requires: CMOV, POPCNT
+TEXT ·filterPairs8AMD64(SB), NOSPLIT, $0-88
+	MOVQ  ids+0(FP), AX
+	MOVQ  n+8(FP), CX
+	MOVQ  pcnt+16(FP), DX
+	MOVQ  info+32(FP), BX
+	MOVQ  out+72(FP), SI
+	TESTQ CX, CX
+	JZ    donep8
+
+loopp8:
+	MOVL    (AX), DI
+	MOVL    DI, R8
+	SUBL    base+24(FP), R8
+	MOVL    (DX)(R8*4), R9
+	MOVL    $0x00000000, (DX)(R8*4)
+	LEAQ    (DI)(DI*2), R10
+	MOVL    4(BX)(R10*4), R8
+	MOVQ    need+48(FP), R10
+	MOVL    (R10)(R8*4), R10
+	MOVL    R9, R12
+	SHRL    $0x10, R12
+	LEAL    -1(R10), R13
+	IMULL   R10, R13
+	SHRL    $0x01, R13
+	XORL    R11, R11
+	CMPL    R13, R12
+	SETLS   R11
+	MOVL    $0x00000001, R12
+	CMPL    R10, $0x02
+	CMOVLLS R12, R11
+	CMPL    exact+60(FP), $0x00
+	MOVL    $0x00000000, R12
+	CMOVLNE R12, R11
+	MOVQ    DI, R12
+	SHLQ    $0x06, R12
+	MOVQ    bits+40(FP), R13
+	ADDQ    R12, R13
+	MOVQ    xbits+64(FP), R15
+	XORL    R12, R12
+	MOVQ    (R15), R14
+	XORQ    (R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVQ    8(R15), R14
+	XORQ    8(R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVQ    16(R15), R14
+	XORQ    16(R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVQ    24(R15), R14
+	XORQ    24(R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVQ    32(R15), R14
+	XORQ    32(R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVQ    40(R15), R14
+	XORQ    40(R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVQ    48(R15), R14
+	XORQ    48(R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVQ    56(R15), R14
+	XORQ    56(R13), R14
+	POPCNTQ R14, R14
+	ADDQ    R14, R12
+	MOVL    a+56(FP), R14
+	ADDL    R8, R14
+	SUBL    R12, R14
+	SHRL    $0x01, R14
+	XORL    R8, R8
+	CMPL    R14, R10
+	SETCC   R8
+	ORL     R11, R8
+	MOVL    DI, (SI)
+	MOVL    R9, 4(SI)
+	MOVL    R11, 8(SI)
+	LEAQ    16(SI), DI
+	TESTL   R8, R8
+	CMOVQNE DI, SI
+	ADDQ    $0x04, AX
+	DECQ    CX
+	JNZ     loopp8
+
+donep8:
+	MOVQ out+72(FP), AX
+	SUBQ AX, SI
+	SHRQ $0x04, SI
+	MOVQ SI, ret+80(FP)
 	RET

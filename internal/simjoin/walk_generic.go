@@ -22,3 +22,8 @@ func prefetchHeads(elems []uint32, lists []span, ent []entry) {}
 func filterCands(ids, cnt []uint32, cands []cand, info []unitInfo, bits []uint64, words int, need, pfx, idxPrefix, xr []uint32, a uint32, positional bool, xbits []uint64, out []survivor) int {
 	return filterCandsGeneric(ids, cnt, cands, info, bits, words, need, pfx, idxPrefix, xr, a, positional, xbits, out)
 }
+
+// filterPairs: see walk.go.
+func filterPairs(ids, pcnt []uint32, base uint32, info []unitInfo, bits []uint64, words int, need []uint32, a uint32, exact bool, xbits []uint64, out []pairSurvivor) int {
+	return filterPairsGeneric(ids, pcnt, base, info, bits, words, need, a, exact, xbits, out)
+}

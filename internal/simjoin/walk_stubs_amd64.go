@@ -25,11 +25,23 @@ func prefetchHeadsAMD64(elems *uint32, n int, lists *uint64, ent *uint32)
 // filterCands1AMD64 is filterCands (see there) for bitmaps of 1 words. It needs POPCNT.
 func filterCands1AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
 
+// filterPairs1AMD64 is filterPairs (see there) for bitmaps of 1 words. It needs POPCNT.
+func filterPairs1AMD64(ids *uint32, n int, pcnt *uint32, base uint32, info *uint32, bits *uint64, need *uint32, a uint32, exact uint32, xbits *[8]uint64, out *uint32) int
+
 // filterCands2AMD64 is filterCands (see there) for bitmaps of 2 words. It needs POPCNT.
 func filterCands2AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
+
+// filterPairs2AMD64 is filterPairs (see there) for bitmaps of 2 words. It needs POPCNT.
+func filterPairs2AMD64(ids *uint32, n int, pcnt *uint32, base uint32, info *uint32, bits *uint64, need *uint32, a uint32, exact uint32, xbits *[8]uint64, out *uint32) int
 
 // filterCands4AMD64 is filterCands (see there) for bitmaps of 4 words. It needs POPCNT.
 func filterCands4AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
 
+// filterPairs4AMD64 is filterPairs (see there) for bitmaps of 4 words. It needs POPCNT.
+func filterPairs4AMD64(ids *uint32, n int, pcnt *uint32, base uint32, info *uint32, bits *uint64, need *uint32, a uint32, exact uint32, xbits *[8]uint64, out *uint32) int
+
 // filterCands8AMD64 is filterCands (see there) for bitmaps of 8 words. It needs POPCNT.
 func filterCands8AMD64(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int
+
+// filterPairs8AMD64 is filterPairs (see there) for bitmaps of 8 words. It needs POPCNT.
+func filterPairs8AMD64(ids *uint32, n int, pcnt *uint32, base uint32, info *uint32, bits *uint64, need *uint32, a uint32, exact uint32, xbits *[8]uint64, out *uint32) int

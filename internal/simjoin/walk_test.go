@@ -322,3 +322,103 @@ func FuzzFilterCands(f *testing.F) {
 		compareFilters(t, 0, randomFilter(rand.New(rand.NewPCG(a, b))))
 	})
 }
+
+// pairFilterCase is a probe's PairJoin candidates before the bounds.
+type pairFilterCase struct {
+	ids, pcnt, need []uint32
+	base, a         uint32
+	exact           bool
+	info            []unitInfo
+	bits, xbits     []uint64
+	words           int
+}
+
+func randomPairFilter(rng *rand.Rand) pairFilterCase {
+	n := 1 + rng.IntN(200)
+	f := pairFilterCase{base: uint32(rng.IntN(50)), a: uint32(2 + rng.IntN(40)), exact: rng.IntN(4) == 0, words: []int{1, 2, 4, 8}[rng.IntN(4)]}
+	units := int(f.base) + n
+	f.info = make([]unitInfo, units)
+	f.bits = make([]uint64, units*f.words)
+	f.need = make([]uint32, 256)
+	for b := range f.need {
+		f.need[b] = uint32(rng.IntN(b/2 + 3))
+	}
+	f.pcnt = make([]uint32, n)
+	for i := range n {
+		y := int(f.base) + i
+		b := uint32(2 + rng.IntN(254))
+		f.info[y] = unitInfo{0, b, 0}
+		f.pcnt[i] = uint32(1+rng.IntN(40))<<16 | uint32(rng.IntN(1<<16))
+		for w := range f.words {
+			f.bits[y*f.words+w] = rng.Uint64() & rng.Uint64()
+		}
+	}
+	f.xbits = make([]uint64, f.words)
+	for w := range f.xbits {
+		f.xbits[w] = rng.Uint64() & rng.Uint64()
+	}
+	for _, i := range rng.Perm(n)[:rng.IntN(n+1)] {
+		f.ids = append(f.ids, f.base+uint32(i))
+	}
+	return f
+}
+
+func (f pairFilterCase) run(fn func(ids, pcnt []uint32, base uint32, info []unitInfo, bits []uint64, words int, need []uint32, a uint32, exact bool, xbits []uint64, out []pairSurvivor) int) ([]pairSurvivor, []uint32) {
+	pcnt := slices.Clone(f.pcnt)
+	out := make([]pairSurvivor, len(f.ids))
+	m := fn(f.ids, pcnt, f.base, f.info, f.bits, f.words, f.need, f.a, f.exact, f.xbits, out)
+	return out[:m], pcnt
+}
+
+// TestFilterPairs checks the PairJoin filter in use (the kernels where
+// there are) against the Go loop, and the Go loop against verifyPairs'
+// rules.
+func TestFilterPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for i := range 20000 {
+		comparePairFilters(t, i, randomPairFilter(rng))
+	}
+}
+
+func comparePairFilters(t *testing.T, i int, f pairFilterCase) {
+	t.Helper()
+	got, gc := f.run(filterPairs)
+	want, wc := f.run(filterPairsGeneric)
+	if !slices.Equal(got, want) || !slices.Equal(gc, wc) {
+		t.Fatalf("case %d (%d words, exact %v): got %v\nwant %v", i, f.words, f.exact, got, want)
+	}
+	var rule []pairSurvivor
+	for _, y := range f.ids {
+		c := f.pcnt[y-f.base]
+		b := f.info[y].size
+		nd := f.need[b]
+		hits, m := c>>16, uint32(2)
+		for (m+1)*m/2 <= hits {
+			m++
+		}
+		d := 0
+		for w := range f.words {
+			d += bits.OnesCount64(f.xbits[w] ^ f.bits[int(y)*f.words+w])
+		}
+		switch {
+		case !f.exact && m >= nd:
+			rule = append(rule, pairSurvivor{y: y, c: c, direct: 1})
+		case (f.a+b-uint32(d))/2 >= nd:
+			rule = append(rule, pairSurvivor{y: y, c: c})
+		}
+		if wc[y-f.base] != 0 {
+			t.Fatalf("case %d: the count of candidate %d is left at %d", i, y, wc[y-f.base])
+		}
+	}
+	if !slices.Equal(want, rule) {
+		t.Fatalf("case %d: the Go loop %v; the rules %v", i, want, rule)
+	}
+}
+
+// FuzzFilterPairs: the kernels and the Go loop agree on any candidates.
+func FuzzFilterPairs(f *testing.F) {
+	f.Add(uint64(7), uint64(8))
+	f.Fuzz(func(t *testing.T, a, b uint64) {
+		comparePairFilters(t, 0, randomPairFilter(rand.New(rand.NewPCG(a, b))))
+	})
+}
