@@ -54,10 +54,20 @@ func (pl *Plan[P, E]) WriteChoice(w io.Writer) error {
 }
 
 // CPUDevice describes this machine's CPU, as the CPU engines of every
-// workload run on it: GOMAXPROCS threads.
+// workload run on it: GOMAXPROCS threads, unless a plan says otherwise
+// (OnThreads).
 func CPUDevice() Device {
-	n := runtime.GOMAXPROCS(0)
-	return Device{Kind: CPU, Name: fmt.Sprintf("%s, %d threads", sysinfo.CPUName(), n), Memory: sysinfo.Memory(), Parallelism: n}
+	return Device{Kind: CPU, Memory: sysinfo.Memory()}.OnThreads(runtime.GOMAXPROCS(0))
+}
+
+// OnThreads returns d as a plan runs on it: a CPU on n threads (what
+// Explain's choice says); other devices are returned unchanged.
+func (d Device) OnThreads(n int) Device {
+	if d.Kind != CPU {
+		return d
+	}
+	d.Name, d.Parallelism = fmt.Sprintf("%s, %d threads", sysinfo.CPUName(), n), n
+	return d
 }
 
 // Named is what the registry and the planner need of an engine: its

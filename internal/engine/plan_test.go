@@ -159,3 +159,16 @@ func TestWriteChoice(t *testing.T) {
 		t.Errorf("CPUDevice = %+v", d)
 	}
 }
+
+// TestOnThreads: a plan's CPU says the threads the plan runs on; other
+// devices stay as they are.
+func TestOnThreads(t *testing.T) {
+	d := CPUDevice().OnThreads(3)
+	if d.Parallelism != 3 || !strings.HasSuffix(d.Name, ", 3 threads") || d.Kind != CPU {
+		t.Fatalf("CPUDevice().OnThreads(3) = %+v", d)
+	}
+	g := Device{Kind: GPU, Name: "H100", Parallelism: 132}
+	if got := g.OnThreads(3); got != g {
+		t.Fatalf("a GPU on 3 threads became %+v", got)
+	}
+}

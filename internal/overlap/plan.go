@@ -146,6 +146,7 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 	if err != nil && len(plan.Candidates) == 0 {
 		return nil, err
 	}
+	plan.Chosen.Device = plan.Chosen.Device.OnThreads(p.Threads)
 	return plan, err
 }
 

@@ -110,6 +110,7 @@ func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
 	pl.Phases.Plan = time.Since(planning)
 	engine.Rank(pl.Candidates)
 	pl.Chosen, err = engine.Pick("simjoin", choice, pl.Candidates)
+	pl.Chosen.Device = pl.Chosen.Device.OnThreads(p.Threads)
 	if err != nil && len(pl.Candidates) == 0 {
 		if choice.Device == "gpu" {
 			// Say what is missing rather than only that nothing is
