@@ -1,14 +1,17 @@
 // Command simjoin generates the amd64 assembly of package
-// github.com/xsect/xsect/internal/simjoin: the walk of one prefix list by a
-// probe with the positional filter, the filters' hottest loop, and
-// PairJoin's walk of one pair list. They are
-// plain x86-64 (conditional moves, no vector instructions): what they gain
-// over the compiled Go loops is that every value they need stays in a
-// register, where the compiler spills half of them to the stack.
+// github.com/xsect/xsect/internal/simjoin: the filters' hottest loops. The
+// walk of one prefix list by a probe with the positional filter, PairJoin's
+// walk of one pair list, the bounds over a probe's candidates (one kernel
+// per bitmap width, for PPJoin's kind and PairJoin's), and the prefetches of
+// what a probe will read next. They are plain x86-64 (conditional moves,
+// POPCNT, PREFETCHT0; no vector instructions): what they gain over the
+// compiled Go loops is that every value they need stays in a register, where
+// the compiler spills half of them to the stack, and that the caches are
+// asked for what comes next.
 //
 // Run it through go generate in the simjoin package:
 //
-//	cd ../asm && go run ./simjoin -out ../internal/simjoin/walk_amd64.s -stubs ../internal/simjoin/walk_stubs_amd64.go -pkg simjoin
+//	cd ../asm && go run ./simjoin -out ../internal/simjoin/kernel_amd64.s -stubs ../internal/simjoin/kernel_stubs_amd64.go -pkg simjoin
 package main
 
 import (

@@ -15,7 +15,7 @@ package simjoin
 // new candidate. cnt and cands need room for every unit in ent, need for
 // every size in ent, and touched for every new candidate and one more.
 // walkPositional is this file's Go loop, walkPositionalGeneric, or on
-// amd64 a kernel in assembly (walk_amd64.go).
+// amd64 a kernel in assembly (kernel_amd64.go).
 
 // walkPositionalGeneric is walkPositional's Go loop.
 func walkPositionalGeneric(ent []entry, stop uint32, cnt []uint32, cands []cand, need, touched []uint32, aq, q uint32) (walked, added int) {

@@ -2,7 +2,7 @@
 
 package simjoin
 
-//go:generate go run -C ../../asm ./simjoin -out ../internal/simjoin/walk_amd64.s -stubs ../internal/simjoin/walk_stubs_amd64.go -pkg simjoin
+//go:generate go run -C ../../asm ./simjoin -out ../internal/simjoin/kernel_amd64.s -stubs ../internal/simjoin/kernel_stubs_amd64.go -pkg simjoin
 
 import (
 	"unsafe"
@@ -10,19 +10,19 @@ import (
 	"github.com/xsect/xsect/internal/cpufeat"
 )
 
-// walkPositional (see walk.go) by the kernel, which keeps every value in a
+// walkPositional (see kernel.go) by the kernel, which keeps every value in a
 // register where the compiled loop spills half of them to the stack. Its
 // memory stays within cnt and cands (stop is lowered to their length),
 // and within need and touched as walkPositional's callers provide them.
 func walkPositional(ent []entry, stop uint32, cnt []uint32, cands []cand, need, touched []uint32, aq, q uint32) (int, int) {
-	// Small enough to be inlined: the kernel itself returns at once for
-	// no entries or a stop of 0. cands is as long as cnt (getProber).
+	// The kernel itself returns at once for no entries or a stop of 0.
+	// cands is as long as cnt (getProber).
 	stop = min(stop, uint32(len(cnt)))
 	return walkPositionalAMD64((*uint32)(unsafe.Pointer(unsafe.SliceData(ent))), len(ent), stop, unsafe.SliceData(cnt),
 		(*uint64)(unsafe.Pointer(unsafe.SliceData(cands))), unsafe.SliceData(need), unsafe.SliceData(touched), aq, q)
 }
 
-// walkPairs (see walk.go) by the kernel. Its memory stays within pcnt
+// walkPairs (see kernel.go) by the kernel. Its memory stays within pcnt
 // (stop is lowered to its end), and within need and touched as
 // walkPairs' callers provide them; every record listed is base or later.
 func walkPairs(ent []entry, stop uint32, pcnt []uint32, base uint32, need, touched []uint32, rest, first uint32) (int, int) {
@@ -49,7 +49,7 @@ func prefetchHeads(elems []uint32, lists []span, ent []entry) {
 		(*uint32)(unsafe.Pointer(unsafe.SliceData(ent))))
 }
 
-// filterCands (see walk.go) by the kernel for the width of the bitmaps,
+// filterCands (see kernel.go) by the kernel for the width of the bitmaps,
 // where the CPU has POPCNT. Its memory stays within the arrays as probe
 // passes them: ids are units, pfx[b] >= 1 for their sizes b, out has room
 // for every id.
@@ -74,7 +74,7 @@ var filterKernels = func() (k [16]func(ids *uint32, n int, cnt *uint32, cands *u
 	return k
 }()
 
-// filterPairs (see walk.go) by the kernel for the width of the bitmaps,
+// filterPairs (see kernel.go) by the kernel for the width of the bitmaps,
 // where the CPU has POPCNT. Its memory stays within the arrays as
 // verifyPairs passes them: ids are units of [base, base+len(pcnt)), out
 // has room for every id.
