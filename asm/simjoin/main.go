@@ -19,6 +19,7 @@ import (
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
 )
 
 func main() {
@@ -119,8 +120,14 @@ func genWalk() {
 	JNZ(LabelRef("loop"))
 
 	Label("done")
-	// walked = (ent - ent0) / 12, an exact division: a multiply by the
-	// inverse of 3 modulo 2^64 after the shift by 2.
+	returnWalk(ent, touched)
+}
+
+// returnWalk returns a walk's counts from where its pointers ended: the
+// entries walked, (ent - ent0) / 12, an exact division (a multiply by the
+// inverse of 3 modulo 2^64 after the shift by 2), and the candidates
+// added, (touched - touched0) / 4.
+func returnWalk(ent, touched reg.GPVirtual) {
 	ent0 := GP64()
 	Load(Param("ent"), ent0)
 	SUBQ(ent0, ent)
@@ -207,20 +214,7 @@ func genWalkPairs() {
 	JNZ(LabelRef("ploop"))
 
 	Label("pdone")
-	ent0 := GP64()
-	Load(Param("ent"), ent0)
-	SUBQ(ent0, ent)
-	SHRQ(U8(2), ent)
-	inv := GP64()
-	MOVQ(U64(0xAAAAAAAAAAAAAAAB), inv)
-	IMULQ(inv, ent)
-	Store(ent, ReturnIndex(0))
-	t0 := GP64()
-	Load(Param("touched"), t0)
-	SUBQ(t0, touched)
-	SHRQ(U8(2), touched)
-	Store(touched, ReturnIndex(1))
-	RET()
+	returnWalk(ent, touched)
 }
 
 func genPrefetch() {

@@ -41,6 +41,20 @@ var (
 	}
 )
 
+// loadCase writes the head of a switch case for sets of n elements: s
+// resliced to n, its elements loaded into a0..a(n-1); it returns those
+// names and the elements'.
+func loadCase(b *bytes.Buffer, n int) (vars, loads []string) {
+	fmt.Fprintf(b, "case %d:\n", n)
+	for i := range n {
+		vars = append(vars, fmt.Sprintf("a%d", i))
+		loads = append(loads, fmt.Sprintf("s[%d]", i))
+	}
+	fmt.Fprintf(b, "s = s[:%d:%d]\n", n, n)
+	fmt.Fprintf(b, "%s := %s\n", strings.Join(vars, ", "), strings.Join(loads, ", "))
+	return vars, loads
+}
+
 // comparators returns the comparators of the network for n inputs, in
 // order: those of the network for 8 or 16 that touch no input >= n.
 func comparators(n int) [][2]int {
@@ -82,14 +96,7 @@ func SortUniqueSmall(s []uint32) []uint32 {
 	switch len(s) {
 `)
 	for n := 2; n <= 16; n++ {
-		fmt.Fprintf(&b, "case %d:\n", n)
-		var vars, loads []string
-		for i := range n {
-			vars = append(vars, fmt.Sprintf("a%d", i))
-			loads = append(loads, fmt.Sprintf("s[%d]", i))
-		}
-		fmt.Fprintf(&b, "s = s[:%d:%d]\n", n, n)
-		fmt.Fprintf(&b, "%s := %s\n", strings.Join(vars, ", "), strings.Join(loads, ", "))
+		loadCase(&b, n)
 		cs := comparators(n)
 		var steps []string
 		for i := 1; i < n; i++ {
@@ -122,14 +129,7 @@ func SortSmall(s []uint32) {
 	switch len(s) {
 `)
 	for n := 2; n <= 16; n++ {
-		fmt.Fprintf(&b, "case %d:\n", n)
-		var vars, loads []string
-		for i := range n {
-			vars = append(vars, fmt.Sprintf("a%d", i))
-			loads = append(loads, fmt.Sprintf("s[%d]", i))
-		}
-		fmt.Fprintf(&b, "s = s[:%d:%d]\n", n, n)
-		fmt.Fprintf(&b, "%s := %s\n", strings.Join(vars, ", "), strings.Join(loads, ", "))
+		vars, loads := loadCase(&b, n)
 		for _, c := range comparators(n) {
 			i, j := c[0], c[1]
 			fmt.Fprintf(&b, "a%d, a%d = min(a%d, a%d), max(a%d, a%d)\n", i, j, i, j, i, j)
