@@ -387,29 +387,9 @@ func genFilter(w int) {
 		CMPL(t1, nd)
 		JCS(LabelRef(next))
 	}
-	// The bitmap bound: (a + b - popcount(x xor y)) / 2 >= nd.
-	{
-		off, tp, d, t := GP64(), GP64(), GP64(), GP64()
-		MOVQ(y, off)
-		SHLQ(U8(uint8(3+log2(w))), off)
-		MOVQ(bits, tp)
-		ADDQ(off, tp)
-		xb := GP64()
-		MOVQ(xbits, xb)
-		XORL(d.As32(), d.As32())
-		for i := 0; i < w; i++ {
-			MOVQ(Mem{Base: xb, Disp: 8 * i}, t)
-			XORQ(Mem{Base: tp, Disp: 8 * i}, t)
-			POPCNTQ(t, t)
-			ADDQ(t, d)
-		}
-		MOVL(a, t.As32())
-		ADDL(b.As32(), t.As32())
-		SUBL(d.As32(), t.As32())
-		SHRL(U8(1), t.As32())
-		CMPL(t.As32(), nd)
-		JCS(LabelRef(next))
-	}
+	// The bitmap bound reaches nd.
+	CMPL(bitBound(y, b, w, bits, xbits, a), nd)
+	JCS(LabelRef(next))
 	MOVL(y.As32(), Mem{Base: out})
 	MOVL(c, Mem{Base: out, Disp: 4})
 	MOVL(xs.As32(), Mem{Base: out, Disp: 8})
@@ -487,26 +467,9 @@ func genFilterPairs(w int) {
 	// keep: direct, or the bitmap bound reaches nd.
 	keep := GP32()
 	{
-		off, tp, d, t := GP64(), GP64(), GP64(), GP64()
-		MOVQ(y, off)
-		SHLQ(U8(uint8(3+log2(w))), off)
-		MOVQ(bits, tp)
-		ADDQ(off, tp)
-		xb := GP64()
-		MOVQ(xbits, xb)
-		XORL(d.As32(), d.As32())
-		for k := 0; k < w; k++ {
-			MOVQ(Mem{Base: xb, Disp: 8 * k}, t)
-			XORQ(Mem{Base: tp, Disp: 8 * k}, t)
-			POPCNTQ(t, t)
-			ADDQ(t, d)
-		}
-		MOVL(a, t.As32())
-		ADDL(b.As32(), t.As32())
-		SUBL(d.As32(), t.As32())
-		SHRL(U8(1), t.As32())
+		bound := bitBound(y, b, w, bits, xbits, a)
 		XORL(keep, keep)
-		CMPL(t.As32(), nd)
+		CMPL(bound, nd)
 		SETCC(keep.As8())
 		ORL(direct, keep)
 	}
@@ -529,6 +492,31 @@ func genFilterPairs(w int) {
 	SHRQ(U8(4), out)
 	Store(out, ReturnIndex(0))
 	RET()
+}
+
+// bitBound returns a register holding the bitmap bound of unit y, of
+// size b, and the probe, of size a: (a + b - popcount(x xor y)) / 2 over
+// the probe's bitmap xbits and the unit's (bits + y·8w), of w words.
+func bitBound(y, b reg.GPVirtual, w int, bits, xbits, a Mem) reg.GPVirtual {
+	off, tp, d, t := GP64(), GP64(), GP64(), GP64()
+	MOVQ(y, off)
+	SHLQ(U8(uint8(3+log2(w))), off)
+	MOVQ(bits, tp)
+	ADDQ(off, tp)
+	xb := GP64()
+	MOVQ(xbits, xb)
+	XORL(d.As32(), d.As32())
+	for i := 0; i < w; i++ {
+		MOVQ(Mem{Base: xb, Disp: 8 * i}, t)
+		XORQ(Mem{Base: tp, Disp: 8 * i}, t)
+		POPCNTQ(t, t)
+		ADDQ(t, d)
+	}
+	MOVL(a, t.As32())
+	ADDL(b.As32(), t.As32())
+	SUBL(d.As32(), t.As32())
+	SHRL(U8(1), t.As32())
+	return t.As32().(reg.GPVirtual)
 }
 
 func log2(w int) int {
