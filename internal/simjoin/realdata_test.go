@@ -116,6 +116,40 @@ func TestRealDataEverySet(t *testing.T) {
 	}
 }
 
+// anchorData reports whether the data set is one of the five of the
+// issue's anchor (Mann et al.'s best times in ../shared/NOTES.md).
+func anchorData(name string) bool {
+	switch name {
+	case "BMS2", "retail", "kosarak", "tags-math-sx", "gcide":
+		return true
+	}
+	return false
+}
+
+// benchPhases sums the phases of a benchmark's joins.
+type benchPhases struct{ Phases }
+
+func (ph *benchPhases) add(p Phases) {
+	ph.Distinct += p.Distinct
+	ph.Renumber += p.Renumber
+	ph.Order += p.Order
+	ph.Plan += p.Plan
+}
+
+// report reports where the time of each join went, in ms; with run (the
+// runs' time) also the planning and the run, which the preparation alone
+// leaves out.
+func (ph *benchPhases) report(b *testing.B, run *time.Duration) {
+	ms := func(d time.Duration, unit string) { b.ReportMetric(d.Seconds()*1e3/float64(b.N), unit) }
+	ms(ph.Distinct, "equal-ms")
+	ms(ph.Renumber, "renumber-ms")
+	ms(ph.Order, "order-ms")
+	if run != nil {
+		ms(ph.Plan, "plan-ms")
+		ms(*run, "run-ms")
+	}
+}
+
 // BenchmarkMann times a whole join as the targets count it: from
 // the loaded collection (preparation included) to the number of pairs,
 // with equal sets once, on the five data sets of Mann et al.'s anchor,
@@ -125,9 +159,7 @@ func TestRealDataEverySet(t *testing.T) {
 func BenchmarkMann(b *testing.B) {
 	for _, ts := range []string{"0.5", "0.7"} {
 		for _, d := range mannData {
-			switch d.Name {
-			case "BMS2", "retail", "kosarak", "tags-math-sx", "gcide":
-			default:
+			if !anchorData(d.Name) {
 				continue
 			}
 			i := 0
@@ -138,7 +170,7 @@ func BenchmarkMann(b *testing.B) {
 				b.Run(fmt.Sprintf("t=%s/%s/%s", ts, d.Name, alg), func(b *testing.B) {
 					c := loadData(b, d.File)
 					th := mustThreshold(b, Jaccard, ts)
-					var ph Phases
+					var ph benchPhases
 					var run time.Duration
 					for b.Loop() {
 						pl, err := NewPlan(c, nil, Options{Threshold: th, Technique: alg, Distinct: true})
@@ -151,18 +183,9 @@ func BenchmarkMann(b *testing.B) {
 							b.Fatalf("%d pairs, %v; want %d", n, err, d.Pairs[i])
 						}
 						run += time.Since(start)
-						ph.Distinct += pl.Phases.Distinct
-						ph.Renumber += pl.Phases.Renumber
-						ph.Order += pl.Phases.Order
-						ph.Plan += pl.Phases.Plan
+						ph.add(pl.Phases)
 					}
-					// Where the time goes, per join.
-					for _, m := range []struct {
-						d    time.Duration
-						unit string
-					}{{ph.Distinct, "equal-ms"}, {ph.Renumber, "renumber-ms"}, {ph.Order, "order-ms"}, {ph.Plan, "plan-ms"}, {run, "run-ms"}} {
-						b.ReportMetric(m.d.Seconds()*1e3/float64(b.N), m.unit)
-					}
+					ph.report(b, &run)
 				})
 			}
 		}
@@ -205,30 +228,21 @@ func TestEstimatesSparePairIndex(t *testing.T) {
 // ordering) on the data sets of BenchmarkMann, at Jaccard 0.5.
 func BenchmarkPrepare(b *testing.B) {
 	for _, d := range mannData {
-		switch d.Name {
-		case "BMS2", "retail", "kosarak", "tags-math-sx", "gcide":
-		default:
+		if !anchorData(d.Name) {
 			continue
 		}
 		b.Run(d.Name, func(b *testing.B) {
 			c := loadData(b, d.File)
 			th := mustThreshold(b, Jaccard, "0.5")
-			var ph Phases
+			var ph benchPhases
 			for b.Loop() {
 				p, err := newProblem(c, nil, Options{Threshold: th, Distinct: true}, runtime.GOMAXPROCS(0), 1<<30)
 				if err != nil {
 					b.Fatal(err)
 				}
-				ph.Distinct += p.phases.Distinct
-				ph.Renumber += p.phases.Renumber
-				ph.Order += p.phases.Order
+				ph.add(p.phases)
 			}
-			for _, m := range []struct {
-				d    time.Duration
-				unit string
-			}{{ph.Distinct, "equal-ms"}, {ph.Renumber, "renumber-ms"}, {ph.Order, "order-ms"}} {
-				b.ReportMetric(m.d.Seconds()*1e3/float64(b.N), m.unit)
-			}
+			ph.report(b, nil)
 		})
 	}
 }
