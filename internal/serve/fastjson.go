@@ -89,11 +89,10 @@ func key(b []byte, i int) (int, int) {
 	return k, eat(b, i+1, ':')
 }
 
-// number reads an integer of digits only, with no leading zero (but 0
-// alone) and at most maxLen digits, after whitespace.
-func number(b []byte, i, maxLen int) (uint64, int) {
-	i = ws(b, i)
-	start := i
+// digits reads the run of decimal digits from b[i] on: its value (which
+// wraps past 20 digits; wellFormed bounds the length) and its end. Small
+// enough to be inlined in the parser's loops.
+func digits(b []byte, i int) (uint64, int) {
 	v := uint64(0)
 	for i < len(b) {
 		c := b[i] - '0'
@@ -103,8 +102,22 @@ func number(b []byte, i, maxLen int) (uint64, int) {
 		v = v*10 + uint64(c)
 		i++
 	}
-	n := i - start
-	if n == 0 || n > maxLen || (n > 1 && b[start] == '0') {
+	return v, i
+}
+
+// wellFormed reports whether the digits b[start:end] are a JSON integer
+// of at most maxLen digits: some, and no leading zero but 0 alone.
+func wellFormed(b []byte, start, end, maxLen int) bool {
+	n := end - start
+	return n > 0 && n <= maxLen && (n == 1 || b[start] != '0')
+}
+
+// number reads an integer of digits only, with no leading zero (but 0
+// alone) and at most maxLen digits, after whitespace.
+func number(b []byte, i, maxLen int) (uint64, int) {
+	start := ws(b, i)
+	v, i := digits(b, start)
+	if !wellFormed(b, start, i, maxLen) {
 		return 0, -1
 	}
 	// A number ends here: a fraction or an exponent is not an integer.
@@ -114,8 +127,9 @@ func number(b []byte, i, maxLen int) (uint64, int) {
 	return v, i
 }
 
-// termArray reads [t, ...] onto p.terms. The digits are read here rather
-// than by number: this loop is most of the parsing.
+// termArray reads [t, ...] onto p.terms. It reads the digits itself (by
+// digits, inlined) rather than by number, which skips whitespace first:
+// this loop is most of the parsing.
 func (p *fastParser) termArray(i int) int {
 	b := p.b
 	if i = eat(b, i, '['); i < 0 {
@@ -129,17 +143,9 @@ func (p *fastParser) termArray(i int) int {
 	defer func() { p.terms = terms }()
 	for {
 		start := i
-		v := uint64(0)
-		for i < len(b) {
-			c := b[i] - '0'
-			if c > 9 {
-				break
-			}
-			v = v*10 + uint64(c)
-			i++
-		}
-		n := i - start
-		if n == 0 || n > 10 || (n > 1 && b[start] == '0') || v > 1<<32-1 {
+		var v uint64
+		v, i = digits(b, start)
+		if !wellFormed(b, start, i, 10) || v > 1<<32-1 {
 			return -1
 		}
 		terms = append(terms, uint32(v))
