@@ -12,6 +12,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/xsect/xsect/asm/internal/x86"
 )
 
 func main() {
@@ -19,13 +21,6 @@ func main() {
 	genAnd4x4()
 	genAndCount()
 	Generate()
-}
-
-// loadGP loads an argument into a new general-purpose register.
-func loadGP(name string) reg.GPVirtual {
-	r := GP64()
-	Load(Param(name), r)
-	return r
 }
 
 // hsum reduces the eight quadwords of z and stores their sum at m.
@@ -60,10 +55,10 @@ func genAnd4x4() {
 	Doc("and4x4AVX512 sets out[4*r+c] to the number of bits set in both row r",
 		"of a and row c of b, over words [0, n) of each; the rows of a and of b",
 		"lie stride words apart. It needs AVX512F, AVX512VL and AVX512_VPOPCNTDQ.")
-	a := loadGP("a")
-	b := loadGP("b")
-	stride := loadGP("stride")
-	n := loadGP("n")
+	a := x86.LoadGP("a")
+	b := x86.LoadGP("b")
+	stride := x86.LoadGP("stride")
+	n := x86.LoadGP("n")
 	SHLQ(U8(3), stride)
 	var ar, br [4]reg.GPVirtual
 	ar[0], br[0] = a, b
@@ -115,7 +110,7 @@ func genAnd4x4() {
 	body(func(m Mem, z reg.VecVirtual) { VMOVDQU64_Z(m, reg.K1, z) }, i)
 
 	Label("and4x4_reduce")
-	out := loadGP("out")
+	out := x86.LoadGP("out")
 	reduce16(acc, out)
 	VZEROUPPER()
 	RET()
@@ -159,9 +154,9 @@ func genAndCount() {
 	TEXT("andCountAVX512", NOSPLIT, "func(a, b *uint64, n int) uint64")
 	Doc("andCountAVX512 returns the number of bits set in both a[0:n] and",
 		"b[0:n]. It needs AVX512F, AVX512VL and AVX512_VPOPCNTDQ.")
-	a := loadGP("a")
-	b := loadGP("b")
-	n := loadGP("n")
+	a := x86.LoadGP("a")
+	b := x86.LoadGP("b")
+	n := x86.LoadGP("n")
 	var acc, t [4]reg.VecVirtual
 	for u := range acc {
 		acc[u], t[u] = ZMM(), ZMM()

@@ -20,6 +20,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/xsect/xsect/asm/internal/x86"
 )
 
 func main() {
@@ -42,36 +44,19 @@ const (
 	pruned    = 1 << 31
 )
 
-// arg returns the stack slot of an argument, as a memory operand: the
-// loop reads the rarely used ones from there and keeps its registers.
-func arg(name string) Mem {
-	b, err := Param(name).Resolve()
-	if err != nil {
-		panic(err)
-	}
-	return b.Addr
-}
-
 func genWalk() {
 	TEXT("walkPositionalAMD64", NOSPLIT, "func(ent *uint32, n int, stop uint32, cnt *uint32, cands *uint64, need *uint32, touched *uint32, aq uint32, q uint32) (walked int, added int)")
 	Doc("walkPositionalAMD64 is walkPositional over ent[0:n] (see there), with",
 		"touched pointing where the next new candidate goes; it returns the",
 		"entries walked and the candidates added.")
-	ent := GP64()
-	Load(Param("ent"), ent)
-	n := GP64()
-	Load(Param("n"), n)
-	cnt := GP64()
-	Load(Param("cnt"), cnt)
-	cands := GP64()
-	Load(Param("cands"), cands)
-	need := GP64()
-	Load(Param("need"), need)
-	touched := GP64()
-	Load(Param("touched"), touched)
-	q := GP64()
-	Load(Param("q"), q) // zero-extended: the low half of each cand written
-	stop, aq := arg("stop"), arg("aq")
+	ent := x86.LoadGP("ent")
+	n := x86.LoadGP("n")
+	cnt := x86.LoadGP("cnt")
+	cands := x86.LoadGP("cands")
+	need := x86.LoadGP("need")
+	touched := x86.LoadGP("touched")
+	q := x86.LoadGP("q") // zero-extended: the low half of each cand written
+	stop, aq := x86.Arg("stop"), x86.Arg("aq")
 
 	TESTQ(n, n)
 	JZ(LabelRef("done"))
@@ -128,17 +113,13 @@ func genWalk() {
 // inverse of 3 modulo 2^64 after the shift by 2), and the candidates
 // added, (touched - touched0) / 4.
 func returnWalk(ent, touched reg.GPVirtual) {
-	ent0 := GP64()
-	Load(Param("ent"), ent0)
-	SUBQ(ent0, ent)
+	SUBQ(x86.LoadGP("ent"), ent)
 	SHRQ(U8(2), ent)
 	inv := GP64()
 	MOVQ(U64(0xAAAAAAAAAAAAAAAB), inv)
 	IMULQ(inv, ent)
 	Store(ent, ReturnIndex(0))
-	t0 := GP64()
-	Load(Param("touched"), t0)
-	SUBQ(t0, touched)
+	SUBQ(x86.LoadGP("touched"), touched)
 	SHRQ(U8(2), touched)
 	Store(touched, ReturnIndex(1))
 	RET()
@@ -149,17 +130,12 @@ func genWalkPairs() {
 	Doc("walkPairsAMD64 is walkPairs over ent[0:n] (see there), with touched",
 		"pointing where the next new candidate goes; it returns the entries",
 		"walked and the candidates added.")
-	ent := GP64()
-	Load(Param("ent"), ent)
-	n := GP64()
-	Load(Param("n"), n)
-	pcnt := GP64()
-	Load(Param("pcnt"), pcnt)
-	need := GP64()
-	Load(Param("need"), need)
-	touched := GP64()
-	Load(Param("touched"), touched)
-	stop, base, rest, first := arg("stop"), arg("base"), arg("rest"), arg("first")
+	ent := x86.LoadGP("ent")
+	n := x86.LoadGP("n")
+	pcnt := x86.LoadGP("pcnt")
+	need := x86.LoadGP("need")
+	touched := x86.LoadGP("touched")
+	stop, base, rest, first := x86.Arg("stop"), x86.Arg("base"), x86.Arg("rest"), x86.Arg("first")
 
 	TESTQ(n, n)
 	JZ(LabelRef("pdone"))
@@ -221,16 +197,11 @@ func genPrefetch() {
 	TEXT("prefetchUnitsAMD64", NOSPLIT, "func(ids *uint32, n int, info *uint32, bits *uint64, words int)")
 	Doc("prefetchUnitsAMD64 asks the caches for the info (12 bytes each) and the",
 		"bitmap (words each) of the units ids[0:n].")
-	ids := GP64()
-	Load(Param("ids"), ids)
-	n := GP64()
-	Load(Param("n"), n)
-	info := GP64()
-	Load(Param("info"), info)
-	bits := GP64()
-	Load(Param("bits"), bits)
-	stride := GP64()
-	Load(Param("words"), stride)
+	ids := x86.LoadGP("ids")
+	n := x86.LoadGP("n")
+	info := x86.LoadGP("info")
+	bits := x86.LoadGP("bits")
+	stride := x86.LoadGP("words")
 	SHLQ(U8(3), stride) // bytes per bitmap
 	TESTQ(n, n)
 	JZ(LabelRef("fdone"))
@@ -253,14 +224,10 @@ func genPrefetchHeads() {
 	TEXT("prefetchHeadsAMD64", NOSPLIT, "func(elems *uint32, n int, lists *uint64, ent *uint32)")
 	Doc("prefetchHeadsAMD64 asks the caches for the next entry of the list of",
 		"each of elems[0:n]: ent[lists[e].k] (spans of 8 bytes, entries of 12).")
-	elems := GP64()
-	Load(Param("elems"), elems)
-	n := GP64()
-	Load(Param("n"), n)
-	lists := GP64()
-	Load(Param("lists"), lists)
-	ent := GP64()
-	Load(Param("ent"), ent)
+	elems := x86.LoadGP("elems")
+	n := x86.LoadGP("n")
+	lists := x86.LoadGP("lists")
+	ent := x86.LoadGP("ent")
 	TESTQ(n, n)
 	JZ(LabelRef("hdone"))
 	Label("hloop")
@@ -283,20 +250,14 @@ func genFilter(w int) {
 	name := fmt.Sprintf("filterCands%dAMD64", w)
 	TEXT(name, NOSPLIT, "func(ids *uint32, n int, cnt *uint32, cands *uint64, info *uint32, bits *uint64, need *uint32, pfx *uint32, idxPrefix *uint32, xr *uint32, a uint32, positional uint32, xbits *[8]uint64, out *uint32) int")
 	Doc(name + " is filterCands (see there) for bitmaps of " + fmt.Sprint(w) + " words. It needs POPCNT.")
-	ids := GP64()
-	Load(Param("ids"), ids)
-	n := GP64()
-	Load(Param("n"), n)
-	cnt := GP64()
-	Load(Param("cnt"), cnt)
-	cands := GP64()
-	Load(Param("cands"), cands)
-	info := GP64()
-	Load(Param("info"), info)
-	out := GP64()
-	Load(Param("out"), out)
-	need, pfx, idxPrefix, xr, a, positional := arg("need"), arg("pfx"), arg("idxPrefix"), arg("xr"), arg("a"), arg("positional")
-	bits, xbits := arg("bits"), arg("xbits")
+	ids := x86.LoadGP("ids")
+	n := x86.LoadGP("n")
+	cnt := x86.LoadGP("cnt")
+	cands := x86.LoadGP("cands")
+	info := x86.LoadGP("info")
+	out := x86.LoadGP("out")
+	need, pfx, idxPrefix, xr, a, positional := x86.Arg("need"), x86.Arg("pfx"), x86.Arg("idxPrefix"), x86.Arg("xr"), x86.Arg("a"), x86.Arg("positional")
+	bits, xbits := x86.Arg("bits"), x86.Arg("xbits")
 	// The end of ids, in a stack slot: every register is needed.
 	end := AllocLocal(8)
 	{
@@ -400,9 +361,7 @@ func genFilter(w int) {
 	CMPQ(ids, end)
 	JB(LabelRef(loop))
 	Label("cdone" + fmt.Sprint(w))
-	o0 := GP64()
-	Load(Param("out"), o0)
-	SUBQ(o0, out)
+	SUBQ(x86.LoadGP("out"), out)
 	SHRQ(U8(4), out)
 	Store(out, ReturnIndex(0))
 	RET()
@@ -415,17 +374,12 @@ func genFilterPairs(w int) {
 	TEXT(name, NOSPLIT, "func(ids *uint32, n int, pcnt *uint32, base uint32, info *uint32, bits *uint64, need *uint32, a uint32, exact uint32, xbits *[8]uint64, out *uint32) int")
 	Doc(name + " is filterPairs (see there) for bitmaps of " + fmt.Sprint(w) + " words. It needs POPCNT.")
 	suffix := fmt.Sprint("p", w)
-	ids := GP64()
-	Load(Param("ids"), ids)
-	n := GP64()
-	Load(Param("n"), n)
-	pcnt := GP64()
-	Load(Param("pcnt"), pcnt)
-	info := GP64()
-	Load(Param("info"), info)
-	out := GP64()
-	Load(Param("out"), out)
-	base, bits, need, a, exact, xbits := arg("base"), arg("bits"), arg("need"), arg("a"), arg("exact"), arg("xbits")
+	ids := x86.LoadGP("ids")
+	n := x86.LoadGP("n")
+	pcnt := x86.LoadGP("pcnt")
+	info := x86.LoadGP("info")
+	out := x86.LoadGP("out")
+	base, bits, need, a, exact, xbits := x86.Arg("base"), x86.Arg("bits"), x86.Arg("need"), x86.Arg("a"), x86.Arg("exact"), x86.Arg("xbits")
 	TESTQ(n, n)
 	JZ(LabelRef("done" + suffix))
 	Label("loop" + suffix)
@@ -486,9 +440,7 @@ func genFilterPairs(w int) {
 	DECQ(n)
 	JNZ(LabelRef("loop" + suffix))
 	Label("done" + suffix)
-	o0 := GP64()
-	Load(Param("out"), o0)
-	SUBQ(o0, out)
+	SUBQ(x86.LoadGP("out"), out)
 	SHRQ(U8(4), out)
 	Store(out, ReturnIndex(0))
 	RET()

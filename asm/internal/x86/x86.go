@@ -1,6 +1,6 @@
 // Package x86 holds what xsect's assembly generators share:
 // VP2INTERSECTD, which neither avo nor the Go assembler knows, emitted as
-// bytes.
+// bytes, and the loading of arguments (LoadGP, Arg).
 package x86
 
 import (
