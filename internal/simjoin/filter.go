@@ -971,7 +971,7 @@ func (j *join) probe(pr *prober, u int, w *Writer) {
 			yi := j.idx.info[y]
 			b := yi.size
 			nd := need[b]
-			xs, ys := j.unknown(pr, xr, cd, yi, c)
+			xs, ys := unknown(xr, pr.pfx, j.idxPrefix, j.positional, cd, yi, c)
 			if c+min(a-xs, b-ys) < nd {
 				continue
 			}
@@ -1002,14 +1002,15 @@ type survivor struct{ y, c, xs, ys uint32 }
 // the unit of info yi, met last at cd with c common prefix elements, can
 // be (Mann et al.): past the prefix that ends first, and past the last
 // common element on the other side. The probe's prefix, for the unit's
-// size, is its first pfx[size] elements.
-func (j *join) unknown(pr *prober, xr []uint32, cd cand, yi unitInfo, c uint32) (xs, ys uint32) {
+// size b, is its first pfx[b] elements; the unit's indexing prefix
+// idxPrefix[b].
+func unknown(xr, pfx, idxPrefix []uint32, positional bool, cd cand, yi unitInfo, c uint32) (xs, ys uint32) {
 	b := yi.size
-	pb := pr.pfx[b]
+	pb := pfx[b]
 	if xr[pb-1] > yi.last {
-		return cd.q + 1, j.idxPrefix[b]
+		return cd.q + 1, idxPrefix[b]
 	}
-	if j.positional {
+	if positional {
 		return pb, cd.j + 1
 	}
 	return pb, c // the c-th common element is at c-1 or later

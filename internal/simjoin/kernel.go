@@ -93,15 +93,7 @@ func filterCandsGeneric(ids, cnt []uint32, cands []cand, info []unitInfo, bits [
 		cd, yi := cands[y], info[y]
 		b := yi.size
 		nd := need[b]
-		var xs, ys uint32
-		if pb := pfx[b]; xr[pb-1] > yi.last {
-			xs, ys = cd.q+1, idxPrefix[b]
-		} else {
-			xs, ys = pb, c
-			if positional {
-				ys = cd.j + 1
-			}
-		}
+		xs, ys := unknown(xr, pfx, idxPrefix, positional, cd, yi, c)
 		if c+min(a-xs, b-ys) < nd || bitBound(xbits, bits[int(y)*words:int(y+1)*words], a, b) < nd {
 			continue
 		}
