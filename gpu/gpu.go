@@ -2,9 +2,12 @@
 // ones there are, whether xsect can use them (and why not), and the
 // pairwise intersection engine that keeps sets resident on a device.
 //
-// xsect reaches CUDA from pure Go (no cgo): the driver, NVRTC and cuBLAS
-// are loaded at first use, kernels are compiled for the device then and
-// cached on disk, and one goroutine per device owns its context. The
+// xsect reaches CUDA from pure Go (no cgo): the driver, and cuBLAS where a
+// matrix-product technique runs, are loaded at first use; the kernels are
+// prebuilt into the binary (cubins for the A100 and H100/H200, PTX that the
+// driver compiles for newer GPUs), so the driver alone suffices; NVRTC, where
+// present, compiles only kernels whose sources changed since they were
+// prebuilt. One goroutine per device owns its context. The
 // workload packages (allpairs, pairs) use GPUs through their Options.Device
 // without this package; everything works on the CPU where there is none.
 package gpu
@@ -128,9 +131,21 @@ func (p *Pairwise) Free(s *Set) error { return p.e.Free(s) }
 // DriverVersion returns the CUDA driver's version, such as "13.0".
 func DriverVersion() (string, error) { return gpurt.DriverVersion() }
 
-// Compiler returns the NVRTC library that compiles xsect's kernels and its
-// version.
+// Compiler returns the NVRTC library and its version, or why there is
+// none. xsect needs it only for kernels not prebuilt for the GPU (see
+// Kernels).
 func Compiler() (lib, version string, err error) { return gpurt.Compiler() }
+
+// Kernels says how a GPU gets xsect's kernels: "prebuilt cubins" for an
+// architecture the binary holds machine code for, "prebuilt PTX" (compiled
+// by the driver at first use, then cached by it) for a newer one, or
+// "NVRTC" for an older one, which needs the CUDA toolkit's NVRTC.
+func Kernels(in Info) string { return gpurt.KernelsFor(in) }
+
+// BLASLibrary returns the cuBLAS library that the matrix-product
+// techniques (allpairs' mm and mmjoin) use, or why there is none: without
+// it those techniques are not planned and every other one runs.
+func BLASLibrary() (string, error) { return gpurt.BLASLibrary() }
 
 // CacheDir returns the folder where compiled kernels are kept between runs.
 func CacheDir() (string, error) { return gpurt.CacheDir() }

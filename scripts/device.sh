@@ -8,6 +8,10 @@
 #                                        # (-test.v), the pairwise benchmark;
 #                                        # a short table last
 #   scripts/device.sh profile            # there: Nsight Compute on the kernels
+#   scripts/device.sh build-kernels      # here: .device-bin/kernelgen
+#   scripts/device.sh kernels            # there: prebuild every kernel with NVRTC
+#                                        # into $OUT/kernels.tgz; here, unpack it at
+#                                        # the root (tar xzf) and commit the files
 #   scripts/device.sh build-allpairs     # here: .device-bin/gpuallpairs.test and
 #                                        # .device-data/ (the MISI benchmark's data files)
 #   scripts/device.sh allpairs           # there: the GPU all-pairs tests and the
@@ -59,6 +63,9 @@ build)
 	# The public gpu package (devices, the resident pairwise engine).
 	go test -c -ldflags=-s -o "$bin/gpu.test" ./gpu
 	echo "built $bin/gpu.test"
+	# The prebuilt kernels, each loaded as a cubin and as PTX.
+	go test -c -ldflags=-s -o "$bin/kernelgen.test" ./internal/kernelgen
+	echo "built $bin/kernelgen.test"
 	# The real data the GPU tests read (DATA=1), compressed to travel.
 	if [ "${DATA:-}" = 1 ]; then
 		data=${XSECT_DATA:-/work/shared/data}
@@ -100,11 +107,12 @@ run)
 		echo "=== xsect devices"
 		"$bin/xsect" devices
 	fi
-	for name in gpurt gpu gpuintersect gpuallpairs gpubatmap gpusimjoin gpuquery serve cli; do
+	for name in gpurt kernelgen gpu gpuintersect gpuallpairs gpubatmap gpusimjoin gpuquery serve cli; do
 		t="$bin/$name.test"
 		[ -x "$t" ] || continue
 		run=${TESTRUN:-.}
 		[ "$name" = cli ] && run='Devices|IntersectDevice|GPU|DeviceErrors'
+		[ "$name" = kernelgen ] && run='PrebuiltLoad'
 		echo "=== $name tests"
 		start=$(date +%s)
 		"$t" -test.v -test.count=1 -test.timeout=300s -test.run "$run" >"$out/$name.log" 2>&1
@@ -179,6 +187,23 @@ allpairs)
 		grep -E -v '^(goos|goarch|pkg|cpu|PASS|ok|Benchmark)' "$out/mmjoin.log" | head -60
 	fi
 	;;
+build-kernels)
+	set -e
+	mkdir -p "$bin"
+	CGO_ENABLED=0 go build -ldflags=-s -o "$bin/kernelgen" ./internal/kernelgen
+	rm -f "$bin/kernelgen.gz" && gzip -f "$bin/kernelgen"
+	echo 'run with: run(command="bash scripts/device.sh kernels", carry=[".device-bin/kernelgen.gz"])'
+	;;
+kernels)
+	unpack
+	set -e
+	out="${OUT:-.device-out}"
+	mkdir -p "$out"
+	"$bin/kernelgen" -root .
+	"$bin/kernelgen" -root . -check
+	tar czf "$out/kernels.tgz" internal/*/kernels/generated.txt internal/*/kernels/*.gz
+	du -ch internal/*/kernels/*.gz | tail -1
+	;;
 profile)
 	unpack
 	# Nsight Compute on the main kernels of one 100M pair, for tuning.
@@ -196,7 +221,7 @@ profile)
 	done
 	;;
 *)
-	echo "usage: $0 build | run [quick|large|full] | profile | build-allpairs | allpairs" >&2
+	echo "usage: $0 build | run [quick|large|full] | profile | build-allpairs | allpairs | build-kernels | kernels" >&2
 	exit 2
 	;;
 esac

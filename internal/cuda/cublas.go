@@ -44,6 +44,9 @@ func LoadCUBLAS() error {
 	return cublas.err
 }
 
+// CUBLASLibrary returns the file name of the loaded cuBLAS library.
+func CUBLASLibrary() string { return cublas.lib.name }
+
 // BLASHandle is a cublasHandle_t, bound to the context current when it was
 // created.
 type BLASHandle uintptr

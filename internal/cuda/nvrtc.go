@@ -14,9 +14,9 @@ import (
 var nvrtcLibs = []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so.11.1", "libnvrtc.so.11.0", "libnvrtc.so"}
 
 var nvrtc struct {
-	lib                                                                     library
-	version, create, compile, logSize, getLog, cubinSize, getCubin, destroy uintptr
-	errorString                                                             func(int32) string
+	lib                                                                                      library
+	version, create, compile, logSize, getLog, cubinSize, getCubin, ptxSize, getPTX, destroy uintptr
+	errorString                                                                              func(int32) string
 
 	once sync.Once
 	err  error
@@ -38,6 +38,8 @@ func LoadNVRTC() error {
 		nvrtc.getLog = ld.get("nvrtcGetProgramLog")
 		nvrtc.cubinSize = ld.get("nvrtcGetCUBINSize")
 		nvrtc.getCubin = ld.get("nvrtcGetCUBIN")
+		nvrtc.ptxSize = ld.get("nvrtcGetPTXSize")
+		nvrtc.getPTX = ld.get("nvrtcGetPTX")
 		nvrtc.destroy = ld.get("nvrtcDestroyProgram")
 		es := ld.get("nvrtcGetErrorString")
 		if ld.err != nil {
@@ -85,6 +87,23 @@ func nvrtcError(call string, r Result) error {
 // CompileCUBIN compiles CUDA C source to a cubin with NVRTC. options are
 // NVRTC's command-line options, such as "--gpu-architecture=sm_90".
 func CompileCUBIN(name, source string, options []string) (cubin []byte, log string, err error) {
+	cubin, log, err = compile(name, source, options, nvrtc.cubinSize, nvrtc.getCubin, "nvrtcGetCUBIN")
+	if err == nil && len(cubin) == 0 {
+		err = fmt.Errorf("nvrtc: %s: empty cubin (is the target a real architecture, sm_XY?)", name)
+	}
+	return cubin, log, err
+}
+
+// CompilePTX compiles CUDA C source to PTX with NVRTC, for a virtual
+// architecture such as "--gpu-architecture=compute_80". The PTX ends in the
+// NUL that cuModuleLoadData needs.
+func CompilePTX(name, source string, options []string) (ptx []byte, log string, err error) {
+	return compile(name, source, options, nvrtc.ptxSize, nvrtc.getPTX, "nvrtcGetPTX")
+}
+
+// compile runs NVRTC on source and returns the output that sizeFn and
+// getFn read (a cubin or PTX) with the compiler's log.
+func compile(name, source string, options []string, sizeFn, getFn uintptr, getName string) (out []byte, log string, err error) {
 	if err := LoadNVRTC(); err != nil {
 		return nil, "", err
 	}
@@ -116,15 +135,15 @@ func CompileCUBIN(name, source string, options []string) (cubin []byte, log stri
 		return nil, log, &CompileError{Name: name, Err: nvrtcError("nvrtcCompileProgram", rc), Log: log}
 	}
 	var size uintptr
-	if r := call(nvrtc.cubinSize, prog, uintptr(unsafe.Pointer(&size))); r != 0 {
-		return nil, log, nvrtcError("nvrtcGetCUBINSize", r)
+	if r := call(sizeFn, prog, uintptr(unsafe.Pointer(&size))); r != 0 {
+		return nil, log, nvrtcError(getName+"Size", r)
 	}
 	if size == 0 {
-		return nil, log, fmt.Errorf("nvrtc: %s: empty cubin (is the target a real architecture, sm_XY?)", name)
+		return nil, log, nil
 	}
-	cubin = make([]byte, size)
-	if r := call(nvrtc.getCubin, prog, uintptr(unsafe.Pointer(&cubin[0]))); r != 0 {
-		return nil, log, nvrtcError("nvrtcGetCUBIN", r)
+	out = make([]byte, size)
+	if r := call(getFn, prog, uintptr(unsafe.Pointer(&out[0]))); r != 0 {
+		return nil, log, nvrtcError(getName, r)
 	}
-	return cubin, log, nil
+	return out, log, nil
 }

@@ -30,7 +30,7 @@ package gpuallpairs
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -39,10 +39,14 @@ import (
 	"github.com/xsect/xsect/internal/overlap"
 )
 
-//go:embed kernels/allpairs.cu
-var kernelSource string
+//go:embed kernels
+var kernelFiles embed.FS
 
-var source = gpurt.Source{Name: "allpairs.cu", Code: kernelSource}
+var source = gpurt.EmbeddedSource(kernelFiles, "kernels/allpairs.cu")
+
+// KernelSources returns the sources the engines load, for
+// internal/kernelgen to prebuild.
+func KernelSources() []gpurt.Source { return []gpurt.Source{source} }
 
 func init() {
 	for _, t := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
@@ -63,19 +67,27 @@ func (e *engine) Kind() overlap.DeviceKind { return overlap.GPU }
 
 // Device describes every GPU of the host (the default choice), opening
 // them at first use; the planner asks DeviceFor.
-func (e *engine) Device() (overlap.Device, error) { return gpuDevice(nil) }
+func (e *engine) Device() (overlap.Device, error) { return gpuDevice(nil, e.t.name() == "mm") }
 
 // DeviceFor describes the GPUs p runs on (Problem.GPUs), opening them,
 // and only them, at first use.
-func (e *engine) DeviceFor(p *overlap.Problem) (overlap.Device, error) { return gpuDevice(p.GPUs) }
+func (e *engine) DeviceFor(p *overlap.Problem) (overlap.Device, error) {
+	return gpuDevice(p.GPUs, e.t.name() == "mm")
+}
 
 // gpuDevice opens the GPUs of list (nil: all) at first use, keeping them
 // open, and describes them: their names and owners, the multiprocessors
 // of the first, and the memory of the owner with the least (see
 // openFree). Nothing else is opened: a run with --gpus 1, never touches
-// GPU 0.
-func gpuDevice(list []int) (overlap.Device, error) {
+// GPU 0. A technique that needs cuBLAS (needBLAS) is unavailable where
+// the library does not load.
+func gpuDevice(list []int, needBLAS bool) (overlap.Device, error) {
 	d := overlap.Device{Kind: overlap.GPU, Name: "no GPU"}
+	if needBLAS {
+		if _, err := gpurt.BLASLibrary(); err != nil {
+			return d, fmt.Errorf("%w: needs cuBLAS: %v", overlap.ErrCannotRun, err)
+		}
+	}
 	set, free, err := openSet(list)
 	if err != nil {
 		return d, err

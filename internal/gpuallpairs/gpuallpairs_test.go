@@ -15,14 +15,42 @@ import (
 	"github.com/xsect/xsect/sets"
 )
 
-var techNames = []string{"mm", "scancount", "bitmap", "bitmap-dynamic", "merge"}
-
 // needGPU skips the test, saying why, where no GPU can be used.
 func needGPU(t testing.TB) {
 	t.Helper()
 	if err := gpurt.Available(); err != nil {
 		t.Skipf("%v; skipping", err)
 	}
+}
+
+// needBLAS skips a test of the matrix-product techniques, saying why,
+// where cuBLAS does not load (a machine with the driver alone).
+func needBLAS(t testing.TB) {
+	t.Helper()
+	if _, err := gpurt.BLASLibrary(); err != nil {
+		t.Skipf("%v: mm and mmjoin need cuBLAS; skipping", err)
+	}
+}
+
+// testTechniques returns the techniques of this package that the machine
+// can run: mm only where cuBLAS loads.
+func testTechniques(t testing.TB) []technique {
+	t.Helper()
+	all := []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}}
+	if _, err := gpurt.BLASLibrary(); err != nil {
+		t.Logf("%v: mm needs cuBLAS; leaving it out", err)
+		return all[1:]
+	}
+	return all
+}
+
+// testTechNames returns testTechniques' names.
+func testTechNames(t testing.TB) []string {
+	var out []string
+	for _, tech := range testTechniques(t) {
+		out = append(out, tech.name())
+	}
+	return out
 }
 
 func collection(t testing.TB, ss [][]uint32) *sets.Collection {
@@ -149,6 +177,9 @@ func planOn(e overlap.Engine, r, s *sets.Collection, q overlap.Query, rows, cols
 // tuned returns the registered engine named name, made with tu.
 func tuned(t testing.TB, name string, tu tuning) overlap.Engine {
 	t.Helper()
+	if name == "mm" || name == "mmjoin" {
+		needBLAS(t)
+	}
 	for _, e := range overlap.Engines() {
 		if e.Name() != name {
 			continue
@@ -207,7 +238,7 @@ func TestTilesMatchCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, tech := range techNames {
+			for _, tech := range testTechNames(t) {
 				for _, counts := range []int64{int64(shape[0] * shape[1]), 300, 16 << 20} {
 					name := fmt.Sprintf("%s/%dx%d/%s/counts=%d", tc.name, shape[0], shape[1], tech, counts)
 					t.Run(name, func(t *testing.T) {
@@ -247,6 +278,7 @@ func compare(t *testing.T, want, got []uint32, kr int) {
 // columns, accumulating.
 func TestMatrixSlices(t *testing.T) {
 	needGPU(t)
+	needBLAS(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	r := collection(t, randomSets(rng, 90, 5000, 400))
 	s := collection(t, randomSets(rng, 70, 5000, 300))
@@ -315,7 +347,7 @@ func TestPairsMatchCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, tech := range techNames {
+			for _, tech := range testTechNames(t) {
 				t.Run(fmt.Sprintf("%s/q%d/%s", tc.name, qi, tech), func(t *testing.T) {
 					pl, err := planOn(tuned(t, tech, tiling(500, 0)), r, s, q, 0, 0, overlap.Options{Device: "gpu"})
 					if err != nil {
@@ -339,6 +371,7 @@ func TestPairsMatchCPU(t *testing.T) {
 // against the CPU.
 func TestMMHalfMatchCPU(t *testing.T) {
 	needGPU(t)
+	needBLAS(t)
 	tu := defaultTuning()
 	tu.half = true
 	mm := tuned(t, "mm", tu)
@@ -387,6 +420,7 @@ func firstDiff(a, b []overlap.Pair) int {
 // with ids mapped back.
 func TestLargest(t *testing.T) {
 	needGPU(t)
+	needBLAS(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	c := collection(t, randomSets(rng, 300, 3000, 200))
 	want, err := overlap.Collect(context.Background(), c, nil, overlap.Query{MinOverlap: 2}, overlap.Options{Device: "cpu", Largest: 100})
@@ -501,7 +535,7 @@ func TestPiecesMatchCPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
+		for _, tech := range testTechniques(t) {
 			tp, err := overlap.NewTilePlan(r, s, rows, cols, overlap.Options{Device: "cpu"})
 			if err != nil {
 				t.Fatal(err)
@@ -550,7 +584,7 @@ func TestPiecesMatchCPU(t *testing.T) {
 			}
 		}
 	}
-	for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
+	for _, tech := range testTechniques(t) {
 		if pieced[tech.name()] == 0 {
 			t.Errorf("%s never ran in pieces", tech.name())
 		}

@@ -26,9 +26,11 @@ func (mmjoinEngine) Name() string { return "mmjoin" }
 
 func (mmjoinEngine) Kind() overlap.DeviceKind { return overlap.GPU }
 
-func (mmjoinEngine) Device() (overlap.Device, error) { return gpuDevice(nil) }
+func (mmjoinEngine) Device() (overlap.Device, error) { return gpuDevice(nil, true) }
 
-func (mmjoinEngine) DeviceFor(p *overlap.Problem) (overlap.Device, error) { return gpuDevice(p.GPUs) }
+func (mmjoinEngine) DeviceFor(p *overlap.Problem) (overlap.Device, error) {
+	return gpuDevice(p.GPUs, true)
+}
 
 // mmjoinCosts returns the GPU product's costs in overlap.PlanMMJoin's
 // units: nanoseconds per pair of 64-column words (64 int8 multiply-adds)

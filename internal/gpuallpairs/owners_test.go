@@ -38,7 +38,7 @@ func TestOwnersMatchOneGPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tech := range techNames {
+		for _, tech := range testTechNames(t) {
 			for _, gpus := range ownerLists {
 				t.Run(fmt.Sprintf("%s/%s/tiles/gpus=%v", tc.name, tech, gpus), func(t *testing.T) {
 					got, pl, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "gpu", GPUs: gpus}, tuned(t, tech, tiling(rows*cols, 0)))
@@ -111,7 +111,7 @@ func TestOwnersInPieces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
+		for _, tech := range testTechniques(t) {
 			limits := pieceLimits(t, tp.Problem, tech, tiling(2000, 0), info)
 			if len(limits) == 0 {
 				continue
@@ -139,7 +139,7 @@ func TestOwnersStopOnError(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
 	r := collection(t, randomSets(rng, 400, 2000, 100))
 	boom := errors.New("boom")
-	for _, tech := range techNames {
+	for _, tech := range testTechNames(t) {
 		t.Run(tech, func(t *testing.T) {
 			pl, err := planOn(tuned(t, tech, tiling(256, 0)), r, nil, overlap.Query{}, 16, 16, overlap.Options{Device: "gpu", GPUs: []int{0, 0, 0}})
 			if err != nil {

@@ -239,7 +239,7 @@ func TestGPUKernels(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			t.Logf("%s: module from the disk cache: %v; NVRTC log: %q", name, m.Cached, m.Log)
+			t.Logf("%s: module from %v; NVRTC log: %q", name, m.From, m.Log)
 			k, err := m.Kernel(name)
 			if err != nil {
 				return err

@@ -31,7 +31,7 @@ package gpubatmap
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"runtime"
@@ -44,8 +44,10 @@ import (
 	"github.com/xsect/xsect/sets"
 )
 
-//go:embed kernels/batmap.cu
-var kernelSource string
+//go:embed kernels
+var kernelFiles embed.FS
+
+var source = gpurt.EmbeddedSource(kernelFiles, "kernels/batmap.cu")
 
 // kernelNames are the kernels of batmap.cu, one per entry width (and one
 // for 8-bit entries of sets too large to count four matches a byte).
@@ -55,7 +57,17 @@ var kernelNames = []string{"batmap8", "batmap8popc", "batmap16", "batmap32"}
 // alone: a cold disk cache then costs the compilation of one kernel (about
 // 3 s on the H100 host) instead of all four (10 to 13 s).
 func sourceOf(name string) gpurt.Source {
-	return gpurt.Source{Name: "batmap.cu", Code: kernelSource, Options: []string{"-DONE_KERNEL", "-DKERNEL_" + name}}
+	return source.With("-DONE_KERNEL", "-DKERNEL_"+name)
+}
+
+// KernelSources returns the sources of every kernel's module, for
+// internal/kernelgen to prebuild.
+func KernelSources() []gpurt.Source {
+	out := make([]gpurt.Source, len(kernelNames))
+	for i, name := range kernelNames {
+		out[i] = sourceOf(name)
+	}
+	return out
 }
 
 // errCannotRun is wrapped by errors that say a run does not fit the

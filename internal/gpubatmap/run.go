@@ -40,10 +40,8 @@ func stateOf(dev *gpurt.Device) *state {
 	return states.Get(dev, func() *state { return &state{dev: dev, pinnedBytes: pinnedBytes} })
 }
 
-// warm allocates the pinned buffers and loads the compiler's library (the
-// kernel a run needs is known only then). Inside Do.
+// warm allocates the pinned buffers. Inside Do.
 func (st *state) warm(c *gpurt.Ctx) error {
-	gpurt.Compiler() // an error shows again when a kernel loads
 	for i := range st.pinned {
 		if err := st.pinned[i].Grow(c, st.pinnedBytes); err != nil {
 			return err

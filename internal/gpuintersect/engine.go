@@ -76,11 +76,7 @@ func newEngine(dev *gpurt.Device, ip ipConfig, stage *gpurt.Stager) (*Engine, er
 	if ip.items < 1 || ip.items > 31 || ip.threads%32 != 0 || ip.threads < 64 || ip.threads > 1024 {
 		return nil, fmt.Errorf("gpuintersect: IP block shape %v out of range", ip)
 	}
-	ipSrc := source
-	ipSrc.Options = []string{"-DIP_ONLY", "-DONE_FAMILY", "-DFAMILY_ip", fmt.Sprintf("-DTHREADS=%d", ip.threads), fmt.Sprintf("-DIP_ITEMS=%d", ip.items)}
-	if ip.syncLoad {
-		ipSrc.Options = append(ipSrc.Options, "-DIP_SYNC_LOAD")
-	}
+	ipSrc := ipSource(ip)
 	e := &Engine{dev: dev, sms: dev.Info().SMs, ipTile: uint64(threads * ipItems), ip: ip, variant: ip.String(), ipSrc: ipSrc,
 		mods: map[string]*gpurt.Module{}, kernels: map[kernelKey]*gpurt.Kernel{}, grids: map[string]int{}, scratch: map[string]gpurt.Buffer{},
 		stage: stage, total: make([]uint64, 1)}
@@ -144,8 +140,7 @@ func (e *Engine) module(c *gpurt.Ctx, family string) (*gpurt.Module, error) {
 	}
 	src := e.ipSrc
 	if family != "ip" {
-		src = source
-		src.Options = []string{"-DONE_FAMILY", "-DFAMILY_" + family}
+		src = familySource(family)
 	}
 	m, err := c.Load(src)
 	if err != nil {

@@ -29,7 +29,7 @@
 package gpuintersect
 
 import (
-	_ "embed"
+	"embed"
 	"fmt"
 	"strings"
 	"sync"
@@ -88,11 +88,40 @@ func Lookup(name string) (Method, error) {
 	return 0, fmt.Errorf("gpuintersect: unknown method %q (methods: auto, %s)", name, strings.Join(methodNames[:], ", "))
 }
 
-//go:embed kernels/sisi.cu
-var kernelSource string
+//go:embed kernels
+var kernelFiles embed.FS
 
-// source is the kernels' translation unit.
-var source = gpurt.Source{Name: "sisi.cu", Code: kernelSource}
+// source is the kernels' translation unit, with their prebuilt modules.
+var source = gpurt.EmbeddedSource(kernelFiles, "kernels/sisi.cu")
+
+// families are the kernel families loaded as modules of their own (ip
+// comes in the engine's block shape, ipSource).
+var families = []string{"ipobs", "iphi", "obs", "hi", "bm", "bmd"}
+
+// familySource returns the source of one family's module: the helper
+// kernels and the family's, not every method at once.
+func familySource(family string) gpurt.Source {
+	return source.With("-DONE_FAMILY", "-DFAMILY_"+family)
+}
+
+// ipSource returns the source of the ip family's module in block shape ip.
+func ipSource(ip ipConfig) gpurt.Source {
+	opts := []string{"-DIP_ONLY", "-DONE_FAMILY", "-DFAMILY_ip", fmt.Sprintf("-DTHREADS=%d", ip.threads), fmt.Sprintf("-DIP_ITEMS=%d", ip.items)}
+	if ip.syncLoad {
+		opts = append(opts, "-DIP_SYNC_LOAD")
+	}
+	return source.With(opts...)
+}
+
+// KernelSources returns the sources of the modules the engine loads in its
+// default configuration, for internal/kernelgen to prebuild.
+func KernelSources() []gpurt.Source {
+	out := []gpurt.Source{ipSource(defaultIP)}
+	for _, f := range families {
+		out = append(out, familySource(f))
+	}
+	return out
+}
 
 var (
 	enginesMu sync.Mutex

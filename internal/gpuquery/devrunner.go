@@ -3,7 +3,7 @@ package gpuquery
 import (
 	"cmp"
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"math"
@@ -18,10 +18,14 @@ import (
 	"github.com/xsect/xsect/internal/invindex"
 )
 
-//go:embed kernels/batch.cu
-var batchSource string
+//go:embed kernels
+var kernelFiles embed.FS
 
-var batchSrc = gpurt.Source{Name: "batch.cu", Code: batchSource}
+var batchSrc = gpurt.EmbeddedSource(kernelFiles, "kernels/batch.cu")
+
+// KernelSources returns the sources the engine loads, for
+// internal/kernelgen to prebuild.
+func KernelSources() []gpurt.Source { return []gpurt.Source{batchSrc} }
 
 // Limits of kernels/batch.cu.
 const (

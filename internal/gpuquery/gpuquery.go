@@ -17,7 +17,6 @@
 package gpuquery
 
 import (
-	_ "embed"
 	"errors"
 	"fmt"
 	"slices"

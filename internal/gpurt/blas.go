@@ -13,6 +13,17 @@ type BLAS struct {
 	h cuda.BLASHandle
 }
 
+// BLASLibrary loads cuBLAS, which only the matrix-product techniques need,
+// and returns its file name, or why it cannot be used. Planners ask it
+// before they weigh such a technique: a machine with the driver alone has
+// none.
+func BLASLibrary() (string, error) {
+	if err := cuda.LoadCUBLAS(); err != nil {
+		return "", fmt.Errorf("gpu: %w", err)
+	}
+	return cuda.CUBLASLibrary(), nil
+}
+
 // BLAS returns the device's cuBLAS handle, creating it at first use.
 func (c *Ctx) BLAS() (*BLAS, error) {
 	if c.blas != nil {

@@ -18,15 +18,7 @@ var (
 var openDefault = sync.OnceValues(func() (*Device, error) {
 	defaultStart.CompareAndSwap(0, time.Now().UnixNano())
 	defer defaultDone.Store(true)
-	d, err := Open(0)
-	if err != nil {
-		return nil, err
-	}
-	// Every engine compiles or loads kernels, which needs the compiler's
-	// library: load it now, while the caller has other work. An error
-	// shows again when a kernel loads.
-	Compiler()
-	return d, nil
+	return Open(0)
 })
 
 // Default returns the first GPU, opened at the first call (or by Prewarm)
@@ -35,7 +27,7 @@ var openDefault = sync.OnceValues(func() (*Device, error) {
 func Default() (*Device, error) { return openDefault() }
 
 // Prewarm starts opening the default device in the background (the
-// driver, a context, the compiler's library: a few tenths of a second), so
+// driver and a context: a few tenths of a second), so
 // that a command can do it while it reads its input. It returns at once;
 // calling it again does nothing.
 func Prewarm() {

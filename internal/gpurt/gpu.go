@@ -1,5 +1,5 @@
-// Package gpu is xsect's runtime for NVIDIA GPUs, in pure Go: it loads the
-// CUDA driver (libcuda.so.1), NVRTC and cuBLAS at run time, so a binary
+// Package gpurt is xsect's runtime for NVIDIA GPUs, in pure Go: it loads the
+// CUDA driver (libcuda.so.1), and NVRTC and cuBLAS where needed, at run time, so a binary
 // built with CGO_ENABLED=0 runs everywhere and uses a GPU where there is one.
 //
 // Available says whether a GPU can be used and, if not, why. Devices lists
@@ -18,9 +18,11 @@
 //		return c.CopyToDevice(buf, gpu.Bytes(xs))
 //	})
 //
-// Kernels are CUDA C compiled by NVRTC for the device's own architecture at
-// first use and cached on disk (see Source). Every CUDA failure is returned
-// as an error that names the CUDA call and the CUDA error.
+// Kernels are CUDA C, prebuilt into the binary as cubins and PTX (see
+// EmbeddedSource and internal/kernelgen), so that the driver alone loads
+// them; NVRTC compiles, and caches on disk, only sources that are not
+// prebuilt for the device (see Source and KernelsEnv). Every CUDA failure
+// is returned as an error that names the CUDA call and the CUDA error.
 package gpurt
 
 import (

@@ -1,6 +1,7 @@
 package gpurt
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -13,8 +14,8 @@ import (
 	"github.com/xsect/xsect/internal/cuda"
 )
 
-// Source is a CUDA C translation unit for NVRTC. Kernels that Go looks up by
-// name must be declared extern "C". NVRTC offers no standard headers: the
+// Source is a CUDA C translation unit. Kernels that Go looks up by name
+// must be declared extern "C". NVRTC offers no standard headers: the
 // source must be self-contained.
 type Source struct {
 	// Name is the file name compiler messages show, such as "sisi.cu".
@@ -24,6 +25,37 @@ type Source struct {
 	// Options are extra NVRTC options, such as "-DTILE=2048". The target
 	// architecture is added for the device.
 	Options []string
+	// Prebuilt is the directory of the source's prebuilt kernels (see
+	// EmbeddedSource), or nil: Load then compiles with NVRTC.
+	Prebuilt fs.FS
+}
+
+// Origin says where a module's device code came from.
+type Origin int
+
+const (
+	// FromCubin is a prebuilt cubin for the device's architecture.
+	FromCubin Origin = iota + 1
+	// FromPTX is prebuilt PTX, compiled by the driver.
+	FromPTX
+	// FromCache is a cubin NVRTC compiled earlier, from the disk cache.
+	FromCache
+	// FromNVRTC is a cubin NVRTC compiled now.
+	FromNVRTC
+)
+
+func (o Origin) String() string {
+	switch o {
+	case FromCubin:
+		return "prebuilt cubin"
+	case FromPTX:
+		return "prebuilt PTX"
+	case FromCache:
+		return "NVRTC (disk cache)"
+	case FromNVRTC:
+		return "NVRTC"
+	}
+	return "unknown"
 }
 
 // Module is compiled device code loaded into a device's context.
@@ -31,19 +63,18 @@ type Module struct {
 	mod     cuda.Module
 	name    string
 	kernels map[string]*Kernel
-	// Cached reports whether the cubin came from the disk cache.
-	Cached bool
+	// From says where the device code came from.
+	From Origin
 	// Log is NVRTC's log (warnings), if it compiled and said anything.
 	Log string
 }
 
 // Kernel is one __global__ function of a module.
 type Kernel struct {
-	f          cuda.Function
-	name       string
-	dynShared  int // the dynamic shared memory limit set so far
-	numRegs    int
-	maxThreads int
+	f         cuda.Function
+	name      string
+	dynShared int // the dynamic shared memory limit set so far
+	numRegs   int
 }
 
 // Name returns the kernel's name.
@@ -52,12 +83,24 @@ func (k *Kernel) Name() string { return k.name }
 // Registers returns the registers each thread of k uses.
 func (k *Kernel) Registers() int { return k.numRegs }
 
-// MaxThreads returns the largest block k can be launched with.
-func (k *Kernel) MaxThreads() int { return k.maxThreads }
-
-// compileOptions returns the NVRTC options for src on arch.
+// compileOptions returns the NVRTC options for src on arch (a real
+// architecture, sm_XY, or a virtual one, compute_XY, for PTX).
 func compileOptions(src Source, arch string) []string {
 	return append([]string{"--gpu-architecture=" + arch, "--std=c++17"}, src.Options...)
+}
+
+// CompileCubin compiles src with NVRTC for a real architecture such as
+// "sm_90", as Load does; internal/kernelgen prebuilds kernels with it.
+func CompileCubin(src Source, arch string) ([]byte, error) {
+	b, _, err := cuda.CompileCUBIN(src.Name, src.Code, compileOptions(src, arch))
+	return b, err
+}
+
+// CompilePTX compiles src with NVRTC to PTX for a virtual architecture
+// such as "compute_80", without the trailing NUL.
+func CompilePTX(src Source, arch string) ([]byte, error) {
+	b, _, err := cuda.CompilePTX(src.Name, src.Code, compileOptions(src, arch))
+	return bytes.TrimRight(b, "\x00"), err
 }
 
 // cacheKey names a cubin by everything that determines it: the source, the
@@ -134,40 +177,106 @@ func removeCache(key string) {
 	}
 }
 
-// Load compiles src for the device (or takes it from the disk cache) and
-// loads it. A module is loaded once per device: later Loads of the same
-// source return the same *Module. A compilation error carries NVRTC's log.
-func (c *Ctx) Load(src Source) (*Module, error) {
-	maj, min, err := cuda.NVRTCVersion()
-	if err != nil {
-		return nil, fmt.Errorf("gpu: %w", err)
+// KernelsEnv names the environment variable that chooses where Load takes
+// device code from: "auto" (the default: a prebuilt cubin, else prebuilt
+// PTX, else NVRTC), "prebuilt" (prebuilt only: fails where NVRTC would be
+// needed), "ptx" (prebuilt PTX, never a cubin; then NVRTC) or "nvrtc"
+// (always NVRTC, for work on the kernels' sources).
+const KernelsEnv = "XSECT_KERNELS"
+
+// kernelsMode reads KernelsEnv.
+func kernelsMode() (string, error) {
+	switch m := os.Getenv(KernelsEnv); m {
+	case "", "auto":
+		return "auto", nil
+	case "prebuilt", "ptx", "nvrtc":
+		return m, nil
+	default:
+		return "", fmt.Errorf("gpu: %s=%q: want auto, prebuilt, ptx or nvrtc", KernelsEnv, m)
 	}
-	opts := compileOptions(src, c.dev.info.Arch())
-	key := cacheKey(src, opts, fmt.Sprintf("nvrtc-%d.%d", maj, min))
+}
+
+// Load loads src's device code for the device: its prebuilt cubin or PTX
+// where the binary holds them (no NVRTC needed), else compiled by NVRTC
+// (or taken from its disk cache); see KernelsEnv. A module is loaded once
+// per device: later Loads of the same source return the same *Module. A
+// compilation error carries NVRTC's log.
+func (c *Ctx) Load(src Source) (*Module, error) {
+	key := src.Digest()
 	if m := c.modules[key]; m != nil {
 		return m, nil
 	}
+	mode, err := kernelsMode()
+	if err != nil {
+		return nil, err
+	}
 	m := &Module{name: src.Name, kernels: map[string]*Kernel{}}
-	if cubin := readCache(key); cubin != nil {
-		if h, err := cuda.ModuleLoadData(cubin); err == nil {
-			m.mod, m.Cached = h, true
-		} else {
-			removeCache(key) // stale or damaged: compile afresh
+	why := "NVRTC asked for (" + KernelsEnv + "=nvrtc)"
+	if mode != "nvrtc" {
+		var image []byte
+		info := c.dev.info
+		image, m.From, why = prebuiltImage(src, info.Major, info.Minor, mode != "ptx")
+		if image != nil {
+			if m.mod, err = cuda.ModuleLoadData(image); err != nil {
+				// A driver older than the PTX's ISA refuses it: NVRTC may
+				// still compile for it.
+				why = fmt.Sprintf("the driver refused the %v: %v", m.From, err)
+			}
 		}
 	}
 	if m.mod == 0 {
-		cubin, log, err := cuda.CompileCUBIN(src.Name, src.Code, opts)
-		if err != nil {
-			return nil, fmt.Errorf("gpu: %w", err)
+		if mode == "prebuilt" {
+			return nil, c.wrap(fmt.Errorf("loading %s: %s, and %s=prebuilt forbids NVRTC", src.Stem(), why, KernelsEnv))
 		}
-		m.Log = strings.TrimSpace(log)
-		if m.mod, err = cuda.ModuleLoadData(cubin); err != nil {
-			return nil, c.wrap(fmt.Errorf("loading %s: %w", src.Name, err))
+		if err := c.compile(src, m); err != nil {
+			if _, _, nerr := cuda.NVRTCVersion(); nerr != nil {
+				return nil, c.wrap(fmt.Errorf("loading %s: %s, and no NVRTC to compile it: %v", src.Stem(), why, nerr))
+			}
+			return nil, err
 		}
-		writeCache(key, cubin)
 	}
 	c.modules[key] = m
 	return m, nil
+}
+
+// Unload unloads m from the device; its kernels must not be launched
+// again, and the next Load of its source loads it afresh.
+func (c *Ctx) Unload(m *Module) error {
+	for key, x := range c.modules {
+		if x == m {
+			delete(c.modules, key)
+		}
+	}
+	return c.wrap(cuda.ModuleUnload(m.mod))
+}
+
+// compile compiles src for the device with NVRTC, or takes the cubin from
+// the disk cache, and loads it into m.
+func (c *Ctx) compile(src Source, m *Module) error {
+	maj, min, err := cuda.NVRTCVersion()
+	if err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	opts := compileOptions(src, c.dev.info.Arch())
+	key := cacheKey(src, opts, fmt.Sprintf("nvrtc-%d.%d", maj, min))
+	if cubin := readCache(key); cubin != nil {
+		if h, err := cuda.ModuleLoadData(cubin); err == nil {
+			m.mod, m.From = h, FromCache
+			return nil
+		}
+		removeCache(key) // stale or damaged: compile afresh
+	}
+	cubin, log, err := cuda.CompileCUBIN(src.Name, src.Code, opts)
+	if err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	m.Log = strings.TrimSpace(log)
+	if m.mod, err = cuda.ModuleLoadData(cubin); err != nil {
+		return c.wrap(fmt.Errorf("loading %s: %w", src.Name, err))
+	}
+	m.From = FromNVRTC
+	writeCache(key, cubin)
+	return nil
 }
 
 // Kernel returns the extern "C" kernel called name. Call it inside Do.
@@ -181,9 +290,6 @@ func (m *Module) Kernel(name string) (*Kernel, error) {
 	}
 	k := &Kernel{f: f, name: name}
 	if k.numRegs, err = cuda.FuncGetAttribute(f, cuda.FuncAttrNumRegs); err != nil {
-		return nil, fmt.Errorf("gpu: %w", err)
-	}
-	if k.maxThreads, err = cuda.FuncGetAttribute(f, cuda.FuncAttrMaxThreadsPerBlock); err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
 	m.kernels[name] = k

@@ -32,7 +32,7 @@ package gpusimjoin
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -43,10 +43,14 @@ import (
 	"github.com/xsect/xsect/internal/simjoin"
 )
 
-//go:embed kernels/verify.cu
-var kernelSource string
+//go:embed kernels
+var kernelFiles embed.FS
 
-var source = gpurt.Source{Name: "simjoin_verify.cu", Code: kernelSource}
+var source = gpurt.EmbeddedSource(kernelFiles, "kernels/verify.cu")
+
+// KernelSources returns the sources the engines load, for
+// internal/kernelgen to prebuild.
+func KernelSources() []gpurt.Source { return []gpurt.Source{source} }
 
 func init() {
 	for _, name := range []string{"allpairs", "ppjoin", "groupjoin", "pairjoin"} {

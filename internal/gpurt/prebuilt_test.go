@@ -1,0 +1,149 @@
+package gpurt
+
+import (
+	"bytes"
+	"compress/gzip"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func gz(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func TestStem(t *testing.T) {
+	for _, tc := range []struct {
+		src  Source
+		want string
+	}{
+		{Source{Name: "sisi.cu"}, "sisi"},
+		{Source{Name: "batmap.cu", Options: []string{"-DONE_KERNEL", "-DKERNEL_batmap8"}}, "batmap.ONE_KERNEL.KERNEL_batmap8"},
+		{Source{Name: "k.cu", Options: []string{"-DTHREADS=512", "--use_fast_math", "-DX=a/b"}}, "k.THREADS_512.use_fast_math.X_a_b"},
+	} {
+		if got := tc.src.Stem(); got != tc.want {
+			t.Errorf("Stem(%v) = %q, want %q", tc.src.Options, got, tc.want)
+		}
+	}
+}
+
+func TestDigest(t *testing.T) {
+	a := Source{Name: "a.cu", Code: "x", Options: []string{"-DA"}}
+	same := a
+	same.Name = "b.cu" // the name does not change the code
+	if a.Digest() != same.Digest() {
+		t.Error("the digest depends on the name")
+	}
+	for _, other := range []Source{a.With(), a.With("-DB"), a.With("-DA", "-DB"), {Code: "x-DA"}, {Code: "y", Options: []string{"-DA"}}} {
+		if other.Digest() == a.Digest() {
+			t.Errorf("%+v has the digest of %+v", other, a)
+		}
+	}
+}
+
+func TestManifestRoundTrip(t *testing.T) {
+	m := Manifest{Compiler: "13.0", Entries: map[string]ManifestEntry{
+		"b": {Digest: "22", Files: []string{"b.compute_80.ptx.gz"}},
+		"a": {Digest: "11", Files: []string{"a.compute_80.ptx.gz", "a.sm_90.cubin.gz"}},
+	}}
+	var b bytes.Buffer
+	m.Write(&b)
+	if !strings.HasPrefix(b.String(), "# Code generated") || strings.Index(b.String(), "\na ") > strings.Index(b.String(), "\nb ") {
+		t.Errorf("manifest:\n%s", b.String())
+	}
+	got, err := ReadManifest(fstest.MapFS{ManifestName: {Data: b.Bytes()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Compiler != "13.0" || len(got.Entries) != 2 || got.Entries["a"].Digest != "11" || len(got.Entries["a"].Files) != 2 {
+		t.Errorf("read back %+v", got)
+	}
+	if _, err := ReadManifest(fstest.MapFS{ManifestName: {Data: []byte("a 11\n")}}); err == nil || !strings.Contains(err.Error(), ":1:") {
+		t.Errorf("a short line: %v", err)
+	}
+	if m, err := ReadManifest(fstest.MapFS{}); err != nil || len(m.Entries) != 0 {
+		t.Errorf("no manifest: %+v, %v", m, err)
+	}
+}
+
+// TestPrebuiltImage checks which prebuilt image a device gets: its own
+// cubin, else the PTX from compute capability 8.0, else none; nothing
+// when the files are stale.
+func TestPrebuiltImage(t *testing.T) {
+	src := Source{Name: "k.cu", Code: "code", Options: []string{"-DV=1"}}
+	stem := src.Stem()
+	fsys := fstest.MapFS{}
+	var b bytes.Buffer
+	m := Manifest{Compiler: "13.0", Entries: map[string]ManifestEntry{stem: {Digest: src.Digest(),
+		Files: []string{PrebuiltFile(stem, PrebuiltPTX), PrebuiltFile(stem, "sm_80"), PrebuiltFile(stem, "sm_90")}}}}
+	m.Write(&b)
+	fsys[ManifestName] = &fstest.MapFile{Data: b.Bytes()}
+	for _, f := range m.Entries[stem].Files {
+		fsys[f] = &fstest.MapFile{Data: gz(t, []byte("image "+f))}
+	}
+	src.Prebuilt = fsys
+	for _, tc := range []struct {
+		major, minor int
+		cubins       bool
+		from         Origin
+		file         string
+	}{
+		{9, 0, true, FromCubin, "sm_90.cubin"},
+		{8, 0, true, FromCubin, "sm_80.cubin"},
+		{8, 6, true, FromPTX, "compute_80.ptx"},
+		{12, 0, true, FromPTX, "compute_80.ptx"},
+		{9, 0, false, FromPTX, "compute_80.ptx"},
+		{7, 5, true, 0, ""},
+	} {
+		img, from, why := prebuiltImage(src, tc.major, tc.minor, tc.cubins)
+		if from != tc.from || tc.file != "" && !strings.Contains(string(img), tc.file) || tc.file == "" && (img != nil || why == "") {
+			t.Errorf("%d.%d cubins %v: %q from %v (%s); want %s from %v", tc.major, tc.minor, tc.cubins, img, from, why, tc.file, tc.from)
+		}
+		if from == FromPTX && img[len(img)-1] != 0 {
+			t.Errorf("%d.%d: the PTX does not end in NUL", tc.major, tc.minor)
+		}
+	}
+	stale := src
+	stale.Code += " "
+	if img, _, why := prebuiltImage(stale, 9, 0, true); img != nil || !strings.Contains(why, "stale") {
+		t.Errorf("stale source: %q, %q", img, why)
+	}
+	other := src.With("-DV=2")
+	if img, _, why := prebuiltImage(other, 9, 0, true); img != nil || !strings.Contains(why, "no prebuilt kernels for variant") {
+		t.Errorf("another variant: %q, %q", img, why)
+	}
+	if img, _, why := prebuiltImage(Source{Name: "k.cu"}, 9, 0, true); img != nil || why == "" {
+		t.Errorf("no prebuilt directory: %q, %q", img, why)
+	}
+}
+
+func TestKernelsFor(t *testing.T) {
+	for _, tc := range []struct {
+		major, minor int
+		want         string
+	}{{9, 0, "prebuilt cubins"}, {8, 0, "prebuilt cubins"}, {8, 9, "prebuilt PTX"}, {10, 0, "prebuilt PTX"}, {7, 0, "NVRTC"}} {
+		if got := KernelsFor(Info{Major: tc.major, Minor: tc.minor}); got != tc.want {
+			t.Errorf("%d.%d: %q, want %q", tc.major, tc.minor, got, tc.want)
+		}
+	}
+}
+
+func TestKernelsMode(t *testing.T) {
+	for _, v := range []string{"", "auto", "prebuilt", "ptx", "nvrtc"} {
+		t.Setenv(KernelsEnv, v)
+		if _, err := kernelsMode(); err != nil {
+			t.Errorf("%q: %v", v, err)
+		}
+	}
+	t.Setenv(KernelsEnv, "cubin")
+	if _, err := kernelsMode(); err == nil || !strings.Contains(err.Error(), KernelsEnv) {
+		t.Errorf("cubin: %v", err)
+	}
+}
