@@ -2,6 +2,7 @@ package gpurt
 
 import (
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/xsect/xsect/internal/cuda"
@@ -18,7 +19,12 @@ type BLAS struct {
 // before they weigh such a technique: a machine with the driver alone has
 // none.
 func BLASLibrary() (string, error) {
-	if err := cuda.LoadCUBLAS(); err != nil {
+	start := time.Now()
+	err := cuda.LoadCUBLAS()
+	if time.Since(start) > time.Millisecond { // the first call loads it
+		record("cuBLAS library", start, 0)
+	}
+	if err != nil {
 		return "", fmt.Errorf("gpu: %w", err)
 	}
 	return cuda.CUBLASLibrary(), nil

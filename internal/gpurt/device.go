@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/xsect/xsect/internal/cuda"
 )
@@ -103,6 +104,7 @@ func Open(ordinal int) (*Device, error) {
 // start starts a goroutine that owns GPU ordinal's primary context, as
 // owner number owner.
 func start(ordinal, owner int) (*Device, error) {
+	defer record(fmt.Sprintf("GPU %d", ordinal), time.Now(), 0)
 	info, err := deviceInfo(ordinal)
 	if err != nil {
 		return nil, err

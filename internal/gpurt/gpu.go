@@ -31,6 +31,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/xsect/xsect/internal/cuda"
 )
@@ -77,6 +78,7 @@ func Present() error {
 }
 
 func probe() error {
+	defer record("driver", time.Now(), 0)
 	if err := cuda.Load(); err != nil {
 		var ce *cuda.Error
 		if errors.As(err, &ce) && ce.Code == cuda.ErrorNoDevice {

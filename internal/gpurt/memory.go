@@ -2,6 +2,7 @@ package gpurt
 
 import (
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/xsect/xsect/internal/cuda"
@@ -75,10 +76,12 @@ func (c *Ctx) AllocHost(n int) (*HostBuffer, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("gpu: AllocHost(%d): size must be positive", n)
 	}
+	start := time.Now()
 	b, err := cuda.MemAllocHost(uint64(n))
 	if err != nil {
 		return nil, c.wrap(err)
 	}
+	record("pinned memory", start, int64(n))
 	return &HostBuffer{b: b}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/xsect/xsect/internal/cuda"
 )
@@ -206,6 +207,7 @@ func (c *Ctx) Load(src Source) (*Module, error) {
 	if m := c.modules[key]; m != nil {
 		return m, nil
 	}
+	start := time.Now()
 	mode, err := kernelsMode()
 	if err != nil {
 		return nil, err
@@ -236,6 +238,7 @@ func (c *Ctx) Load(src Source) (*Module, error) {
 		}
 	}
 	c.modules[key] = m
+	record(fmt.Sprintf("module %s on GPU %d from %v", src.Stem(), c.dev.info.Ordinal, m.From), start, 0)
 	return m, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 func gz(t *testing.T, b []byte) []byte {
@@ -145,5 +146,39 @@ func TestKernelsMode(t *testing.T) {
 	t.Setenv(KernelsEnv, "cubin")
 	if _, err := kernelsMode(); err == nil || !strings.Contains(err.Error(), KernelsEnv) {
 		t.Errorf("cubin: %v", err)
+	}
+}
+
+func TestStartupSummary(t *testing.T) {
+	timeline.Lock()
+	saved := timeline.steps
+	timeline.steps = nil
+	timeline.Unlock()
+	t.Cleanup(func() {
+		timeline.Lock()
+		timeline.steps = saved
+		timeline.Unlock()
+	})
+	t0 := time.Now()
+	if s := StartupSummary(t0); s != "" {
+		t.Errorf("no steps: %q", s)
+	}
+	record("driver", t0, 0)
+	if s := StartupSummary(t0); s != "" {
+		t.Errorf("the driver alone, no GPU opened: %q", s)
+	}
+	timeline.Lock()
+	timeline.steps = []Step{
+		{What: "driver", Start: t0.Add(10 * time.Millisecond), Took: 200 * time.Millisecond},
+		{What: "GPU 0", Start: t0.Add(210 * time.Millisecond), Took: 100 * time.Millisecond},
+		{What: "GPU 1", Start: t0.Add(211 * time.Millisecond), Took: 120 * time.Millisecond},
+		{What: "module a on GPU 0 from prebuilt cubin", Start: t0.Add(400 * time.Millisecond), Took: 2 * time.Millisecond},
+		{What: "module b on GPU 0 from prebuilt cubin", Start: t0.Add(402 * time.Millisecond), Took: 3 * time.Millisecond},
+		{What: "pinned memory", Start: t0.Add(405 * time.Millisecond), Took: 5 * time.Millisecond, Bytes: 8 << 20},
+	}
+	timeline.Unlock()
+	want := "gpu start    from 10.0 ms to 410.0 ms of the process: driver 200.0 ms, GPU 0 100.0 ms, GPU 1 120.0 ms, 2 modules 5.0 ms, 8.0 MiB pinned in 1 buffers 5.0 ms\n"
+	if s := StartupSummary(t0); s != want {
+		t.Errorf("got  %q\nwant %q", s, want)
 	}
 }

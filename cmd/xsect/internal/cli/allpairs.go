@@ -96,6 +96,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if err != nil {
 		return err
 	}
+	prewarm(*jo.device, gpus)
 	b, err := newBudget(*jo.memory)
 	if err != nil {
 		return err
@@ -196,6 +197,7 @@ func finishJoin(env *Env, w *outputFile, plan ranPlan, explain bool, start time.
 		fmt.Fprintf(env.Stderr, "ran          %s on %s in %s (%d pairs), after %s of preparation\n",
 			plan.Technique(), plan.Device(), time.Since(start).Round(time.Millisecond), n, plan.Prepared().Round(time.Millisecond))
 		io.WriteString(env.Stderr, plan.Notes())
+		explainProcess(env)
 	}
 	return nil
 }

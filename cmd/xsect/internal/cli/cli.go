@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/xsect/xsect/setio"
 )
@@ -27,8 +28,9 @@ type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 
-	stdinTaken bool   // an input "-" has read Stdin
-	uncatch    func() // stops Main's catching of signals, for a command that handles them
+	stdinTaken bool      // an input "-" has read Stdin
+	uncatch    func()    // stops Main's catching of signals, for a command that handles them
+	started    time.Time // when Main began, for --explain's account of the process
 }
 
 // command is one subcommand.
@@ -55,6 +57,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 // Main runs the command line args (without the program name) and returns the
 // exit status.
 func Main(args []string, env *Env) int {
+	env.started = time.Now()
 	slices.SortFunc(commands, func(a, b *command) int { return strings.Compare(a.name, b.name) })
 	env.uncatch = catchSignals()
 	defer env.uncatch()

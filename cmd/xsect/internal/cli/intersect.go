@@ -47,6 +47,7 @@ The pairwise steps follow each other, so they run on one GPU: the first of
 				if err != nil {
 					return err
 				}
+				prewarm(*device, gpus)
 				b, err := newBudget(*memory)
 				if err != nil {
 					return err

@@ -174,6 +174,9 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 						eng.Bytes(in+plan.Memory()), eng.Bytes(in), eng.Bytes(plan.Memory()), b)
 				}
 				err = runPairs(plan, w, *sorted, *count, prog, queue, left.left(plan.Memory()).bytes)
+				if *explain {
+					defer explainProcess(env)
+				}
 				if *timings || *explain {
 					// What the engine said: with a GPU, the GPUs used
 					// and each one's share.

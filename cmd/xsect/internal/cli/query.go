@@ -292,6 +292,7 @@ func (q *queryRun) run(indexPath, queriesPath string, w io.Writer) error {
 	if q.explain {
 		fmt.Fprintf(q.env.Stderr, "ran on %s: %d queries, %d passes\n", s.Device(), len(q.qs), q.repeat)
 		io.WriteString(q.env.Stderr, s.Notes())
+		explainProcess(q.env)
 	}
 	return nil
 }

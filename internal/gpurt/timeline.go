@@ -1,0 +1,90 @@
+package gpurt
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Step is one step of the GPU's start-up in a process: loading the driver,
+// opening a device's context, loading a module, pinning host memory, or
+// loading cuBLAS. The steps of different devices overlap.
+type Step struct {
+	// What names the step, such as "GPU 1 context".
+	What string
+	// Start is when it began.
+	Start time.Time
+	// Took is how long it took.
+	Took time.Duration
+	// Bytes is the memory the step pinned, if it pinned any.
+	Bytes int64
+}
+
+var timeline struct {
+	sync.Mutex
+	steps []Step
+}
+
+// record adds a step that began at start and ends now.
+func record(what string, start time.Time, bytes int64) {
+	timeline.Lock()
+	timeline.steps = append(timeline.steps, Step{What: what, Start: start, Took: time.Since(start), Bytes: bytes})
+	timeline.Unlock()
+}
+
+// Steps returns the start-up steps so far, in the order they ended.
+func Steps() []Step {
+	timeline.Lock()
+	defer timeline.Unlock()
+	return append([]Step(nil), timeline.steps...)
+}
+
+// StartupSummary describes the start-up steps for --explain, their times
+// counted from since (the process's start): when the GPUs began and
+// finished opening, each step's time, modules and pinned memory summed.
+// It returns "" when no GPU was opened.
+func StartupSummary(since time.Time) string {
+	steps := Steps()
+	if !slices.ContainsFunc(steps, func(s Step) bool { return strings.HasPrefix(s.What, "GPU ") }) {
+		return ""
+	}
+	var b strings.Builder
+	first, last := steps[0].Start, steps[0].Start
+	var modules, pins int
+	var moduleTime, pinTime time.Duration
+	var pinned int64
+	var parts []string
+	for _, s := range steps {
+		if s.Start.Before(first) {
+			first = s.Start
+		}
+		if end := s.Start.Add(s.Took); end.After(last) {
+			last = end
+		}
+		switch {
+		case strings.HasPrefix(s.What, "module "):
+			modules++
+			moduleTime += s.Took
+		case s.What == "pinned memory":
+			pins++
+			pinTime += s.Took
+			pinned += s.Bytes
+		default:
+			parts = append(parts, fmt.Sprintf("%s %s", s.What, ms(s.Took)))
+		}
+	}
+	if modules > 0 {
+		parts = append(parts, fmt.Sprintf("%d modules %s", modules, ms(moduleTime)))
+	}
+	if pins > 0 {
+		parts = append(parts, fmt.Sprintf("%s pinned in %d buffers %s", FormatBytes(uint64(pinned)), pins, ms(pinTime)))
+	}
+	fmt.Fprintf(&b, "gpu start    from %s to %s of the process: %s\n", ms(first.Sub(since)), ms(last.Sub(since)), strings.Join(parts, ", "))
+	return b.String()
+}
+
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# gpu-process.sh times whole xsect processes on the GPU machine: the Table 1
+# look-alikes at 100K sets and BATMAP pairs, on 1 GPU, on every GPU, on the
+# CPU's cores and with --device auto, alternated round by round; then one
+# --explain run of each on every GPU, for where the process's time goes.
+#
+# Here:  scripts/device.sh build (or just the CLI: CGO_ENABLED=0 go build -o .device-bin/xsect ./cmd/xsect, gzipped)
+#        run(command="bash scripts/gpu-process.sh", carry=[".device-bin"])
+# Environment: ROUNDS (3), ONLY (problem names, space-separated).
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+bin=.device-bin
+for f in "$bin"/xsect.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
+x=$bin/xsect
+out=${OUT:-.device-out}
+mkdir -p "$out"
+work=/tmp/gpu-process
+mkdir -p "$work"
+rounds=${ROUNDS:-3}
+ngpus=$(nvidia-smi -L | wc -l)
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -c
+echo "host: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+
+# problems: NAME|GEN FLAGS (empty: the command generates its input)|COMMAND
+problems=(
+	"enron|--sets 100000 --avg-size 258 --universe 1100000 --dist zipf|allpairs IN --count-only"
+	"orkut|--sets 100000 --avg-size 905 --universe 8700000 --dist zipf|allpairs IN --count-only"
+	"words|--sets 100000 --avg-size 2021 --universe 11000 --dist uniform|allpairs IN --count-only"
+	"batmap||pairs --gen-items 128000 --min-support 0.003 --count --engine batmap"
+)
+
+timed() {
+	local s e rc
+	s=$(date +%s%N)
+	"$@" >"$work/last" 2>"$work/last.err"
+	rc=$?
+	e=$(date +%s%N)
+	awk -v a="$s" -v b="$e" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'
+	[ "$rc" -ne 0 ] && printf '(exit %d: %s)' "$rc" "$(head -c 160 "$work/last.err" | tr '\n' ' ')"
+	return 0
+}
+
+# The start-up alone: a small problem's whole process against its own
+# account of its time (what --explain's "process" line leaves out is the exit).
+echo "=== a small problem: wall seconds against the process's own account"
+for r in $(seq "$rounds"); do
+	w=$(timed "$x" pairs --gen-items 4000 --min-support 0.003 --count --engine batmap --device gpu --explain)
+	echo "wall $w s; $(grep -E '^(gpu start|process)' "$work/last.err" | tr '\n' ';')"
+done
+
+variants=("--device gpu --gpus 1" "--device gpu --gpus $ngpus" "--device cpu" "--device auto")
+printf '%-8s %-26s %s\n' problem variant "wall seconds (rounds)"
+for p in "${problems[@]}"; do
+	IFS='|' read -r name gen cmd <<<"$p"
+	[ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]] && continue
+	if [ -n "$gen" ] && [ ! -f "$work/$name.bin" ]; then
+		# shellcheck disable=SC2086
+		"$x" gen $gen --format binary -o "$work/$name.bin" || exit 1
+	fi
+	cmd=${cmd/IN/$work/$name.bin}
+	declare -A row=()
+	declare -A result=()
+	for r in $(seq "$rounds"); do
+		for v in "${variants[@]}"; do
+			# shellcheck disable=SC2086
+			row[$v]+="$(timed "$x" $cmd $v) "
+			result[$v]=$(head -c 40 "$work/last")
+		done
+	done
+	for v in "${variants[@]}"; do
+		printf '%-8s %-26s %s  -> %s\n' "$name" "$v" "${row[$v]}" "${result[$v]}"
+	done
+	unset row result
+	for v in "--device gpu --gpus $ngpus" "--device auto"; do
+		echo "=== $name $v --explain" >>"$out/explain.txt"
+		# shellcheck disable=SC2086
+		"$x" $cmd $v --explain 2>&1 >/dev/null | tee -a "$out/explain.txt" | grep -E '^(gpu start|process|ran|choice)'
+	done
+done
