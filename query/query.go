@@ -125,6 +125,17 @@ func Open(path string) (*Index, error) {
 	return &Index{ix}, nil
 }
 
+// Read loads and verifies an index from r, read whole into memory: for
+// an index that is not a file, such as standard input. name is used in
+// errors; size is the bytes r holds if known, or -1.
+func Read(r io.Reader, name string, size int64) (*Index, error) {
+	ix, err := invindex.Read(r, name, size)
+	if err != nil {
+		return nil, err
+	}
+	return &Index{ix}, nil
+}
+
 // WriteTo writes the index in xsect's index file format.
 func (ix *Index) WriteTo(w io.Writer) (int64, error) { return ix.ix.WriteTo(w) }
 

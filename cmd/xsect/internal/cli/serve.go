@@ -148,7 +148,7 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 		// (docs/SERVE.md). GOGC, when set, has the last word.
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	ix, err := openIndex(path)
+	ix, err := openIndex(env, path)
 	if err != nil {
 		return err
 	}
