@@ -48,9 +48,9 @@ free, gathering more while none is (with --batch-wait, it first waits that
 long from its oldest query to fill). The engine is xsect query's: the CPU
 engine (--threads per batch) or the GPU engine (--device gpu).
 
-Logs go to standard error (--log-format, --log-level). SIGINT or SIGTERM
-stops accepting connections, finishes the requests in flight and exits 0; a
-second signal ends the process at once.`,
+Logs go to standard error (--log-format, --log-level). SIGINT, SIGTERM or
+SIGHUP stops accepting connections, finishes the requests in flight and exits
+0; a second signal ends the process at once.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0: any free port, logged)")
 			device := fs.String("device", "auto", "where batches run: cpu, gpu or auto")
@@ -138,7 +138,7 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 }
 
 // runServe verifies the index, listens, readies the searcher (healthz
-// answers 503 meanwhile) and serves until SIGINT or SIGTERM.
+// answers 503 meanwhile) and serves until SIGINT, SIGTERM or SIGHUP.
 func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, log *slog.Logger, cpuProfile string) (err error) {
 	start := time.Now()
 	if os.Getenv("GOGC") == "" {
@@ -161,16 +161,32 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
-	// From here SIGINT and SIGTERM shut the server down gracefully; a
-	// second one ends the process (the default action, restored).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// From here SIGINT, SIGTERM and SIGHUP shut the server down
+	// gracefully, so that a closed terminal or a supervisor's hangup
+	// neither resets the requests in flight nor leaves --cpuprofile's
+	// temporary file; a second one ends the process (the default action,
+	// restored). A signal ignored when xsect started (nohup) stays
+	// ignored.
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	sigs := make(chan os.Signal, 1)
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
+	defer signal.Stop(sigs)
 	if env.uncatch != nil {
 		env.uncatch()
 	}
 	go func() {
-		<-ctx.Done()
-		stop()
+		select {
+		case sig := <-sigs:
+			signal.Stop(sigs)
+			log.Info("signal received", "signal", sig.String())
+			stop()
+		case <-ctx.Done():
+		}
 	}()
 	c := s.Config()
 	log.Info("listening", "addr", ln.Addr().String(), "index", path)

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -93,16 +95,8 @@ func httpDo(t *testing.T, method, url, body string) (int, string) {
 func TestServe(t *testing.T) {
 	docs := "1 2 3\n2 3\n\n3 4 5\n0 1 2 3 4 5\n"
 	idx := serveIndex(t, docs, false)
-	stderr := newLineWatcher()
 	prof := filepath.Join(t.TempDir(), "cpu.prof")
-	cmd, _, _ := child{args: []string{"serve", idx, "--addr", "127.0.0.1:0", "--device", "cpu", "--threads", "2", "--cpuprofile", prof}}.command(t)
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	addr := stderr.await(t, regexp.MustCompile(`msg=listening addr=(\S+)`))[1]
-	stderr.await(t, regexp.MustCompile(`msg=ready device=cpu`))
+	cmd, stderr, addr := startServe(t, idx, "--threads", "2", "--cpuprofile", prof)
 	url := "http://" + addr
 	if code, body := httpDo(t, "GET", url+"/healthz", ""); code != 200 {
 		t.Fatalf("healthz: %d %s", code, body)
@@ -145,6 +139,60 @@ func TestServe(t *testing.T) {
 	}
 	if b, err := os.ReadFile(prof); err != nil || len(b) == 0 {
 		t.Errorf("--cpuprofile: %d bytes, %v", len(b), err)
+	}
+}
+
+// startServe starts xsect serve on the CPU on idx, with its text logs in
+// the watcher, and returns once it is ready, with the address it listens
+// on. The process is killed at the end of the test.
+func startServe(t *testing.T, idx string, flags ...string) (*exec.Cmd, *lineWatcher, string) {
+	t.Helper()
+	stderr := newLineWatcher()
+	cmd, _, _ := child{args: append([]string{"serve", idx, "--addr", "127.0.0.1:0", "--device", "cpu"}, flags...)}.command(t)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	addr := stderr.await(t, regexp.MustCompile(`msg=listening addr=(\S+)`))[1]
+	stderr.await(t, regexp.MustCompile(`msg=ready device=cpu`))
+	return cmd, stderr, addr
+}
+
+// SIGHUP (a closed terminal, a supervisor) stops the server as SIGTERM
+// does: logged, the request in flight answered, --cpuprofile written and
+// no temporary file left, exit 0. It used to kill the process at once.
+func TestServeHangup(t *testing.T) {
+	idx := serveIndex(t, "1 2\n2\n", false)
+	profDir := t.TempDir()
+	prof := filepath.Join(profDir, "cpu.prof")
+	cmd, stderr, addr := startServe(t, idx, "--cpuprofile", prof)
+	// A request in flight: its body is half sent when the signal comes.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"terms":[2]}`
+	fmt.Fprintf(conn, "POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:5])
+	time.Sleep(100 * time.Millisecond) // the server reads the headers
+	cmd.Process.Signal(syscall.SIGHUP)
+	stderr.await(t, regexp.MustCompile(`msg="signal received" signal=hangup`))
+	io.WriteString(conn, body[5:])
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("the request in flight: %v", err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(answer) != `{"count":2,"ids":[0,1]}`+"\n" {
+		t.Errorf("the request in flight: %d %q", resp.StatusCode, answer)
+	}
+	stderr.await(t, regexp.MustCompile(`msg=stopped`))
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGHUP: %v\n%s", err, stderr.all.String())
+	}
+	if names := entries(t, profDir); len(names) != 1 || names[0] != "cpu.prof" {
+		t.Errorf("after SIGHUP, the profile's directory holds %q; want the profile alone", names)
 	}
 }
 
