@@ -38,9 +38,10 @@ Answers conjunctive (AND) queries over INDEX over HTTP (docs/SERVE.md):
 
 Errors are {"error":"..."}: 400 for a malformed request (bad JSON, a term that
 is not an integer in [0, 2^32-1], an unknown field, "q" on an index without
-vocabulary), 413 for a body over --max-body, 429 when --queue queries are
-already in flight (or --max-bodies bytes of bodies), 503 when a request's --deadline passes before its queries ran, 504 when
-it passes while they run.
+vocabulary), 408 for a body not received within --deadline, 413 for a body
+over --max-body, 429 when --queue queries are already in flight (or
+--max-bodies bytes of bodies received), 503 when a request's --deadline
+passes before its queries ran, 504 when it passes while they run.
 
 The queries of concurrent requests are gathered into batches of up to
 --batch-size queries: a batch runs as soon as one of --concurrency slots is
@@ -57,7 +58,7 @@ SIGHUP stops accepting connections, finishes the requests in flight and exits
 			threads := fs.Int("threads", 0, "CPU threads per batch, up to 4096 (0: one per core)")
 			batchSize := fs.Int("batch-size", 0, "most queries in one batch (0: 1024 on the CPU, 65536 on a GPU)")
 			batchWait := fs.Duration("batch-wait", 0, "longest a batch waits to fill, from its oldest query (0: run when a slot is free)")
-			deadline := fs.Duration("deadline", serve.DefaultDeadline, "time a request may take, queueing included")
+			deadline := fs.Duration("deadline", serve.DefaultDeadline, "time a request may take from its arrival, receiving its body and queueing included")
 			maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "largest request body in `bytes`")
 			maxBodies := fs.Int64("max-bodies", 0, "request body `bytes` held at once, all requests together; beyond, 429 (0: the larger of 64 MiB and 16 --max-body)")
 			concurrency := fs.Int("concurrency", 0, "batches running at once (0: one per core on the CPU, 2 on a GPU, each with a searcher of its own)")
