@@ -6,11 +6,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -193,6 +195,41 @@ func TestServeHangup(t *testing.T) {
 	}
 	if names := entries(t, profDir); len(names) != 1 || names[0] != "cpu.prof" {
 		t.Errorf("after SIGHUP, the profile's directory holds %q; want the profile alone", names)
+	}
+}
+
+// loadgen against a server that answers 200 with an error page, or
+// that fails some requests, exits 1 with its report: it exited 0, the
+// error pages counted as answers.
+func TestLoadgenFailures(t *testing.T) {
+	var calls atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/healthz") {
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/html/"):
+			io.WriteString(w, "<html>maintenance</html>")
+		default: // every third request turned away
+			if calls.Add(1)%3 == 0 {
+				http.Error(w, `{"error":"busy"}`, http.StatusTooManyRequests)
+				return
+			}
+			io.WriteString(w, `{"count":1,"ids":[7]}`)
+		}
+	}))
+	defer ts.Close()
+	q := writeFile(t, "q.sets", "1 2\n")
+	for _, c := range []struct{ url, requests, errors string }{
+		{ts.URL + "/html", "\nrequests 0 (0/s)", "errors by status: 200 malformed: "},
+		{ts.URL, "\nrequests ", "errors by status: 429: "},
+	} {
+		code, stdout, stderr := run(t, "loadgen", c.url, q, "--clients", "2", "--duration", "100ms")
+		if code != ExitFailure || !strings.Contains(stdout, c.requests) || !strings.Contains(stdout, c.errors) ||
+			!regexp.MustCompile(`^xsect loadgen: [1-9]\d* of [1-9]\d* requests failed \(errors by status above\)\n$`).MatchString(stderr) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1, %q and %q", c.url, code, stdout, stderr, c.requests, c.errors)
+		}
 	}
 }
 
