@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -229,6 +230,17 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 		}
 		backend = serve.Pool(bs...)
 	}
+	// An index file changed under the server (cp over it) fails the
+	// batches that see it (500) and stops the server, which can no
+	// longer answer from the index it verified: exit 1, so that a
+	// supervisor restarts it on the new file.
+	var changed atomic.Pointer[error]
+	backend = stopOnChange{backend, func(err error) {
+		if changed.CompareAndSwap(nil, &err) {
+			log.Error("the index file changed while served: stopping; restart the server to serve the new file", "error", err)
+			stop()
+		}
+	}}
 	var parse func(string) serve.Query
 	if ix.HasVocabulary() {
 		parse = ix.ParseText
@@ -254,5 +266,23 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 		return err
 	}
 	log.Info("stopped")
+	if cerr := changed.Load(); cerr != nil {
+		return *cerr
+	}
 	return nil
+}
+
+// stopOnChange is a backend that calls changed with the error of a batch
+// that failed because the index file changed (query.ErrChanged).
+type stopOnChange struct {
+	serve.Backend
+	changed func(error)
+}
+
+func (b stopOnChange) Search(ctx context.Context, qs []serve.Query, limit int, countOnly bool, res []serve.Result) error {
+	err := b.Backend.Search(ctx, qs, limit, countOnly, res)
+	if errors.Is(err, query.ErrChanged) {
+		b.changed(err)
+	}
+	return err
 }

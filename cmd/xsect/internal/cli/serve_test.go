@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -195,6 +196,72 @@ func TestServeHangup(t *testing.T) {
 	}
 	if names := entries(t, profDir); len(names) != 1 || names[0] != "cpu.prof" {
 		t.Errorf("after SIGHUP, the profile's directory holds %q; want the profile alone", names)
+	}
+}
+
+// An index file overwritten in place while served (cp over it) fails the
+// request that meets it with a 500 that says so, and stops the server
+// cleanly with exit status 1 and a log line; it died of SIGBUS. Renamed
+// over, it is no change: the server answers from the file it mapped.
+func TestServeIndexChanged(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the index is mapped, and its changes seen, on Unix; tested on Linux")
+	}
+	var docs strings.Builder
+	for i := range 30000 {
+		fmt.Fprintf(&docs, "%d %d %d\n", i%7, i%1000, 1000+i)
+	}
+	idx := serveIndex(t, docs.String(), false)
+	other := serveIndex(t, "1 2\n", false)
+	otherData, err := os.ReadFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, stderr, addr := startServe(t, idx)
+	url := "http://" + addr
+	want := `{"count":4311,"ids":[0,7]}` + "\n" // i%7 == 0 or i%1000 == 0
+	if code, body := httpDo(t, "POST", url+"/v1/search", `{"terms":[0],"limit":2}`); code != 200 || body != want {
+		t.Fatalf("before: %d %s, want %s", code, body, want)
+	}
+	// Renamed over: the old file stays mapped.
+	renamed := filepath.Join(t.TempDir(), "new.idx")
+	if err := os.WriteFile(renamed, otherData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(renamed, idx); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := httpDo(t, "POST", url+"/v1/search", `{"terms":[0],"limit":2}`); code != 200 || body != want {
+		t.Fatalf("after a rename over the index: %d %s, want %s", code, body, want)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
+	}
+
+	// Overwritten in place.
+	bigData, err := os.ReadFile(serveIndex(t, docs.String(), false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(idx, bigData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, stderr, addr = startServe(t, idx)
+	url = "http://" + addr
+	if err := os.WriteFile(idx, otherData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, body := httpDo(t, "POST", url+"/v1/search:batch", `{"queries":[{"terms":[0]},{"terms":[3,999]}]}`)
+	if code != 500 || !strings.Contains(body, "the index file changed while in use") {
+		t.Errorf("a search after the index was overwritten: %d %s, want 500 saying the index changed", code, body)
+	}
+	stderr.await(t, regexp.MustCompile(`level=ERROR msg="the index file changed while served: stopping`))
+	stderr.await(t, regexp.MustCompile(`msg=stopped`))
+	err = cmd.Wait()
+	last := stderr.await(t, regexp.MustCompile(`^xsect serve: .*`))[0]
+	if cmd.ProcessState.ExitCode() != ExitFailure || !strings.Contains(last, idx+": the index file changed while in use") {
+		t.Errorf("after the index changed: %v, exit %d; want a clean exit 1 saying the index changed\n%s", err, cmd.ProcessState.ExitCode(), stderr.all.String())
 	}
 }
 
