@@ -28,6 +28,23 @@ func writeIndex(t *testing.T, ix *query.Index, path string) {
 	}
 }
 
+// openSearcher opens the index at path and a CPU searcher on it, both
+// closed at the end of the test.
+func openSearcher(t *testing.T, path string) (*query.Index, *query.Searcher) {
+	t.Helper()
+	ix, err := query.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	s, err := query.NewSearcher(ix, query.Options{Device: "cpu", Threads: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return ix, s
+}
+
 // A mapped index whose file is replaced by a rename keeps answering from
 // the file it mapped; one whose file is overwritten in place (cp over it:
 // truncated, then written shorter) makes every search an error matching
@@ -47,16 +64,7 @@ func TestIndexFileChanged(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "live.idx")
 	writeIndex(t, big, path)
-	ix, err := query.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	s, err := query.NewSearcher(ix, query.Options{Device: "cpu", Threads: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	ix, s := openSearcher(t, path)
 	qs := conjtest.AdversarialQueries(rng, ix.Terms(), 300)
 
 	// Renamed over: the mapping keeps the old file.
@@ -72,16 +80,7 @@ func TestIndexFileChanged(t *testing.T) {
 
 	// Overwritten in place, as cp does.
 	writeIndex(t, big, path)
-	again, err := query.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer again.Close()
-	s2, err := query.NewSearcher(again, query.Options{Device: "cpu", Threads: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	_, s2 := openSearcher(t, path)
 	writeIndex(t, small, path)
 	for _, batch := range [][]query.Query{qs, qs[:1]} {
 		err := s2.Search(context.Background(), batch, -1, false, make([]query.Result, len(batch)))
@@ -104,16 +103,7 @@ func TestTextIndexFileChanged(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "text.idx")
 	writeIndex(t, built, path)
-	ix, err := query.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	s, err := query.NewSearcher(ix, query.Options{Device: "cpu"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	ix, s := openSearcher(t, path)
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
 	}

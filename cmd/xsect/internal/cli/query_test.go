@@ -244,12 +244,7 @@ func TestQueryErrors(t *testing.T) {
 // or a pipe, as every command reads "-" (it was opened as a file named
 // "-"); standard input given twice, or damaged, is a clear error.
 func TestQueryIndexStdin(t *testing.T) {
-	dir := t.TempDir()
-	docs := writeFile(t, "docs.sets", "1 2\n2 3\n2\n")
-	ix := filepath.Join(dir, "ok.idx")
-	if code, _, stderr := run(t, "index", "build", docs, "-o", ix); code != ExitOK {
-		t.Fatal(stderr)
-	}
+	ix := buildIndexFile(t, "1 2\n2 3\n2\n", false)
 	data, _ := os.ReadFile(ix)
 	q := writeFile(t, "q.sets", "2\n1 2\n3 1\n")
 	_, wantQuery, _ := run(t, "query", ix, q)

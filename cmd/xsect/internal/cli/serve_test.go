@@ -21,9 +21,9 @@ import (
 	"github.com/xsect/xsect/gpu"
 )
 
-// serveIndex builds the index of docs (one set of term ids per line) and
+// buildIndexFile builds the index of docs (one set of term ids per line) and
 // returns its path.
-func serveIndex(t *testing.T, docs string, text bool) string {
+func buildIndexFile(t *testing.T, docs string, text bool) string {
 	t.Helper()
 	in := writeFile(t, "docs.txt", docs)
 	idx := filepath.Join(t.TempDir(), "docs.idx")
@@ -97,7 +97,7 @@ func httpDo(t *testing.T, method, url, body string) (int, string) {
 // stops it with exit status 0.
 func TestServe(t *testing.T) {
 	docs := "1 2 3\n2 3\n\n3 4 5\n0 1 2 3 4 5\n"
-	idx := serveIndex(t, docs, false)
+	idx := buildIndexFile(t, docs, false)
 	prof := filepath.Join(t.TempDir(), "cpu.prof")
 	cmd, stderr, addr := startServe(t, idx, "--threads", "2", "--cpuprofile", prof)
 	url := "http://" + addr
@@ -166,7 +166,7 @@ func startServe(t *testing.T, idx string, flags ...string) (*exec.Cmd, *lineWatc
 // does: logged, the request in flight answered, --cpuprofile written and
 // no temporary file left, exit 0. It used to kill the process at once.
 func TestServeHangup(t *testing.T) {
-	idx := serveIndex(t, "1 2\n2\n", false)
+	idx := buildIndexFile(t, "1 2\n2\n", false)
 	profDir := t.TempDir()
 	prof := filepath.Join(profDir, "cpu.prof")
 	cmd, stderr, addr := startServe(t, idx, "--cpuprofile", prof)
@@ -211,8 +211,8 @@ func TestServeIndexChanged(t *testing.T) {
 	for i := range 30000 {
 		fmt.Fprintf(&docs, "%d %d %d\n", i%7, i%1000, 1000+i)
 	}
-	idx := serveIndex(t, docs.String(), false)
-	other := serveIndex(t, "1 2\n", false)
+	idx := buildIndexFile(t, docs.String(), false)
+	other := buildIndexFile(t, "1 2\n", false)
 	otherData, err := os.ReadFile(other)
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +240,7 @@ func TestServeIndexChanged(t *testing.T) {
 	}
 
 	// Overwritten in place.
-	bigData, err := os.ReadFile(serveIndex(t, docs.String(), false))
+	bigData, err := os.ReadFile(buildIndexFile(t, docs.String(), false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +301,7 @@ func TestLoadgenFailures(t *testing.T) {
 }
 
 func TestServeText(t *testing.T) {
-	idx := serveIndex(t, "The quick fox\nthe lazy dog\nA Fox, a dog\n", true)
+	idx := buildIndexFile(t, "The quick fox\nthe lazy dog\nA Fox, a dog\n", true)
 	stderr := newLineWatcher()
 	cmd, _, _ := child{args: []string{"serve", idx, "--addr", "127.0.0.1:0", "--device", "cpu", "--log-format", "json"}}.command(t)
 	cmd.Stderr = stderr
@@ -332,7 +332,7 @@ func TestServeText(t *testing.T) {
 }
 
 func TestServeUsage(t *testing.T) {
-	idx := serveIndex(t, "1 2\n2\n", false)
+	idx := buildIndexFile(t, "1 2\n2\n", false)
 	junk := writeFile(t, "junk.idx", "not an index")
 	for _, c := range []struct {
 		args []string
