@@ -52,7 +52,9 @@ engine (--threads per batch) or the GPU engine (--device gpu).
 
 Logs go to standard error (--log-format, --log-level). SIGINT, SIGTERM or
 SIGHUP stops accepting connections, finishes the requests in flight and exits
-0; a second signal ends the process at once.`,
+0; a second signal ends the process at once. INDEX is mapped: to replace it,
+rename a new file over it and restart; one overwritten in place fails the
+batches that meet it (500) and stops the server (exit 1).`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0: any free port, logged)")
 			device := fs.String("device", "auto", "where batches run: cpu, gpu or auto")
