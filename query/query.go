@@ -114,11 +114,27 @@ func BuildText(r io.Reader, name string, opt BuildOptions) (*Index, error) {
 }
 
 // Open loads and verifies a saved index (memory-mapped where the system
-// allows: the file must not change while it is open). A file that is not
-// an index, or is damaged or truncated, is an error naming it, which
-// matches setio.ErrBadInput.
+// allows). A file that is not an index, or is damaged or truncated, is an
+// error naming it, which matches setio.ErrBadInput.
+//
+// The file must not change while it is open: to replace an index, write
+// the new one elsewhere and rename it over the old path (the mapping
+// keeps the old file). A file changed in place (cp over it, truncated)
+// makes the searches on it fail with an error matching ErrChanged,
+// rather than crash the process or answer from the new bytes.
 func Open(path string) (*Index, error) {
 	ix, err := invindex.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Index{ix}, nil
+}
+
+// Read loads and verifies an index from r, read whole into memory: for
+// an index that is not a file, such as standard input. name is used in
+// errors; size is the bytes r holds if known, or -1.
+func Read(r io.Reader, name string, size int64) (*Index, error) {
+	ix, err := invindex.Read(r, name, size)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +191,11 @@ func (ix *Index) ParseText(s string) Query {
 // AppendText is ParseText for a byte slice, appending the terms to q's
 // (q.Terms[:0] reuses its memory).
 func (ix *Index) AppendText(q Query, s []byte) Query {
+	// The vocabulary may be mapped: a file that changes under it must
+	// not crash the caller. The query is then empty, and the search on it
+	// says what happened.
+	var changed error
+	defer ix.ix.Guard(&changed)()
 	var buf [64]byte
 	invindex.Tokenize(s, buf[:0], func(w []byte) {
 		q.Terms = append(q.Terms, ix.ix.Lookup(w))
@@ -249,6 +270,10 @@ type Options struct {
 	ExpectedTotal int
 }
 
+// ErrChanged is matched (errors.Is) by the error of a search on an index
+// whose file changed while it was open.
+var ErrChanged = invindex.ErrChanged
+
 // ErrCannotRun is wrapped by NewSearcher's error when no engine can run
 // on the device asked for (no GPU, an index larger than its memory).
 var ErrCannotRun = engine.ErrCannotRun
@@ -310,12 +335,20 @@ func (s *Searcher) Notes() string {
 // all ids; countOnly skips ids (IDs nil). It reuses the memory of
 // res[i].IDs, so a caller that keeps a result past the next Search on the
 // same res must copy its IDs. It returns ctx.Err() soon after ctx is
-// done, leaving res partly filled.
-func (s *Searcher) Search(ctx context.Context, qs []Query, limit int, countOnly bool, res []Result) error {
+// done, leaving res partly filled. On an index whose file changed since
+// it was opened (see Open), it returns an error matching ErrChanged: the
+// answers may have been read from the new bytes.
+func (s *Searcher) Search(ctx context.Context, qs []Query, limit int, countOnly bool, res []Result) (err error) {
 	if s.runner == nil {
 		return fmt.Errorf("query: Search on a searcher that could not be created")
 	}
-	return s.runner.Search(ctx, qs, limit, countOnly, res)
+	defer s.ix.ix.Guard(&err)()
+	if err = s.runner.Search(ctx, qs, limit, countOnly, res); err != nil {
+		return err
+	}
+	// Once, after the batch: a change before it or during it shows
+	// here, and costs one fstat a batch.
+	return s.ix.ix.Changed()
 }
 
 // Close releases the searcher's resources (the GPU engine's device

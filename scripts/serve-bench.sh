@@ -72,7 +72,10 @@ for batch in ${BATCHES:-1 16}; do
 			echo "## batch $batch, clients $clients, round $round, load $(cut -d' ' -f1-3 /proc/loadavg)"
 			read -r q0 b0 d0 w0 c0 <<<"$(batches)"
 			TIMEFORMAT="loadgen CPU: %U s user, %S s system"
-			time "$xsect" loadgen "http://127.0.0.1:$port" "$out/q2.sets" --clients "$clients" --duration "$duration" --batch "$batch"
+			# A run with failed requests exits 1: its report says which, and
+			# the other runs go on.
+			time "$xsect" loadgen "http://127.0.0.1:$port" "$out/q2.sets" --clients "$clients" --duration "$duration" --batch "$batch" ||
+				echo "loadgen failed: exit $?"
 			read -r q1 b1 d1 w1 c1 <<<"$(batches)"
 			awk -v q="$((q1 - q0))" -v b="$((b1 - b0))" -v d="$d0 $d1" -v w="$w0 $w1" -v c="$c0 $c1" 'BEGIN {
 				split(d, D, " "); split(w, W, "[ ,]"); split(c, C, " "); bb = b > 0 ? b : 1; nn = W[4] - W[2]; nn = nn > 0 ? nn : 1

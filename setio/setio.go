@@ -130,19 +130,67 @@ func ReadLimited(r io.Reader, name string, size, limit int64) (*sets.Collection,
 	}
 	format, err := Detect(br)
 	if err != nil {
-		var pe *ParseError
-		if !errors.As(err, &pe) {
-			return nil, format, fmt.Errorf("%s: %w", name, err)
-		}
-		return nil, format, nameError(err, name)
+		return nil, format, detectError(err, name)
 	}
-	var c *sets.Collection
 	if format == Binary {
-		c, err = readBinaryLimit(br, name, size, limit)
-	} else {
-		c, err = readText(br, name, textOptions{hint: max(size, 0), limit: limit})
+		c, err := readBinaryLimit(br, name, size, limit)
+		return c, Binary, err
 	}
-	return c, format, err
+	o := textOptions{hint: max(size, 0), limit: limit}
+	gzipped, err := isGzip(br, name)
+	switch {
+	case err != nil:
+		return nil, Text, err
+	case gzipped:
+		return readGzip(br, name, o)
+	}
+	c, err := readText(br, name, o)
+	return c, Text, err
+}
+
+// detectError is the error of Detect on the data of the file name.
+func detectError(err error, name string) error {
+	var pe *ParseError
+	var ge *gzipError
+	switch {
+	case errors.As(err, &ge):
+		return readError(name, err, 1, 1)
+	case errors.As(err, &pe):
+		return nameError(err, name)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// readGzip reads the gzip stream at the start of br: a collection in
+// either format, told apart by the decompressed data's first bytes, as in
+// a file (a binary file compressed used to fail as text, with "invalid
+// element \x89XSET").
+func readGzip(br *bufio.Reader, name string, o textOptions) (*sets.Collection, Format, error) {
+	gz, err := newGzipReader(br)
+	if err != nil {
+		return nil, Text, readError(name, err, 1, 1)
+	}
+	zbr := bufio.NewReaderSize(gz, 64<<10)
+	format, err := Detect(zbr)
+	if err != nil {
+		return nil, format, detectError(err, name)
+	}
+	if format == Text {
+		c, err := parseGzipText(zbr, gz, name, o.withDefaults())
+		return c, Text, err
+	}
+	// Of unknown size: the arrays grow as the data arrives, within the
+	// limit, and data after the collection is an error.
+	c, err := readBinaryLimit(zbr, name, -1, o.limit)
+	// A fault of the stream says more than what the binary reader made
+	// of it ("truncated", or nothing when the fault comes after the
+	// collection: gzip's checksum and trailing garbage are checked as the
+	// reader looks for data after the collection).
+	var ge *gzipError
+	if errors.As(gz.err, &ge) {
+		return nil, Binary, &ParseError{File: name, Msg: ge.msg, Err: ge.err}
+	}
+	return c, Binary, err
 }
 
 // Load reads the collection at path: text (optionally gzip-compressed) or
@@ -181,16 +229,25 @@ func LoadAll(path string) ([]uint32, error) {
 	br := bufio.NewReaderSize(f, 64<<10)
 	format, err := Detect(br)
 	if err != nil {
-		return nil, nameError(err, path)
+		return nil, detectError(err, path)
 	}
 	var c *sets.Collection
-	if format == Binary {
+	gzipped := false
+	if format == Text {
+		if gzipped, err = isGzip(br, path); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case format == Binary:
 		size := int64(-1)
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			size = st.Size()
 		}
 		c, err = readBinary(br, path, size)
-	} else {
+	case gzipped:
+		c, format, err = readGzip(br, path, textOptions{all: true})
+	default:
 		c, err = readText(br, path, textOptions{all: true, hint: fileSize(f)})
 	}
 	if err != nil {

@@ -75,33 +75,53 @@ func ReadTextSize(r io.Reader, name string, size int64) (*sets.Collection, error
 // with the blocks of text being parsed and the copy a growing array makes,
 // may take at most o.limit bytes; beyond, it returns a *LimitError.
 func readText(r io.Reader, name string, o textOptions) (*sets.Collection, error) {
+	o = o.withDefaults()
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		// Small: reads of the parser's own buffer bypass it.
+		br = bufio.NewReaderSize(r, 512)
+	}
+	gzipped, err := isGzip(br, name)
+	if err != nil {
+		return nil, err
+	}
+	if !gzipped {
+		return parseText(br, name, o)
+	}
+	gz, err := newGzipReader(br)
+	if err != nil {
+		return nil, readError(name, err, 1, 1)
+	}
+	return parseGzipText(gz, gz, name, o)
+}
+
+// withDefaults fills in the buffer size and the workers.
+func (o textOptions) withDefaults() textOptions {
 	if o.bufSize <= 0 {
 		o.bufSize = defaultBufSize
 	}
 	if o.workers <= 0 {
 		o.workers = runtime.GOMAXPROCS(0)
 	}
-	br, ok := r.(*bufio.Reader)
-	if !ok {
-		// Small: reads of the parser's own buffer bypass it.
-		br = bufio.NewReaderSize(r, 512)
-	}
-	var src io.Reader = br
-	var gz *gzipReader
+	return o
+}
+
+// isGzip reports whether br's data starts with the gzip magic bytes.
+func isGzip(br *bufio.Reader, name string) (bool, error) {
 	head, err := br.Peek(len(gzipMagic))
 	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return false, fmt.Errorf("%s: %w", name, err)
 	}
-	if bytes.Equal(head, gzipMagic) {
-		if gz, err = newGzipReader(br); err != nil {
-			return nil, readError(name, err, 1, 1)
-		}
-		src = gz
-		o.hint = 0 // the compressed size says little
-	}
+	return bytes.Equal(head, gzipMagic), nil
+}
+
+// parseGzipText parses the text that src holds, decompressed by gz (src
+// is gz, or a buffer on it); o has its defaults filled in.
+func parseGzipText(src io.Reader, gz *gzipReader, name string, o textOptions) (*sets.Collection, error) {
+	o.hint = 0 // the compressed size says little
 	c, err := parseText(src, name, o)
 	var pe *ParseError
-	if err != nil && gz != nil && errors.As(err, &pe) && pe.Err == nil {
+	if err != nil && errors.As(err, &pe) && pe.Err == nil {
 		// A bad token in compressed text is most often the garbage a
 		// damaged block decodes to: say so if the stream is damaged.
 		if ge := gz.check(); ge != nil {

@@ -112,14 +112,17 @@ func (c *CPU) Close() error  { return nil }
 // whose costs vary by orders of magnitude.
 const chunkQueries = 32
 
-// Search answers a batch; see Runner.
-func (c *CPU) Search(ctx context.Context, qs []Query, limit int, countOnly bool, res []Result) error {
+// Search answers a batch; see Runner. Each goroutine that reads the index
+// guards itself (invindex.Index.Guard): a mapped file that changes during
+// the batch is an error, not a crash.
+func (c *CPU) Search(ctx context.Context, qs []Query, limit int, countOnly bool, res []Result) (err error) {
 	if len(res) != len(qs) {
 		return fmt.Errorf("query: %d results for %d queries", len(res), len(qs))
 	}
 	n := len(qs)
 	workers := min(c.threads, (n+chunkQueries-1)/chunkQueries)
 	if workers <= 1 {
+		defer c.ix.Guard(&err)()
 		w := c.pool.Get().(*worker)
 		defer c.pool.Put(w)
 		for lo := 0; lo < n; lo += 256 {
@@ -136,10 +139,12 @@ func (c *CPU) Search(ctx context.Context, qs []Query, limit int, countOnly bool,
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	done := ctx.Done()
-	for range workers {
+	errs := make([]error, workers)
+	for k := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer c.ix.Guard(&errs[k])()
 			w := c.pool.Get().(*worker)
 			defer c.pool.Put(w)
 			for {
@@ -161,6 +166,11 @@ func (c *CPU) Search(ctx context.Context, qs []Query, limit int, countOnly bool,
 		}()
 	}
 	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err // the same change, seen by every worker
+		}
+	}
 	return ctx.Err()
 }
 

@@ -13,8 +13,10 @@ package invindex
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
+	"runtime/debug"
 )
 
 // NoTerm is a term id that no index holds: an index has at most NoTerm
@@ -57,6 +59,9 @@ type Index struct {
 	Path string
 
 	release func() error // unmaps the file; nil when nothing to release
+	// changed says whether the mapped file has changed since it was
+	// mapped (nil when nothing is mapped).
+	changed func() error
 }
 
 // Terms returns the number of terms (posting lists).
@@ -134,6 +139,53 @@ func (ix *Index) Lookup(word []byte) uint32 {
 func (ix *Index) Memory() int64 {
 	return 8*int64(len(ix.Offsets)) + 4*int64(len(ix.Postings)) + 4*int64(len(ix.DenseTerms)) +
 		8*int64(len(ix.Bitmaps)) + 4*int64(len(ix.dense)) + 8*int64(len(ix.WordOffsets)) + int64(len(ix.Words))
+}
+
+// ErrChanged is matched (errors.Is) by the error of Changed and Guard:
+// the file of a mapped index changed while open.
+var ErrChanged = errors.New("the index file changed while in use")
+
+func changedError(path string) error {
+	return fmt.Errorf("%s: %w (overwritten in place? write a new index elsewhere and rename it over the old one)", path, ErrChanged)
+}
+
+// Changed returns an error matching ErrChanged if the index is mapped
+// from a file that has changed since it was opened (its size or its
+// modification time), nil otherwise. The mapping shows the file's
+// bytes as they are now: what Open verified may no longer hold, and a file
+// cut shorter makes reading past its new end a fault (SIGBUS), which
+// would crash the process. A file renamed over the index's path is no
+// change: the mapping keeps the old file.
+func (ix *Index) Changed() error {
+	if ix.changed == nil {
+		return nil
+	}
+	return ix.changed()
+}
+
+// Guard makes a goroutine that reads the index survive its file changing
+// under it: deferred as "defer ix.Guard(&err)()" it turns the faults of
+// reading a mapping past the file's new end into panics
+// (debug.SetPanicOnFault) and then a panic, when the file has changed,
+// into *errp, the error of Changed. A panic with the file unchanged is a
+// bug, not a change: it goes on.
+func (ix *Index) Guard(errp *error) func() {
+	if ix.changed == nil {
+		return func() {}
+	}
+	old := debug.SetPanicOnFault(true)
+	return func() {
+		r := recover()
+		debug.SetPanicOnFault(old)
+		if r == nil {
+			return
+		}
+		if err := ix.Changed(); err != nil {
+			*errp = err
+			return
+		}
+		panic(r)
+	}
 }
 
 // Close releases the file mapping, if any. The index must not be used

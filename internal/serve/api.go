@@ -53,12 +53,7 @@ func (t *termList) UnmarshalJSON(b []byte) error {
 		lit := rest[:end]
 		after := trimSpace(rest[end:])
 		if end == 0 || (len(after) > 0 && after[0] != ',') {
-			// Not a plain integer: show the element, shortened.
-			elem := rest
-			if j := bytes.IndexAny(rest, ",]}"); j > 0 {
-				elem = rest[:j]
-			}
-			return fieldError{fmt.Sprintf("terms[%d]", i), "want an integer in [0, 4294967295], got " + shorten(string(trimSpace(elem)))}
+			return fieldError{fmt.Sprintf("terms[%d]", i), "want an integer in [0, 4294967295], got " + describeElement(rest)}
 		}
 		v, err := strconv.ParseUint(string(lit), 10, 32)
 		if err != nil {
@@ -72,6 +67,32 @@ func (t *termList) UnmarshalJSON(b []byte) error {
 	}
 	*t = list
 	return nil
+}
+
+// describeElement describes, for a message, the array element that rest
+// starts with (a well-formed JSON value, then more of the array). An array
+// or an object is named by its kind: cut at its first comma, it would show
+// a fragment such as "[1" that the client never wrote. A string is shown
+// whole, even when it holds a comma; a number or a literal as written.
+func describeElement(rest []byte) string {
+	switch rest[0] {
+	case '[', '{':
+		return kindOf(rest)
+	case '"':
+		for j := 1; j < len(rest); j++ {
+			switch rest[j] {
+			case '\\':
+				j++ // the escaped byte
+			case '"':
+				return shorten(string(rest[:j+1]))
+			}
+		}
+	}
+	elem := rest
+	if j := bytes.IndexAny(rest, ",]}"); j > 0 {
+		elem = rest[:j]
+	}
+	return shorten(string(trimSpace(elem)))
 }
 
 // fieldError is a bad value of a named field.

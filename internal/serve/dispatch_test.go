@@ -245,8 +245,8 @@ func TestQueueHoldsAnswers(t *testing.T) {
 	waitFor(t, "the queries released", func() bool { return s.d.admitted.Load() == 0 })
 }
 
-// TestBodyBudget: the bodies held at once are bounded; a request beyond is
-// turned away with 429 before its body is read.
+// TestBodyBudget: the bodies held at once are bounded; a request whose
+// bytes take them beyond is turned away with 429.
 func TestBodyBudget(t *testing.T) {
 	b := gated([][]uint32{{0}})
 	_, ts := newTestServer(t, Config{MaxBody: 100, MaxBodies: 250, Concurrency: 4, Deadline: time.Hour}, b, nil)

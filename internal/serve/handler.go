@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -55,10 +56,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/v1/search":
 		ep = epSearch
-		code, queries = s.search(w, r, false)
+		code, queries = s.search(w, r, false, start)
 	case "/v1/search:batch":
 		ep = epBatch
-		code, queries = s.search(w, r, true)
+		code, queries = s.search(w, r, true, start)
 	case "/healthz":
 		code = s.healthz(w, r)
 	case "/metrics":
@@ -150,9 +151,10 @@ func (s *Server) writeError(w http.ResponseWriter, err error) int {
 	return he.code
 }
 
-// search answers POST /v1/search (batch false) and /v1/search:batch. It
-// returns the status and the number of queries.
-func (s *Server) search(w http.ResponseWriter, r *http.Request, batch bool) (code, queries int) {
+// search answers POST /v1/search (batch false) and /v1/search:batch, for
+// a request that arrived (its headers read) at arrival. It returns the
+// status and the number of queries.
+func (s *Server) search(w http.ResponseWriter, r *http.Request, batch bool, arrival time.Time) (code, queries int) {
 	if code, ok := s.allow(w, r, http.MethodPost); !ok {
 		return code, 0
 	}
@@ -160,24 +162,19 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, batch bool) (cod
 	if rd == nil {
 		return s.writeError(w, errorf(http.StatusServiceUnavailable, "the index is still loading")), 0
 	}
-	// The bodies held at once are bounded: a request reserves its length
-	// (the limit when it does not say) or is turned away.
 	if r.ContentLength > s.cfg.MaxBody {
 		return s.writeError(w, errorf(http.StatusRequestEntityTooLarge, "body of %d bytes: the limit is %d", r.ContentLength, s.cfg.MaxBody)), 0
 	}
-	reserve := s.cfg.MaxBody
-	if r.ContentLength >= 0 {
-		reserve = r.ContentLength
-	}
-	if s.bodies.Add(reserve) > s.cfg.MaxBodies {
-		s.bodies.Add(-reserve)
-		return s.writeError(w, errorf(http.StatusTooManyRequests, "too many request bodies in flight (%d bytes at most); retry later", s.cfg.MaxBodies)), 0
-	}
-	defer s.bodies.Add(-reserve)
+	// The deadline runs from the request's arrival: receiving its body
+	// counts, so that a client that stalls mid-body holds a handler no
+	// longer than one whose queries wait.
+	deadline := arrival.Add(s.cfg.Deadline)
+	var held int64 // body bytes counted in s.bodies
+	defer func() { s.bodies.Add(-held) }()
 	bp := bufPool.Get().(*[]byte)
 	buf := (*bp)[:0]
 	defer func() { putBuf(bp, buf) }()
-	buf, err := s.readBody(w, r, buf)
+	buf, err := s.readBody(w, r, buf, deadline, &held)
 	if err != nil {
 		return s.writeError(w, err), 0
 	}
@@ -186,7 +183,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, batch bool) (cod
 		return s.writeError(w, err), 0
 	}
 	if len(j.qs) > 0 {
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+		ctx, cancel := context.WithDeadline(r.Context(), deadline)
 		defer cancel()
 		err := s.d.do(ctx, j)
 		if j.admitted {
@@ -218,8 +215,21 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, batch bool) (cod
 	return http.StatusOK, len(j.qs)
 }
 
-// readBody reads r's body into buf, at most MaxBody bytes (413 beyond).
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, error) {
+// readBody reads r's body into buf, at most MaxBody bytes (413 beyond),
+// by deadline (408 after), adding the bytes to s.bodies and *held as they
+// arrive (429 when the bodies held by all requests would pass MaxBodies).
+// The bytes received are counted, not those announced: a client that
+// announces a megabyte and sends nothing holds nothing of the budget.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf []byte, deadline time.Time, held *int64) ([]byte, error) {
+	// Without a deadline of its own, a stalled body would hold the
+	// handler for the server's ReadTimeout (a minute). It is lifted once
+	// the body is in: the connection's next read (net/http's watch for
+	// the client closing, the next request) has deadlines of its own.
+	// Errors are ignored: a ResponseWriter without a connection (a test
+	// recorder) cannot stall.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(deadline)
+	defer rc.SetReadDeadline(time.Time{})
 	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 	for {
 		if len(buf) == cap(buf) {
@@ -227,6 +237,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf []byte) ([
 		}
 		n, err := body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
+		*held += int64(n)
+		if s.bodies.Add(int64(n)) > s.cfg.MaxBodies {
+			return buf, errorf(http.StatusTooManyRequests, "too many request bodies in flight (%d bytes at most); retry later", s.cfg.MaxBodies)
+		}
 		if err == io.EOF {
 			return buf, nil
 		}
@@ -234,6 +248,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf []byte) ([
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
 				return buf, errorf(http.StatusRequestEntityTooLarge, "body over the limit of %d bytes", s.cfg.MaxBody)
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return buf, errorf(http.StatusRequestTimeout, "the body did not arrive within the deadline of %v (%d bytes received)", s.cfg.Deadline, len(buf))
 			}
 			// A body cut short (the connection closed before its
 			// Content-Length or its last chunk arrived) or a connection

@@ -155,11 +155,14 @@ func TestBadRequests(t *testing.T) {
 		{"/v1/search", `{"terms":[1e3]}`, "terms[0]"},
 		{"/v1/search", `{"terms":[1E3]}`, "terms[0]"},
 		{"/v1/search", `{"terms":[2.0]}`, "terms[0]"},
-		{"/v1/search", `{"terms":["3"]}`, "terms[0]"},
-		{"/v1/search", `{"terms":[1,2,null]}`, "terms[2]"},
-		{"/v1/search", `{"terms":[true]}`, "terms[0]"},
-		{"/v1/search", `{"terms":[[1]]}`, "terms[0]"},
-		{"/v1/search", `{"terms":[{"a":1}]}`, "terms[0]"},
+		{"/v1/search", `{"terms":["3"]}`, `terms[0]: want an integer in [0, 4294967295], got "3"`},
+		{"/v1/search", `{"terms":["a,b\",c"]}`, `terms[0]: want an integer in [0, 4294967295], got "a,b\",c"`},
+		{"/v1/search", `{"terms":[1,2,null]}`, "terms[2]: want an integer in [0, 4294967295], got null"},
+		{"/v1/search", `{"terms":[true]}`, "terms[0]: want an integer in [0, 4294967295], got true"},
+		{"/v1/search", `{"terms":[[1]]}`, "terms[0]: want an integer in [0, 4294967295], got an array"},
+		{"/v1/search", `{"terms":[[1,2],3]}`, "terms[0]: want an integer in [0, 4294967295], got an array"},
+		{"/v1/search", `{"terms":[3, {"a":1,"b":2}]}`, "terms[1]: want an integer in [0, 4294967295], got an object"},
+		{"/v1/search:batch", `{"queries":[{"terms":[[1,2],3]}]}`, "queries[0]: terms[0]: want an integer in [0, 4294967295], got an array"},
 		{"/v1/search", `{"terms":[4294967296]}`, "got 4294967296"},
 		{"/v1/search", `{"terms":[99999999999999999999999]}`, "terms[0]"},
 		{"/v1/search", `{"terms":{}}`, "terms: want an array of term ids, got an object"},
@@ -455,6 +458,59 @@ func TestConfig(t *testing.T) {
 	s2.SetBackend(newRefBackend(nil), nil)
 	if c := s2.Config(); c.Concurrency != runtime.GOMAXPROCS(0) || c.BatchSize != 1024 || c.Queue != 9000 {
 		t.Errorf("defaults on the CPU with 9000 queries a request: %+v", c)
+	}
+}
+
+// TestStalledBody: clients that announce a body of the largest size and
+// stall after a few bytes hold none of the bodies' budget beyond what they
+// sent (others are answered, not turned away with 429 as when the
+// announced length was reserved), and are answered 408 once the deadline
+// passes (they held the handler for the minute of ReadTimeout).
+func TestStalledBody(t *testing.T) {
+	const deadline = 300 * time.Millisecond
+	_, ts := newTestServer(t, Config{MaxBody: 1 << 20, MaxBodies: 1 << 20, Deadline: deadline}, newRefBackend([][]uint32{{1}}), nil)
+	type reply struct {
+		code    int
+		body    string
+		elapsed time.Duration
+	}
+	replies := make(chan reply, 4)
+	for range cap(replies) {
+		conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(20 * time.Second)) // a server that never answers fails, not hangs
+		start := time.Now()
+		fmt.Fprintf(conn, "POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n{\"terms\":", 1<<20)
+		go func() {
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				replies <- reply{body: err.Error(), elapsed: time.Since(start)}
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			replies <- reply{resp.StatusCode, string(b), time.Since(start)}
+		}()
+	}
+	time.Sleep(deadline / 3) // the stalled bodies' headers are read
+	if code, _, body := call(t, ts, "POST", "/v1/search", `{"terms":[1]}`); code != 200 {
+		t.Errorf("while bodies stall: %d %s, want 200", code, body)
+	}
+	for range cap(replies) {
+		r := <-replies
+		if r.code != 408 || !strings.Contains(r.body, "did not arrive within the deadline") || r.elapsed > 10*deadline {
+			t.Errorf("a stalled body: %d %q after %v, want 408 after the deadline of %v", r.code, r.body, r.elapsed, deadline)
+		}
+	}
+	_, _, text := call(t, ts, "GET", "/metrics", "")
+	samples, _, err := parseMetrics(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := value(t, samples, "xsect_errors_total", "code", "408"); n != float64(cap(replies)) {
+		t.Errorf("%v requests counted as 408, want %d", n, cap(replies))
 	}
 }
 

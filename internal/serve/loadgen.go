@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/xsect/xsect/sets"
 )
 
 // LoadQuery is one query of a load test: term ids, or text when IsText.
@@ -44,9 +46,12 @@ type LoadReport struct {
 	Clients  int
 	Batch    int
 	Elapsed  time.Duration // from the first request to the last answer
-	Requests int64         // answered 200
-	Queries  int64         // in the requests answered 200
-	Errors   map[int]int64 // requests answered otherwise, by status; 0: no answer (a transport error)
+	Requests int64         // answered 200 with a well-formed answer
+	Queries  int64         // in those requests
+	// Errors counts the other requests by status: 0 is no answer (a
+	// transport error), 200 an answer that is not a well-formed answer to
+	// the request (not JSON, cut short, the wrong number of results).
+	Errors map[int]int64
 	// FirstError is the first failed request's error, for the report.
 	FirstError string
 	lat        latencies
@@ -93,8 +98,11 @@ func (r *LoadReport) String() string {
 		b.WriteString("errors by status:")
 		for _, c := range codes {
 			name := strconv.Itoa(c)
-			if c == 0 {
+			switch c {
+			case 0:
 				name = "no answer"
+			case http.StatusOK:
+				name = "200 malformed"
 			}
 			fmt.Fprintf(&b, " %s: %d;", name, r.Errors[c])
 		}
@@ -151,6 +159,12 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 		}
 		enc[i] = append(b, '}')
 	}
+	// The most ids an answer may hold: what was asked, or the server's
+	// default (which --max-limit may only lower).
+	limit := cfg.Limit
+	if limit < 0 {
+		limit = DefaultLimit
+	}
 	endpoint := base.String() + "/v1/search"
 	if cfg.Batch > 1 {
 		endpoint += ":batch"
@@ -187,6 +201,7 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 			errs := map[int]int64{}
 			first := ""
 			var body []byte
+			var answer bytes.Buffer
 			for ctx.Err() == nil {
 				i := int(next.Add(int64(cfg.Batch))-int64(cfg.Batch)) % len(enc)
 				body = body[:0]
@@ -203,14 +218,18 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 					body = append(body, "]}"...)
 				}
 				t0 := time.Now()
-				code, msg := post(ctx, client, endpoint, body)
+				code, msg := post(ctx, client, endpoint, body, &answer)
 				d := time.Since(t0)
 				if code == http.StatusOK {
-					lat.add(int64(d))
-					requests++
-					queries += int64(cfg.Batch)
-					answered.Add(1)
-					continue
+					err := checkAnswer(answer.Bytes(), cfg.Batch, limit)
+					if err == nil {
+						lat.add(int64(d))
+						requests++
+						queries += int64(cfg.Batch)
+						answered.Add(1)
+						continue
+					}
+					msg = "malformed answer: " + err.Error()
 				}
 				if ctx.Err() != nil && code == 0 {
 					break // cut off by the end of the run
@@ -246,9 +265,10 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 	return rep, nil
 }
 
-// post sends one request and reads its answer; it returns the status (0 when
-// none came) and, for a failure, a message.
-func post(ctx context.Context, client *http.Client, endpoint string, body []byte) (int, string) {
+// post sends one request and reads its answer, into answer when the
+// status is 200; it returns the status (0 when none came, or was cut
+// short) and, for a failure, a message.
+func post(ctx context.Context, client *http.Client, endpoint string, body []byte, answer *bytes.Buffer) (int, string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return 0, err.Error()
@@ -260,7 +280,8 @@ func post(ctx context.Context, client *http.Client, endpoint string, body []byte
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
-		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		answer.Reset()
+		if _, err := answer.ReadFrom(resp.Body); err != nil {
 			return 0, "reading the answer: " + err.Error()
 		}
 		return http.StatusOK, ""
@@ -338,4 +359,182 @@ func (l *latencies) quantile(p float64) time.Duration {
 		}
 	}
 	return time.Duration(l.max)
+}
+
+// checkAnswer checks that b is a well-formed answer to a request of batch
+// queries (1: /v1/search), each of at most limit ids: a server that
+// answers 200 with an error page, or with JSON cut short, must not count
+// as answering. Answers written as xsect serve writes them are checked in
+// one pass without allocating (at millions of queries a second, decoding
+// them would take the load generator's cores from the server); anything
+// else is decoded by encoding/json, which decides.
+func checkAnswer(b []byte, batch, limit int) error {
+	if ok, err := scanAnswer(b, batch, limit); ok {
+		return err
+	}
+	return decodeAnswer(b, batch, limit)
+}
+
+// checkResult checks the values of one query's result: count matches, of
+// which ids ids are given, increasing (when increasing), at most limit.
+func checkResult(count int64, ids int, increasing bool, limit int) error {
+	switch {
+	case count < int64(ids):
+		return fmt.Errorf("a count of %d with %d ids", count, ids)
+	case ids > limit:
+		return fmt.Errorf("%d ids, over the limit of %d", ids, limit)
+	case !increasing:
+		return errors.New("ids not increasing")
+	}
+	return nil
+}
+
+// scanAnswer checks an answer written as xsect serve writes it (with
+// whitespace anywhere JSON allows it). It returns ok false, and no error,
+// for an answer in any other form.
+func scanAnswer(b []byte, batch, limit int) (ok bool, err error) {
+	if batch == 1 {
+		i, err := scanResult(b, 0, limit)
+		if i < 0 || ws(b, i) != len(b) {
+			return false, nil
+		}
+		return true, err
+	}
+	i := eat(b, 0, '{')
+	if i = fixedKey(b, i, "results"); i < 0 {
+		return false, nil
+	}
+	if i = eat(b, i, '['); i < 0 {
+		return false, nil
+	}
+	n := 0
+	var first error
+	for more := !has(b, i, ']'); more; n++ {
+		var err error
+		if i, err = scanResult(b, i, limit); i < 0 {
+			return false, nil
+		}
+		if err != nil && first == nil {
+			first = fmt.Errorf("results[%d]: %w", n, err)
+		}
+		if more = has(b, i, ','); more {
+			i = eat(b, i, ',')
+		}
+	}
+	if i = eat(b, i, ']'); i < 0 {
+		return false, nil
+	}
+	if i = eat(b, i, '}'); i < 0 || ws(b, i) != len(b) {
+		return false, nil
+	}
+	if n != batch {
+		return true, fmt.Errorf("%d results for %d queries", n, batch)
+	}
+	return true, first
+}
+
+// scanResult reads {"count":C,"ids":[...]} from b[i:] (i < 0: nothing to
+// read) and checks its values; it returns the position after it, or -1
+// for anything else.
+func scanResult(b []byte, i, limit int) (int, error) {
+	if i < 0 {
+		return -1, nil
+	}
+	i = eat(b, i, '{')
+	var count uint64
+	if i = fixedKey(b, i, "count"); i < 0 {
+		return -1, nil
+	}
+	if count, i = number(b, i, 18); i < 0 {
+		return -1, nil
+	}
+	i = eat(b, i, ',')
+	if i = fixedKey(b, i, "ids"); i < 0 {
+		return -1, nil
+	}
+	if i = eat(b, i, '['); i < 0 {
+		return -1, nil
+	}
+	ids, increasing, prev := 0, true, int64(-1)
+	for more := !has(b, i, ']'); more; ids++ {
+		var id uint64
+		if id, i = number(b, i, 10); i < 0 || id > 1<<32-1 {
+			return -1, nil
+		}
+		increasing = increasing && int64(id) > prev
+		prev = int64(id)
+		if more = has(b, i, ','); more {
+			i = eat(b, i, ',')
+		}
+	}
+	if i = eat(b, i, ']'); i < 0 {
+		return -1, nil
+	}
+	if i = eat(b, i, '}'); i < 0 {
+		return -1, nil
+	}
+	return i, checkResult(int64(count), ids, increasing, limit)
+}
+
+// fixedKey reads the key name (no escapes) and its colon after
+// whitespace at b[i:] (i < 0: nothing to read), or returns -1.
+func fixedKey(b []byte, i int, name string) int {
+	if i < 0 {
+		return -1
+	}
+	if i = eat(b, i, '"'); i < 0 || !bytes.HasPrefix(b[i:], []byte(name)) {
+		return -1
+	}
+	if i += len(name); i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	return eat(b, i+1, ':')
+}
+
+// loadResult is one query's result, as encoding/json decodes it.
+type loadResult struct {
+	Count *int64    `json:"count"`
+	IDs   *[]uint32 `json:"ids"`
+}
+
+// decodeAnswer is checkAnswer by encoding/json, for an answer that
+// scanAnswer does not read.
+func decodeAnswer(b []byte, batch, limit int) error {
+	var results []loadResult
+	var err error
+	if batch == 1 {
+		results = make([]loadResult, 1)
+		err = json.Unmarshal(b, &results[0])
+	} else {
+		var a struct {
+			Results *[]loadResult `json:"results"`
+		}
+		err = json.Unmarshal(b, &a)
+		if err == nil && a.Results == nil {
+			err = errors.New(`no "results"`)
+		}
+		if err == nil {
+			results = *a.Results
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%v, in an answer of %d bytes starting %q", err, len(b), b[:min(len(b), 40)])
+	}
+	if batch > 1 && len(results) != batch {
+		return fmt.Errorf("%d results for %d queries", len(results), batch)
+	}
+	for k, r := range results {
+		if r.Count == nil || r.IDs == nil {
+			err = errors.New(`want "count" and "ids"`)
+		} else {
+			err = checkResult(*r.Count, len(*r.IDs), sets.IsStrict(*r.IDs), limit)
+		}
+		if err != nil && batch > 1 {
+			return fmt.Errorf("results[%d]: %w", k, err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -90,6 +91,89 @@ func TestLoadErrors(t *testing.T) {
 	} {
 		if _, err := Load(context.Background(), cfg); err == nil {
 			t.Errorf("%+v: no error", cfg)
+		}
+	}
+}
+
+// checkAnswer takes the answers xsect serve writes, and any other well-formed
+// JSON answer, and nothing else: an error page, an answer cut short, the
+// wrong number of results, counts and ids that no query has.
+func TestCheckAnswer(t *testing.T) {
+	for _, c := range []struct {
+		body  string
+		batch int
+		want  string // "" for a good answer, else a part of the error
+	}{
+		{`{"count":3,"ids":[1,5]}` + "\n", 1, ""},
+		{`{"count":0,"ids":[]}`, 1, ""},
+		{` { "count" : 2 , "ids" : [ 0 , 4294967295 ] } `, 1, ""},
+		{`{"ids":[1,5],"count":3}`, 1, ""},          // another order: encoding/json decides
+		{`{"count":3,"ids":[1,5],"took":1}`, 1, ""}, // a field more
+		{`{"count":1e1,"ids":[1,5]}`, 1, "cannot unmarshal number 1e1"},
+		{`{"results":[{"count":1,"ids":[2]},{"count":0,"ids":[]}]}` + "\n", 2, ""},
+		{`{"results":[{"ids":[2],"count":1},{"count":0,"ids":[]}]}`, 2, ""},
+		{`<html><body>OK</body></html>`, 1, `invalid character '<'`},
+		{`{"count":3,"ids":[1,5`, 1, "unexpected end of JSON input"},
+		{`{"count":3,"ids":[1,5]`, 1, "unexpected end of JSON input"},
+		{``, 1, "unexpected end of JSON input"},
+		{`{"count":3,"ids":[1,5,]}`, 1, "invalid character ']'"},
+		{`{"count":3,"ids":[1,5]}{}`, 1, "invalid character '{' after top-level value"},
+		{`{"count":3}`, 1, `want "count" and "ids"`},
+		{`{}`, 1, `want "count" and "ids"`},
+		{`{"count":1,"ids":[1,5]}`, 1, "a count of 1 with 2 ids"},
+		{`{"count":11,"ids":[0,1,2,3,4,5,6,7,8,9,10]}`, 1, "11 ids, over the limit of 10"},
+		{`{"count":3,"ids":[5,1]}`, 1, "ids not increasing"},
+		{`{"count":3,"ids":[5,5]}`, 1, "ids not increasing"},
+		{`{"count":3,"ids":[-1]}`, 1, "cannot unmarshal number -1"},
+		{`{"results":[{"count":1,"ids":[2]}]}`, 2, "1 results for 2 queries"},
+		{`{"results":[{"count":1,"ids":[2]},{"count":1,"ids":[2]},{"count":1,"ids":[2]}]}`, 2, "3 results for 2 queries"},
+		{`{"results":[{"count":1,"ids":[2]},{"count":0,"ids":[2]}]}`, 2, "results[1]: a count of 0 with 1 ids"},
+		{`{"results":[{"ids":[2],"count":1},{"count":0,"ids":[2]}]}`, 2, "results[1]: a count of 0 with 1 ids"},
+		{`{"results":[{"count":1,"ids":[2]},]}`, 2, "invalid character ']'"},
+		{`{"count":1,"ids":[2]}`, 2, `no "results"`},
+		{`{"results":[{"count":1,"ids":[2]},{"count":1,"ids":[2]}`, 2, "unexpected end of JSON input"},
+	} {
+		err := checkAnswer([]byte(c.body), c.batch, DefaultLimit)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s (batch of %d): %v; want %q", c.body, c.batch, err, c.want)
+		}
+	}
+	// The server's answers are checked without decoding them.
+	var batch []byte
+	batch = append(batch, `{"results":[`...)
+	for i := range 256 {
+		if i > 0 {
+			batch = append(batch, ',')
+		}
+		batch = encodeResult(batch, Result{Count: 100, IDs: []uint32{1, 7, 9, 20, 1000, 4294967295}})
+	}
+	batch = append(batch, "]}\n"...)
+	if allocs := testing.AllocsPerRun(10, func() {
+		if err := checkAnswer(batch, 256, DefaultLimit); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("checking a batch answer as the server writes it: %v allocations, want 0", allocs)
+	}
+}
+
+// A server that answers 200 with an error page or with JSON cut short
+// answers nothing: every such request is an error (they counted as
+// answered).
+func TestLoadMalformedAnswers(t *testing.T) {
+	for _, answer := range []string{"<html>Service Unavailable</html>", `{"count":1,"ids":[`} {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			io.WriteString(w, answer)
+		}))
+		defer ts.Close()
+		rep, err := Load(context.Background(), LoadConfig{URL: ts.URL, Queries: []LoadQuery{{Terms: []uint32{1}}}, Clients: 2, Duration: 100 * time.Millisecond, Batch: 1, Limit: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Requests != 0 || rep.Errors[200] == 0 || len(rep.Errors) != 1 || !strings.HasPrefix(rep.FirstError, "malformed answer: ") ||
+			!strings.Contains(rep.String(), "errors by status: 200 malformed: ") {
+			t.Errorf("answers %q: %+v\n%s", answer, rep, rep.String())
 		}
 	}
 }

@@ -99,7 +99,7 @@ var latencyBounds = []int64{
 var devices = [...]string{"cpu", "gpu"}
 
 // errorCodes are the statuses an error may have, all printed.
-var errorCodes = [...]int{400, 404, 405, 413, 429, 499, 500, 503, 504}
+var errorCodes = [...]int{400, 404, 405, 408, 413, 429, 499, 500, 503, 504}
 
 // metrics are the service's counters.
 type metrics struct {

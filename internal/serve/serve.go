@@ -10,10 +10,11 @@
 //	GET  /healthz          200 {"status":"ok"} once the index is loaded, 503 before
 //	GET  /metrics          Prometheus text format, series prefixed xsect_
 //
-// Errors are {"error":"..."} with 400 (bad request), 404, 405, 413 (body over
-// the limit), 429 (queue full, or too many bodies held), 503 (not loaded,
-// or the deadline passed before the queries ran), 504 (the deadline passed
-// while they ran) or 500. docs/SERVE.md describes the service.
+// Errors are {"error":"..."} with 400 (bad request), 404, 405, 408 (body
+// not received by the deadline), 413 (body over the limit), 429 (queue
+// full, or too many bodies held), 503 (not loaded, or the deadline passed
+// before the queries ran), 504 (the deadline passed while they ran) or
+// 500. docs/SERVE.md describes the service.
 package serve
 
 import (
@@ -64,7 +65,7 @@ type ShortestLister interface {
 type Config struct {
 	BatchSize   int           // most queries in one backend batch
 	BatchWait   time.Duration // longest a batch waits to fill, from its oldest query (0: none, run when a slot is free)
-	Deadline    time.Duration // per request (default 2s)
+	Deadline    time.Duration // per request, from its arrival, its body's receiving included (default 2s)
 	MaxBody     int64         // request body bytes (default 1 MiB)
 	MaxBodies   int64         // request body bytes held at once, all requests together (default max(64 MiB, 16 MaxBody))
 	Concurrency int           // batches running at once

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"compress/gzip"
 	"flag"
 	"os"
 	"path/filepath"
@@ -136,6 +137,19 @@ func TestGenConvertInfo(t *testing.T) {
 	if code != ExitOK || !strings.Contains(infoTxt, "sets         50\n") ||
 		strings.Replace(infoTxt, txt+" (text)", bin+" (binary)", 1) != infoBin {
 		t.Fatalf("info differs between formats:\n%s\n%s", infoTxt, infoBin)
+	}
+	// A binary file gzip-compressed reads as the binary file (it failed
+	// as text: invalid element "\x89XSET").
+	binGz := filepath.Join(dir, "g.xsb.gz")
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write([]byte(readString(t, bin)))
+	zw.Close()
+	if err := os.WriteFile(binGz, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, infoBinGz, stderr := run(t, "info", binGz); code != ExitOK || strings.Replace(infoBin, bin, binGz, 1) != infoBinGz {
+		t.Fatalf("info of the binary file gzip-compressed: %d %s\n%s\nwant\n%s", code, stderr, infoBinGz, infoBin)
 	}
 	// Intersect sets 0 and 1 via --from on both formats and via a plain merge.
 	_, viaTxt, _ := run(t, "intersect", "--from", txt, "0", "1")

@@ -32,10 +32,12 @@ must then have a vocabulary). The queries are sent in turn, from the first
 again after the last. With --batch K > 1, a request carries K queries to
 /v1/search:batch; otherwise one to /v1/search.
 
-Prints the run's requests and queries per second, the errors by status, and
-the latency of the requests answered 200 (from sending to reading the whole
-answer): mean, p50, p99, p99.9 and max, within 1/64. Exits 1 when no request
-was answered 200.`,
+Every answer is checked: an answer of status 200 that is not a well-formed
+answer to its request (an error page, JSON cut short, the wrong number of
+results) is an error, "200 malformed". Prints the run's requests and queries
+per second, the errors by status, and the latency of the requests answered
+(from sending to reading the whole answer): mean, p50, p99, p99.9 and max,
+within 1/64. Exits 1 when any request failed, or none was answered.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			clients := fs.Int("clients", 1, "concurrent clients, each with one request in flight")
 			duration := fs.Duration("duration", 10*time.Second, "length of the run")
@@ -88,8 +90,14 @@ was answered 200.`,
 				if err := out.Flush(); err != nil {
 					return err
 				}
+				// A run with failures measured something else than
+				// the server answering: a script must not take it
+				// for a clean measurement.
+				if n := rep.ErrorCount(); n > 0 {
+					return fmt.Errorf("%d of %d requests failed (errors by status above)", n, n+rep.Requests)
+				}
 				if rep.Requests == 0 {
-					return errors.New("no request was answered 200")
+					return errors.New("no request was answered")
 				}
 				return nil
 			}

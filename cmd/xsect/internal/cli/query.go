@@ -30,8 +30,8 @@ of ASCII letters and digits a word, lowercased, and the index keeps the
 vocabulary (term ids are then the words' alphabetical ranks).
 
 The index file has a format version and checksums; 'xsect query' maps it into
-memory and verifies it before use (docs/QUERY.md). index info verifies an index
-and prints its size.`,
+memory and verifies it before use (docs/QUERY.md); an INDEX of - is read from
+standard input into memory. index info verifies an index and prints its size.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			out := fs.String("o", "", "write the index to `INDEX` (required for build)")
 			text := fs.Bool("text", false, "DOCS is raw text, one document per line; keep the vocabulary")
@@ -77,7 +77,7 @@ hold every one of its terms. A line holds term ids (decimal integers separated
 by spaces or tabs) or, for an index built with --text, text (tokenised like the
 documents). Duplicate terms are ignored; a term the index does not hold (an id
 beyond its terms, an unknown word) matches nothing; an empty line matches
-nothing.
+nothing. INDEX or QUERIES (not both) may be -, standard input.
 
 Prints one line per query, in input order: the ids of the matching documents
 in increasing order separated by single spaces (the first N with --limit N),
@@ -186,18 +186,36 @@ func buildError(err error, b budget) error {
 
 // indexInfo verifies an index and describes it.
 func indexInfo(env *Env, path string) error {
-	ix, err := openIndex(path)
+	ix, err := openIndex(env, path)
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
 	out := output(env)
-	fmt.Fprintf(out, "%s: %s\n", path, ix)
+	name := path
+	if path == "-" {
+		name = stdinName
+	}
+	fmt.Fprintf(out, "%s: %s\n", name, ix)
 	return out.Flush()
 }
 
 // openIndex opens an index; a file that cannot be opened is bad input.
-func openIndex(path string) (*query.Index, error) {
+// "-" is standard input, read into memory as every command reads "-":
+// only a file can be mapped.
+func openIndex(env *Env, path string) (*query.Index, error) {
+	if path == "-" {
+		in, err := openInput(env, path)
+		if err != nil {
+			return nil, err
+		}
+		defer in.Close()
+		ix, err := query.Read(in, in.name, in.size)
+		if err != nil && !errors.Is(err, setio.ErrBadInput) {
+			return nil, inputError{err} // named already
+		}
+		return ix, err
+	}
 	ix, err := query.Open(path)
 	if err != nil {
 		if errors.Is(err, setio.ErrBadInput) {
@@ -236,7 +254,7 @@ const (
 
 func (q *queryRun) run(indexPath, queriesPath string, w io.Writer) error {
 	start := time.Now()
-	ix, err := openIndex(indexPath)
+	ix, err := openIndex(q.env, indexPath)
 	if err != nil {
 		return err
 	}

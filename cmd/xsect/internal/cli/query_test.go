@@ -240,6 +240,65 @@ func TestQueryErrors(t *testing.T) {
 	}
 }
 
+// An index given as "-" is read from standard input, a redirected file
+// or a pipe, as every command reads "-" (it was opened as a file named
+// "-"); standard input given twice, or damaged, is a clear error.
+func TestQueryIndexStdin(t *testing.T) {
+	ix := buildIndexFile(t, "1 2\n2 3\n2\n", false)
+	data, _ := os.ReadFile(ix)
+	q := writeFile(t, "q.sets", "2\n1 2\n3 1\n")
+	_, wantQuery, _ := run(t, "query", ix, q)
+	_, wantInfo, _ := run(t, "index", "info", ix)
+	if wantQuery != "0 1 2\n0\n\n" || !strings.HasPrefix(wantInfo, ix+": ") {
+		t.Fatalf("from the file: %q, %q", wantQuery, wantInfo)
+	}
+	pipe := func(data []byte) *os.File {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			w.Write(data)
+			w.Close()
+		}()
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	redirect := func() *os.File {
+		f, err := os.Open(ix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	for how, stdin := range map[string]func() *os.File{"pipe": func() *os.File { return pipe(data) }, "file": redirect} {
+		if code, stdout, stderr := runWith(t, stdin(), "query", "-", q); code != ExitOK || stdout != wantQuery {
+			t.Errorf("query - (%s): %d %q %q; want %q", how, code, stdout, stderr, wantQuery)
+		}
+		want := "standard input: " + strings.TrimPrefix(wantInfo, ix+": ")
+		if code, stdout, stderr := runWith(t, stdin(), "index", "info", "-"); code != ExitOK || stdout != want {
+			t.Errorf("index info - (%s): %d %q %q; want %q", how, code, stdout, stderr, want)
+		}
+	}
+	damaged := bytes.Clone(data)
+	damaged[len(damaged)-1] ^= 1
+	for _, tc := range []struct {
+		args  []string
+		stdin []byte
+		want  string
+	}{
+		{[]string{"query", "-", "-"}, data, "xsect query: standard input (-) given twice"},
+		{[]string{"index", "info", "-"}, damaged, "xsect index: standard input: damaged index file"},
+		{[]string{"query", "-", q}, nil, "xsect query: standard input: "},
+	} {
+		code, stdout, stderr := runWith(t, pipe(tc.stdin), tc.args...)
+		if code != ExitUsage || stdout != "" || !strings.HasPrefix(stderr, tc.want) {
+			t.Errorf("%q: %d %q %q; want exit 2 and %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+}
+
 // TestQueryRealData answers the TREC 2005 efficiency log on gcide through
 // the command line: the counts of the queries of 2+ terms sum to the
 // anchors' 2,451,938.

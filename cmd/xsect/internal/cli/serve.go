@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,9 +39,10 @@ Answers conjunctive (AND) queries over INDEX over HTTP (docs/SERVE.md):
 
 Errors are {"error":"..."}: 400 for a malformed request (bad JSON, a term that
 is not an integer in [0, 2^32-1], an unknown field, "q" on an index without
-vocabulary), 413 for a body over --max-body, 429 when --queue queries are
-already in flight (or --max-bodies bytes of bodies), 503 when a request's --deadline passes before its queries ran, 504 when
-it passes while they run.
+vocabulary), 408 for a body not received within --deadline, 413 for a body
+over --max-body, 429 when --queue queries are already in flight (or
+--max-bodies bytes of bodies received), 503 when a request's --deadline
+passes before its queries ran, 504 when it passes while they run.
 
 The queries of concurrent requests are gathered into batches of up to
 --batch-size queries: a batch runs as soon as one of --concurrency slots is
@@ -48,16 +50,18 @@ free, gathering more while none is (with --batch-wait, it first waits that
 long from its oldest query to fill). The engine is xsect query's: the CPU
 engine (--threads per batch) or the GPU engine (--device gpu).
 
-Logs go to standard error (--log-format, --log-level). SIGINT or SIGTERM
-stops accepting connections, finishes the requests in flight and exits 0; a
-second signal ends the process at once.`,
+Logs go to standard error (--log-format, --log-level). SIGINT, SIGTERM or
+SIGHUP stops accepting connections, finishes the requests in flight and exits
+0; a second signal ends the process at once. INDEX is mapped: to replace it,
+rename a new file over it and restart; one overwritten in place fails the
+batches that meet it (500) and stops the server (exit 1).`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0: any free port, logged)")
 			device := fs.String("device", "auto", "where batches run: cpu, gpu or auto")
 			threads := fs.Int("threads", 0, "CPU threads per batch, up to 4096 (0: one per core)")
 			batchSize := fs.Int("batch-size", 0, "most queries in one batch (0: 1024 on the CPU, 65536 on a GPU)")
 			batchWait := fs.Duration("batch-wait", 0, "longest a batch waits to fill, from its oldest query (0: run when a slot is free)")
-			deadline := fs.Duration("deadline", serve.DefaultDeadline, "time a request may take, queueing included")
+			deadline := fs.Duration("deadline", serve.DefaultDeadline, "time a request may take from its arrival, receiving its body and queueing included")
 			maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "largest request body in `bytes`")
 			maxBodies := fs.Int64("max-bodies", 0, "request body `bytes` held at once, all requests together; beyond, 429 (0: the larger of 64 MiB and 16 --max-body)")
 			concurrency := fs.Int("concurrency", 0, "batches running at once (0: one per core on the CPU, 2 on a GPU, each with a searcher of its own)")
@@ -138,7 +142,7 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 }
 
 // runServe verifies the index, listens, readies the searcher (healthz
-// answers 503 meanwhile) and serves until SIGINT or SIGTERM.
+// answers 503 meanwhile) and serves until SIGINT, SIGTERM or SIGHUP.
 func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, log *slog.Logger, cpuProfile string) (err error) {
 	start := time.Now()
 	if os.Getenv("GOGC") == "" {
@@ -148,7 +152,7 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 		// (docs/SERVE.md). GOGC, when set, has the last word.
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	ix, err := openIndex(path)
+	ix, err := openIndex(env, path)
 	if err != nil {
 		return err
 	}
@@ -161,16 +165,32 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
-	// From here SIGINT and SIGTERM shut the server down gracefully; a
-	// second one ends the process (the default action, restored).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// From here SIGINT, SIGTERM and SIGHUP shut the server down
+	// gracefully, so that a closed terminal or a supervisor's hangup
+	// neither resets the requests in flight nor leaves --cpuprofile's
+	// temporary file; a second one ends the process (the default action,
+	// restored). A signal ignored when xsect started (nohup) stays
+	// ignored.
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	sigs := make(chan os.Signal, 1)
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
+	defer signal.Stop(sigs)
 	if env.uncatch != nil {
 		env.uncatch()
 	}
 	go func() {
-		<-ctx.Done()
-		stop()
+		select {
+		case sig := <-sigs:
+			signal.Stop(sigs)
+			log.Info("signal received", "signal", sig.String())
+			stop()
+		case <-ctx.Done():
+		}
 	}()
 	c := s.Config()
 	log.Info("listening", "addr", ln.Addr().String(), "index", path)
@@ -212,6 +232,17 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 		}
 		backend = serve.Pool(bs...)
 	}
+	// An index file changed under the server (cp over it) fails the
+	// batches that see it (500) and stops the server, which can no
+	// longer answer from the index it verified: exit 1, so that a
+	// supervisor restarts it on the new file.
+	var changed atomic.Pointer[error]
+	backend = stopOnChange{backend, func(err error) {
+		if changed.CompareAndSwap(nil, &err) {
+			log.Error("the index file changed while served: stopping; restart the server to serve the new file", "error", err)
+			stop()
+		}
+	}}
 	var parse func(string) serve.Query
 	if ix.HasVocabulary() {
 		parse = ix.ParseText
@@ -237,5 +268,23 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 		return err
 	}
 	log.Info("stopped")
+	if cerr := changed.Load(); cerr != nil {
+		return *cerr
+	}
 	return nil
+}
+
+// stopOnChange is a backend that calls changed with the error of a batch
+// that failed because the index file changed (query.ErrChanged).
+type stopOnChange struct {
+	serve.Backend
+	changed func(error)
+}
+
+func (b stopOnChange) Search(ctx context.Context, qs []serve.Query, limit int, countOnly bool, res []serve.Result) error {
+	err := b.Backend.Search(ctx, qs, limit, countOnly, res)
+	if errors.Is(err, query.ErrChanged) {
+		b.changed(err)
+	}
+	return err
 }

@@ -2,13 +2,18 @@ package cli
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -16,9 +21,9 @@ import (
 	"github.com/xsect/xsect/gpu"
 )
 
-// serveIndex builds the index of docs (one set of term ids per line) and
+// buildIndexFile builds the index of docs (one set of term ids per line) and
 // returns its path.
-func serveIndex(t *testing.T, docs string, text bool) string {
+func buildIndexFile(t *testing.T, docs string, text bool) string {
 	t.Helper()
 	in := writeFile(t, "docs.txt", docs)
 	idx := filepath.Join(t.TempDir(), "docs.idx")
@@ -92,17 +97,9 @@ func httpDo(t *testing.T, method, url, body string) (int, string) {
 // stops it with exit status 0.
 func TestServe(t *testing.T) {
 	docs := "1 2 3\n2 3\n\n3 4 5\n0 1 2 3 4 5\n"
-	idx := serveIndex(t, docs, false)
-	stderr := newLineWatcher()
+	idx := buildIndexFile(t, docs, false)
 	prof := filepath.Join(t.TempDir(), "cpu.prof")
-	cmd, _, _ := child{args: []string{"serve", idx, "--addr", "127.0.0.1:0", "--device", "cpu", "--threads", "2", "--cpuprofile", prof}}.command(t)
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	addr := stderr.await(t, regexp.MustCompile(`msg=listening addr=(\S+)`))[1]
-	stderr.await(t, regexp.MustCompile(`msg=ready device=cpu`))
+	cmd, stderr, addr := startServe(t, idx, "--threads", "2", "--cpuprofile", prof)
 	url := "http://" + addr
 	if code, body := httpDo(t, "GET", url+"/healthz", ""); code != 200 {
 		t.Fatalf("healthz: %d %s", code, body)
@@ -148,8 +145,163 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// startServe starts xsect serve on the CPU on idx, with its text logs in
+// the watcher, and returns once it is ready, with the address it listens
+// on. The process is killed at the end of the test.
+func startServe(t *testing.T, idx string, flags ...string) (*exec.Cmd, *lineWatcher, string) {
+	t.Helper()
+	stderr := newLineWatcher()
+	cmd, _, _ := child{args: append([]string{"serve", idx, "--addr", "127.0.0.1:0", "--device", "cpu"}, flags...)}.command(t)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	addr := stderr.await(t, regexp.MustCompile(`msg=listening addr=(\S+)`))[1]
+	stderr.await(t, regexp.MustCompile(`msg=ready device=cpu`))
+	return cmd, stderr, addr
+}
+
+// SIGHUP (a closed terminal, a supervisor) stops the server as SIGTERM
+// does: logged, the request in flight answered, --cpuprofile written and
+// no temporary file left, exit 0. It used to kill the process at once.
+func TestServeHangup(t *testing.T) {
+	idx := buildIndexFile(t, "1 2\n2\n", false)
+	profDir := t.TempDir()
+	prof := filepath.Join(profDir, "cpu.prof")
+	cmd, stderr, addr := startServe(t, idx, "--cpuprofile", prof)
+	// A request in flight: its body is half sent when the signal comes.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"terms":[2]}`
+	fmt.Fprintf(conn, "POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:5])
+	time.Sleep(100 * time.Millisecond) // the server reads the headers
+	cmd.Process.Signal(syscall.SIGHUP)
+	stderr.await(t, regexp.MustCompile(`msg="signal received" signal=hangup`))
+	io.WriteString(conn, body[5:])
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("the request in flight: %v", err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(answer) != `{"count":2,"ids":[0,1]}`+"\n" {
+		t.Errorf("the request in flight: %d %q", resp.StatusCode, answer)
+	}
+	stderr.await(t, regexp.MustCompile(`msg=stopped`))
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGHUP: %v\n%s", err, stderr.all.String())
+	}
+	if names := entries(t, profDir); len(names) != 1 || names[0] != "cpu.prof" {
+		t.Errorf("after SIGHUP, the profile's directory holds %q; want the profile alone", names)
+	}
+}
+
+// An index file overwritten in place while served (cp over it) fails the
+// request that meets it with a 500 that says so, and stops the server
+// cleanly with exit status 1 and a log line; it died of SIGBUS. Renamed
+// over, it is no change: the server answers from the file it mapped.
+func TestServeIndexChanged(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the index is mapped, and its changes seen, on Unix; tested on Linux")
+	}
+	var docs strings.Builder
+	for i := range 30000 {
+		fmt.Fprintf(&docs, "%d %d %d\n", i%7, i%1000, 1000+i)
+	}
+	idx := buildIndexFile(t, docs.String(), false)
+	other := buildIndexFile(t, "1 2\n", false)
+	otherData, err := os.ReadFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, stderr, addr := startServe(t, idx)
+	url := "http://" + addr
+	want := `{"count":4311,"ids":[0,7]}` + "\n" // i%7 == 0 or i%1000 == 0
+	if code, body := httpDo(t, "POST", url+"/v1/search", `{"terms":[0],"limit":2}`); code != 200 || body != want {
+		t.Fatalf("before: %d %s, want %s", code, body, want)
+	}
+	// Renamed over: the old file stays mapped.
+	renamed := filepath.Join(t.TempDir(), "new.idx")
+	if err := os.WriteFile(renamed, otherData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(renamed, idx); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := httpDo(t, "POST", url+"/v1/search", `{"terms":[0],"limit":2}`); code != 200 || body != want {
+		t.Fatalf("after a rename over the index: %d %s, want %s", code, body, want)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
+	}
+
+	// Overwritten in place.
+	bigData, err := os.ReadFile(buildIndexFile(t, docs.String(), false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(idx, bigData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, stderr, addr = startServe(t, idx)
+	url = "http://" + addr
+	if err := os.WriteFile(idx, otherData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, body := httpDo(t, "POST", url+"/v1/search:batch", `{"queries":[{"terms":[0]},{"terms":[3,999]}]}`)
+	if code != 500 || !strings.Contains(body, "the index file changed while in use") {
+		t.Errorf("a search after the index was overwritten: %d %s, want 500 saying the index changed", code, body)
+	}
+	stderr.await(t, regexp.MustCompile(`level=ERROR msg="the index file changed while served: stopping`))
+	stderr.await(t, regexp.MustCompile(`msg=stopped`))
+	err = cmd.Wait()
+	last := stderr.await(t, regexp.MustCompile(`^xsect serve: .*`))[0]
+	if cmd.ProcessState.ExitCode() != ExitFailure || !strings.Contains(last, idx+": the index file changed while in use") {
+		t.Errorf("after the index changed: %v, exit %d; want a clean exit 1 saying the index changed\n%s", err, cmd.ProcessState.ExitCode(), stderr.all.String())
+	}
+}
+
+// loadgen against a server that answers 200 with an error page, or
+// that fails some requests, exits 1 with its report: it exited 0, the
+// error pages counted as answers.
+func TestLoadgenFailures(t *testing.T) {
+	var calls atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/healthz") {
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/html/"):
+			io.WriteString(w, "<html>maintenance</html>")
+		default: // every third request turned away
+			if calls.Add(1)%3 == 0 {
+				http.Error(w, `{"error":"busy"}`, http.StatusTooManyRequests)
+				return
+			}
+			io.WriteString(w, `{"count":1,"ids":[7]}`)
+		}
+	}))
+	defer ts.Close()
+	q := writeFile(t, "q.sets", "1 2\n")
+	for _, c := range []struct{ url, requests, errors string }{
+		{ts.URL + "/html", "\nrequests 0 (0/s)", "errors by status: 200 malformed: "},
+		{ts.URL, "\nrequests ", "errors by status: 429: "},
+	} {
+		code, stdout, stderr := run(t, "loadgen", c.url, q, "--clients", "2", "--duration", "100ms")
+		if code != ExitFailure || !strings.Contains(stdout, c.requests) || !strings.Contains(stdout, c.errors) ||
+			!regexp.MustCompile(`^xsect loadgen: [1-9]\d* of [1-9]\d* requests failed \(errors by status above\)\n$`).MatchString(stderr) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1, %q and %q", c.url, code, stdout, stderr, c.requests, c.errors)
+		}
+	}
+}
+
 func TestServeText(t *testing.T) {
-	idx := serveIndex(t, "The quick fox\nthe lazy dog\nA Fox, a dog\n", true)
+	idx := buildIndexFile(t, "The quick fox\nthe lazy dog\nA Fox, a dog\n", true)
 	stderr := newLineWatcher()
 	cmd, _, _ := child{args: []string{"serve", idx, "--addr", "127.0.0.1:0", "--device", "cpu", "--log-format", "json"}}.command(t)
 	cmd.Stderr = stderr
@@ -180,7 +332,7 @@ func TestServeText(t *testing.T) {
 }
 
 func TestServeUsage(t *testing.T) {
-	idx := serveIndex(t, "1 2\n2\n", false)
+	idx := buildIndexFile(t, "1 2\n2\n", false)
 	junk := writeFile(t, "junk.idx", "not an index")
 	for _, c := range []struct {
 		args []string
