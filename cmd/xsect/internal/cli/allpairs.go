@@ -154,17 +154,10 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		n, err = plan.Count(context.Background())
 		err = writeCount(w, n, err)
 	case *jo.sorted:
-		sorter := newPairSorter(left.left(plan.Memory()).bytes)
-		err = plan.Join(context.Background(), sorter.add)
-		bar.done()
-		if err == nil {
-			err = writeSorted(w, sorter, func(b []byte, ps []allpairs.Pair) []byte {
-				return allpairs.AppendLines(b, ps, r, s, degree)
-			})
-		} else {
-			sorter.close()
-		}
-		n = sorter.total
+		join := func(add func([]allpairs.Pair) error) error { return plan.Join(context.Background(), add) }
+		n, err = sortJoin(w, left.left(plan.Memory()).bytes, join, bar.done, func(b []byte, ps []allpairs.Pair) []byte {
+			return allpairs.AppendLines(b, ps, r, s, degree)
+		})
 	default:
 		pw := &pairWriter{w: w, r: r, s: s, degree: degree}
 		err = plan.Join(context.Background(), pw.write)

@@ -133,16 +133,17 @@ func runPeak(t *testing.T, c child) (childResult, int64) {
 	r := c.run(t)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%q: no peak memory: %v", c.args, err)
+		t.Fatalf("%q: no peak memory (%v, stderr %.300q): %v", c.args, r.state, r.stderr, err)
 	}
 	n, _ := strconv.ParseInt(string(b), 10, 64)
 	return r, n
 }
 
 // pairLines checks, as it is written to, that the text is the lines
-// "i<TAB>j<TAB>1" of every pair i < j < k, in order.
+// "i<TAB>j<TAB>value" of every pair i < j < k, in order.
 type pairLines struct {
 	k, i, j int
+	value   string
 	partial []byte
 	err     error
 }
@@ -160,7 +161,7 @@ func (p *pairLines) Write(b []byte) (int, error) {
 		if p.j == 0 {
 			p.j = p.i + 1
 		}
-		if want := strconv.Itoa(p.i) + "\t" + strconv.Itoa(p.j) + "\t1"; string(line) != want || p.i >= p.k-1 {
+		if want := strconv.Itoa(p.i) + "\t" + strconv.Itoa(p.j) + "\t" + p.value; string(line) != want || p.i >= p.k-1 {
 			p.err = fmt.Errorf("line %q, want %q", line, want)
 			break
 		}
@@ -179,36 +180,45 @@ func (p *pairLines) done() error {
 	return p.err
 }
 
-// allpairs --sort on 72 million pairs, under the 4 GiB address-space
-// limit the issue was found with (sorting them in memory died there of
-// Go's fatal out-of-memory error): the pairs are sorted in runs and
-// merged, the output is every pair in order, and the runs' directory
-// under $TMPDIR is gone.
+// allpairs and simjoin --sort on 72 million pairs, under the 4 GiB
+// address-space limit the issues were found with (sorting them in memory
+// died there of Go's fatal out-of-memory error): the pairs are sorted in
+// runs and merged, the output is every pair in order, and the runs'
+// directory under $TMPDIR is gone. simjoin, which held every pair
+// however low --memory was, stays within its budget (as much again for
+// the runtime and the test binary).
 func TestSortUnderAddressLimit(t *testing.T) {
 	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("72 million pairs")
 	}
 	const k = 12000
-	var b strings.Builder
-	for i := range k {
-		// Element 0 in every set, the others their own: every pair
-		// shares exactly one element.
-		fmt.Fprintf(&b, "0 %d %d\n", 2*i+1, 2*i+2)
-	}
-	in := writeFile(t, "shared.txt", b.String())
-	tmp := t.TempDir()
-	check := &pairLines{k: k}
-	r := child{args: []string{"allpairs", in, "--sort"}, stdout: check, env: []string{"TMPDIR=" + tmp},
-		limits: map[string]uint64{childASEnv: 4 << 30}}.run(t)
-	if r.state.ExitCode() != ExitOK {
-		t.Fatalf("exit %v, stderr %q", r.state, r.stderr)
-	}
-	if err := check.done(); err != nil {
-		t.Fatal(err)
-	}
-	if names := entries(t, tmp); len(names) != 0 {
-		t.Errorf("left %q in TMPDIR", names)
+	in := sharedElementSets(t, k)
+	for _, tc := range []struct {
+		args    []string
+		value   string // every pair's third column
+		maxPeak int64  // 0: not checked
+	}{
+		{[]string{"allpairs", in, "--sort"}, "1", 0},
+		{[]string{"simjoin", in, "--threshold", "0.2", "--sort", "--memory", "64"}, "0.200000", 128 << 20},
+	} {
+		tmp := t.TempDir()
+		check := &pairLines{k: k, value: tc.value}
+		r, peak := runPeak(t, child{args: tc.args, stdout: check, env: []string{"TMPDIR=" + tmp},
+			limits: map[string]uint64{childASEnv: 4 << 30}})
+		if r.state.ExitCode() != ExitOK {
+			t.Fatalf("%q: exit %v, stderr %q", tc.args, r.state, r.stderr)
+		}
+		if err := check.done(); err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+		}
+		if names := entries(t, tmp); len(names) != 0 {
+			t.Errorf("%q: left %q in TMPDIR", tc.args, names)
+		}
+		t.Logf("%q: %d MiB resident at the peak", tc.args, peak>>20)
+		if tc.maxPeak > 0 && (peak == 0 || peak > tc.maxPeak) {
+			t.Errorf("%q: %d MiB resident at the peak, want at most %d", tc.args, peak>>20, tc.maxPeak>>20)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,4 +118,15 @@ func (c child) run(t *testing.T) childResult {
 		t.Fatalf("%q: %s", c.args, stderr)
 	}
 	return childResult{cmd.ProcessState, stdout.String(), stderr.String()}
+}
+
+// sharedElementSets writes k sets that all hold element 0 and two of
+// their own: every pair shares exactly one element (overlap 1, Jaccard
+// 1/5), so that k sets give k(k-1)/2 pairs with little work to find them.
+func sharedElementSets(t *testing.T, k int) string {
+	var b strings.Builder
+	for i := range k {
+		fmt.Fprintf(&b, "0 %d %d\n", 2*i+1, 2*i+2)
+	}
+	return writeFile(t, "shared.txt", b.String())
 }

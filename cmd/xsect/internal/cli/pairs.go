@@ -241,15 +241,8 @@ func runPairs(plan *pairs.Plan, w *outputFile, sorted, count bool, prog *stageBa
 		prog.mark("write")
 		err = writeCount(w, n, err)
 	case sorted:
-		sorter := newPairSorter(sortBudget)
-		err = plan.Join(ctx, sorter.add)
-		prog.done()
-		prog.mark("write")
-		if err == nil {
-			err = writeSorted(w, sorter, formatPairs)
-		} else {
-			sorter.close()
-		}
+		join := func(add func([]sets.Pair) error) error { return plan.Join(ctx, add) }
+		_, err = sortJoin(w, sortBudget, join, func() { prog.done(); prog.mark("write") }, formatPairs)
 	default:
 		out := newStreamOut(w, queue)
 		err = plan.Join(ctx, out.add)

@@ -180,6 +180,41 @@ func TestSignals(t *testing.T) {
 	}
 }
 
+// TestSignalWhileSorting interrupts --sort once its runs have gone to a
+// file under $TMPDIR: that directory and the output's temporary file are
+// removed, and the process ends by the signal.
+func TestSignalWhileSorting(t *testing.T) {
+	in := sharedElementSets(t, 8000)
+	for _, args := range [][]string{
+		{"allpairs", in, "--sort", "--memory", "32", "-o", "pairs.txt"},
+		{"simjoin", in, "--threshold", "0.2", "--sort", "--memory", "32", "-o", "pairs.txt"},
+	} {
+		dir, tmp := t.TempDir(), t.TempDir()
+		cmd, _, stderr := child{args: args, dir: dir, env: []string{"TMPDIR=" + tmp}}.command(t)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ended := make(chan error, 1)
+		go func() { ended <- cmd.Wait() }()
+		for len(entries(t, tmp)) == 0 {
+			select {
+			case <-ended:
+				t.Fatalf("%q ended before it wrote runs under TMPDIR: %v, %s", args, cmd.ProcessState, stderr)
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-ended
+		ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		if !(ws.Signaled() && ws.Signal() == syscall.SIGTERM) && ws.ExitStatus() != 128+int(syscall.SIGTERM) {
+			t.Errorf("%q: %v, want death by SIGTERM; %s", args, cmd.ProcessState, stderr)
+		}
+		if names := append(entries(t, dir), entries(t, tmp)...); len(names) != 0 {
+			t.Errorf("%q: left %q", args, names)
+		}
+	}
+}
+
 // TestOutputReadOnlyDir: an output in a directory where no file can be
 // created fails before the work, naming the directory and the reason.
 func TestOutputReadOnlyDir(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -29,7 +28,10 @@ cosine c / sqrt(|r|·|s|), dice 2c / (|r| + |s|), all compared with a
 --threshold T in (0, 1]; overlap is c, with T a positive integer. The
 similarity is printed with at least 6 significant digits (the overlap as an
 integer). --count-only prints only the number of pairs. Lines come in no
-particular order unless --sort.
+particular order, and are written as they are found, unless --sort, which
+sorts any number of them within the memory budget (--memory), as allpairs
+does: in runs kept in memory while they fit, otherwise in temporary files
+under $TMPDIR.
 
 T is exact: "0.9" is 9/10 (a fraction such as "2/3" works too), and every
 comparison with it is made in integer arithmetic: a pair exactly at the
@@ -116,13 +118,21 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					}
 				}
 				bar := newJoinBar()
+				// As in allpairs: the plan gets what the collections
+				// leave, less a little that a sort keeps, and the sort
+				// takes what the plan does not need.
+				left := b.left(memoryOf(r) + memoryOf(s))
+				planBudget := left
+				if *sorted && !*countOnly {
+					planBudget = left.left(minSortBudget)
+				}
 				opt := simjoin.Options{
 					Threshold: th,
 					Technique: *algorithm,
 					Device:    *device,
 					Threads:   *threads,
 					Distinct:  *distinct,
-					Memory:    b.left(memoryOf(r) + memoryOf(s)).bytes,
+					Memory:    planBudget.bytes,
 					Progress:  bar.update,
 					GPUKernel: *gpuKernel,
 					GPUs:      gpus,
@@ -134,7 +144,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					}
 				}
 				if err != nil {
-					return planError(err, *algorithm, *device, b.left(memoryOf(r)+memoryOf(s)))
+					return planError(err, *algorithm, *device, planBudget)
 				}
 				start := time.Now()
 				var n int64
@@ -143,12 +153,12 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					n, err = plan.Count(context.Background())
 					err = writeCount(w, n, err)
 				case *sorted:
-					var ps []simjoin.Pair
-					ps, err = plan.Collect(context.Background())
-					n = int64(len(ps))
-					if err == nil {
-						err = writeSimPairsSorted(w, ps, m)
-					}
+					_, planMemory := plan.Estimate()
+					n, err = sortJoin(w, left.left(planMemory).bytes, func(add func([]sets.Pair) error) error {
+						return plan.Join(context.Background(), overlapPairs(add))
+					}, bar.done, func(b []byte, ps []sets.Pair) []byte {
+						return appendSimLines(b, ps, r, s, m)
+					})
 				default:
 					sw := &simPairWriter{w: w, m: m}
 					err = plan.Join(context.Background(), sw.write)
@@ -186,29 +196,39 @@ func (sw *simPairWriter) write(ps []simjoin.Pair) error {
 	return err
 }
 
-// writeSimPairsSorted formats sorted pairs in pieces on all cores and
-// writes them in order.
-func writeSimPairsSorted(w io.Writer, ps []simjoin.Pair, m simjoin.Measure) error {
-	const piece = 1 << 16
-	workers := runtime.GOMAXPROCS(0)
-	for lo := 0; lo < len(ps); lo += piece * workers {
-		hi := min(len(ps), lo+piece*workers)
-		chunks := make([][]byte, (hi-lo+piece-1)/piece)
-		var wg sync.WaitGroup
-		for c := range chunks {
-			wg.Add(1)
-			go func(c int) {
-				defer wg.Done()
-				a := lo + c*piece
-				chunks[c] = simjoin.AppendLines(make([]byte, 0, 32*piece), ps[a:min(hi, a+piece)], m)
-			}(c)
+// overlapPairs hands similar pairs on to a pairSorter's add with their
+// overlap as the count: the similarity follows from it and the sets'
+// sizes, so the sorter keeps 12 bytes a pair, and 2 or 3 in its runs,
+// rather than the float's 8 more. Safe for concurrent use, as add is.
+func overlapPairs(add func([]sets.Pair) error) func([]simjoin.Pair) error {
+	var pool sync.Pool
+	return func(ps []simjoin.Pair) error {
+		bp, _ := pool.Get().(*[]sets.Pair)
+		if bp == nil {
+			bp = new([]sets.Pair)
 		}
-		wg.Wait()
-		for _, c := range chunks {
-			if _, err := w.Write(c); err != nil {
-				return err
-			}
+		b := (*bp)[:0]
+		for _, p := range ps {
+			b = append(b, sets.Pair{I: p.I, J: p.J, Count: p.Overlap})
 		}
+		err := add(b)
+		*bp = b
+		pool.Put(bp)
+		return err
 	}
-	return nil
+}
+
+// appendSimLines formats the pairs of overlapPairs as simjoin's lines,
+// their similarity computed again from the overlap and the sizes of set I
+// of r and set J of s (nil: r), exactly as the join computed it.
+func appendSimLines(b []byte, ps []sets.Pair, r, s *sets.Collection, m simjoin.Measure) []byte {
+	if s == nil {
+		s = r
+	}
+	for _, p := range ps {
+		sim := m.Similarity(p.Count, uint32(r.SetLen(int(p.I))), uint32(s.SetLen(int(p.J))))
+		one := [1]simjoin.Pair{{I: p.I, J: p.J, Overlap: p.Count, Similarity: sim}}
+		b = simjoin.AppendLines(b, one[:], m)
+	}
+	return b
 }

@@ -549,6 +549,24 @@ func (s *pairSorter) close() {
 	}
 }
 
+// sortJoin runs join with a pairSorter of budget bytes as its sink and
+// writes the pairs it found to w, sorted, each batch formatted by format
+// (writeSorted). joined is called when the join ends, before the merge,
+// which may take as long again: a progress bar stops there. It returns the
+// number of pairs found; the sorter's temporary files are gone, whatever
+// the error.
+func sortJoin(w io.Writer, budget int64, join func(add func([]sets.Pair) error) error, joined func(),
+	format func([]byte, []sets.Pair) []byte) (int64, error) {
+	s := newPairSorter(budget)
+	err := join(s.add)
+	joined()
+	if err != nil {
+		s.close()
+		return s.total, err
+	}
+	return s.total, writeSorted(w, s, format)
+}
+
 // writeSorted writes the pairs of s to w, sorted, each batch formatted by
 // format; the batches are formatted on several cores and written in
 // order. It removes the sorter's temporary files.
