@@ -161,8 +161,8 @@ func commonFlags(fs *flag.FlagSet, job *pipeline.Job, explain string) {
 	fs.Int64Var(&job.MemoryMiB, "memory", 0, "memory budget of each worker in `MiB` (0: half of its memory)")
 	fs.BoolVar(&job.Explain, "explain", false, explain)
 	fs.IntVar(&tileFlags.blocks, "tiles", 0, "cut each side of the pair space into `G` blocks (0: from the tile limits)")
-	fs.Float64Var(&tileFlags.pairs, "tile-pairs", pipeline.DefaultLimits.TilePairs, "the most pairs a tile covers")
-	fs.Float64Var(&tileFlags.output, "tile-output", pipeline.DefaultLimits.TileOutput, "the most lines a tile is expected to write (from an upper bound of the output)")
+	fs.Float64Var(&tileFlags.pairs, "tile-pairs", pipeline.DefaultLimits.TilePairs, "the most pairs a tile covers (0: the default; Inf: no limit)")
+	fs.Float64Var(&tileFlags.output, "tile-output", pipeline.DefaultLimits.TileOutput, "the most lines a tile is expected to write, from an upper bound of the output (0: the default; Inf: no limit)")
 }
 
 // run runs the command line args and returns the exit status.

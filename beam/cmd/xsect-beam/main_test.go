@@ -113,7 +113,6 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"allpairs", "--input", in, "--output", out, "--gpus", "x"}, "--gpus"},
 		{[]string{"allpairs", "--input", in, "--output", out, "--threads", "-1"}, "--threads -1"},
 		{[]string{"allpairs", "--input", in, "--output", out, "--with", ""}, "--with: empty value"},
-		{[]string{"allpairs", "--input", in, "--output", out, "--tiles", "-2"}, "tile limits"},
 		{[]string{"allpairs", "--input", in, "--output", filepath.Join(dir, "none", "out")}, "no folder"},
 		{[]string{"allpairs", "--input", filepath.Join(dir, "missing"), "--output", out}, "missing"},
 		{[]string{"allpairs", "--input", bad, "--output", out}, "bad.sets:1"},
@@ -134,6 +133,33 @@ func TestBadUsage(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(out + "*"); len(files) > 0 {
 		t.Errorf("failed runs left files: %v", files)
+	}
+}
+
+// What the launcher can refuse before it reads the collection (here it
+// does not exist) is refused at once, in one line, with exit status 2,
+// leaving nothing.
+func TestRefusedAtLaunch(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.sets")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tiles", "100000"}, "--tiles 100000: over 100000 tiles: at most 446 blocks a side"},
+		{[]string{"--tiles", "-2"}, "--tiles -2 is negative"},
+		{[]string{"--tile-pairs", "NaN"}, "--tile-pairs NaN: want a positive number (0: the default)"},
+		{[]string{"--tile-pairs", "-1"}, "--tile-pairs -1: want a positive number (0: the default)"},
+		{[]string{"--tile-output", "nan"}, "--tile-output NaN: want a positive number (0: the default)"},
+	} {
+		args := append([]string{"allpairs", "--input", missing, "--output", filepath.Join(dir, "out")}, tc.args...)
+		_, stderr, code := invoke(t, xsectBeam, args...)
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("xsect-beam %s: exit %d, want 2 and one line with %q:\n%s", strings.Join(args, " "), code, tc.want, stderr)
+		}
+	}
+	if names, _ := os.ReadDir(dir); len(names) > 0 {
+		t.Errorf("left %v", names)
 	}
 }
 
