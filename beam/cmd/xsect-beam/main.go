@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -331,6 +332,10 @@ Flags:
 	if err != nil {
 		return fail(err)
 	}
+	if err := checkOutput(tileFlags.out, job.Output); err != nil {
+		fmt.Fprintf(stderr, "xsect-beam %s: %v\n", c.name, err)
+		return exitUsage
+	}
 	// Quiet Prism's and Beam's own logs, unless asked to explain.
 	beamlog.LogLevel = "warn"
 	if job.Explain {
@@ -373,8 +378,7 @@ func contains(fs []*flag.Flag, name string) bool {
 	return false
 }
 
-// paths makes local paths absolute (workers may start elsewhere) and
-// checks that a local output's folder exists.
+// paths makes local paths absolute: workers may start elsewhere.
 func paths(job *pipeline.Job) error {
 	var err error
 	for _, p := range []*string{&job.Input, &job.With, &job.Output} {
@@ -382,14 +386,42 @@ func paths(job *pipeline.Job) error {
 			*p, err = pipeline.LocalPath(*p)
 		}
 	}
+	return err
+}
+
+// checkOutput refuses, before anything is read or run, an output prefix
+// given as prefix (abs made absolute) whose files would not be where they
+// are meant to be, or could not be written: otherwise this is found only
+// when the tiles run, after the work, or never. A folder (DIR/, DIR/.,
+// or an existing DIR) would get its files beside it (DIR-00000-of-00001),
+// not in it: the name of the files is needed. A local folder must exist
+// and take a new file, as xsect -o checks; a URL's bucket is the workers'
+// to write, with their credentials, and is not tried here.
+func checkOutput(prefix, abs string) error {
+	base := filepath.Base(prefix)
+	folder := strings.HasSuffix(prefix, "/") || strings.HasSuffix(prefix, string(filepath.Separator)) || base == "." || base == ".."
+	if !folder && !pipeline.IsURL(abs) {
+		st, err := os.Stat(abs)
+		folder = err == nil && st.IsDir()
+	}
+	if folder {
+		return fmt.Errorf("--output %s is a folder: name the files in it, as in --output DIR/NAME for DIR/NAME-00000-of-00010, ...", prefix)
+	}
+	if pipeline.IsURL(abs) {
+		return nil
+	}
+	dir := filepath.Dir(abs)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("--output %s: no folder %s", prefix, dir)
+	}
+	f, err := os.CreateTemp(dir, ".xsect-beam-probe-")
 	if err != nil {
-		return err
-	}
-	if job.Output != "" && !pipeline.IsURL(job.Output) {
-		dir := filepath.Dir(job.Output)
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return fmt.Errorf("--output %s: no folder %s", job.Output, dir)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
 		}
+		return fmt.Errorf("--output %s: cannot create a file in %s: %w", prefix, dir, err)
 	}
-	return nil
+	f.Close()
+	return os.Remove(f.Name())
 }

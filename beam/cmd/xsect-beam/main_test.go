@@ -113,7 +113,6 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"allpairs", "--input", in, "--output", out, "--gpus", "x"}, "--gpus"},
 		{[]string{"allpairs", "--input", in, "--output", out, "--threads", "-1"}, "--threads -1"},
 		{[]string{"allpairs", "--input", in, "--output", out, "--with", ""}, "--with: empty value"},
-		{[]string{"allpairs", "--input", in, "--output", filepath.Join(dir, "none", "out")}, "no folder"},
 		{[]string{"allpairs", "--input", filepath.Join(dir, "missing"), "--output", out}, "missing"},
 		{[]string{"allpairs", "--input", bad, "--output", out}, "bad.sets:1"},
 		{[]string{"containment", "--input", in, "--output", out, "--min-degree", "2"}, "--min-degree"},
@@ -138,28 +137,45 @@ func TestBadUsage(t *testing.T) {
 
 // What the launcher can refuse before it reads the collection (here it
 // does not exist) is refused at once, in one line, with exit status 2,
-// leaving nothing.
+// leaving nothing: an output prefix that names a folder among the rest,
+// which wrote DIR-00000-of-00001 beside the folder.
 func TestRefusedAtLaunch(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.sets")
+	folder := filepath.Join(dir, "folder")
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"--output", folder + "/"}, "--output " + folder + "/ is a folder: name the files in it, as in --output DIR/NAME"},
+		{[]string{"--output", folder + "/."}, "--output " + folder + "/. is a folder"},
+		{[]string{"--output", folder}, "--output " + folder + " is a folder"},
+		{[]string{"--output", folder + "/.."}, "--output " + folder + "/.. is a folder"},
+		{[]string{"--output", "gs://bucket/out/"}, "--output gs://bucket/out/ is a folder"},
+		{[]string{"--output", filepath.Join(dir, "none", "out")}, "no folder " + filepath.Join(dir, "none")},
 		{[]string{"--tiles", "100000"}, "--tiles 100000: over 100000 tiles: at most 446 blocks a side"},
 		{[]string{"--tiles", "-2"}, "--tiles -2 is negative"},
 		{[]string{"--tile-pairs", "NaN"}, "--tile-pairs NaN: want a positive number (0: the default)"},
 		{[]string{"--tile-pairs", "-1"}, "--tile-pairs -1: want a positive number (0: the default)"},
 		{[]string{"--tile-output", "nan"}, "--tile-output NaN: want a positive number (0: the default)"},
 	} {
-		args := append([]string{"allpairs", "--input", missing, "--output", filepath.Join(dir, "out")}, tc.args...)
+		args := append([]string{"allpairs", "--input", missing}, tc.args...)
+		if !slices.Contains(args, "--output") {
+			args = append(args, "--output", filepath.Join(dir, "out"))
+		}
 		_, stderr, code := invoke(t, xsectBeam, args...)
 		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("xsect-beam %s: exit %d, want 2 and one line with %q:\n%s", strings.Join(args, " "), code, tc.want, stderr)
 		}
 	}
-	if names, _ := os.ReadDir(dir); len(names) > 0 {
+	if names, _ := filepath.Glob(filepath.Join(dir, "*")); !slices.Equal(names, []string{folder}) {
 		t.Errorf("left %v", names)
+	}
+	if names, _ := os.ReadDir(folder); len(names) > 0 {
+		t.Errorf("left %v in %s", names, folder)
 	}
 }
 
