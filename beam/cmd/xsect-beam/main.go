@@ -359,7 +359,14 @@ Flags:
 	p, s := beam.NewPipelineWithRoot()
 	pipeline.Build(s, job, tiles)
 	start = time.Now()
-	if err := beamx.Run(ctx, p); err != nil {
+	stop := catchSignals()
+	err = makeRunTemp()
+	if err == nil {
+		err = beamx.Run(ctx, p)
+	}
+	stop()
+	removeRunTemp()
+	if err != nil {
 		fmt.Fprintf(stderr, "xsect-beam %s: %v\n", c.name, err)
 		return exitFailure
 	}

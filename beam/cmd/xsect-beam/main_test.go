@@ -89,6 +89,12 @@ func outputLines(t *testing.T, prefix string) ([]string, int) {
 	return sortedLines(all.String()), len(files)
 }
 
+// left returns the paths of the files in dir, hidden ones included.
+func left(dir string) []string {
+	names, _ := filepath.Glob(filepath.Join(dir, "*"))
+	return names
+}
+
 // Bad flags and bad input exit with status 2 and say what is wrong.
 func TestBadUsage(t *testing.T) {
 	dir := t.TempDir()
@@ -171,11 +177,11 @@ func TestRefusedAtLaunch(t *testing.T) {
 			t.Errorf("xsect-beam %s: exit %d, want 2 and one line with %q:\n%s", strings.Join(args, " "), code, tc.want, stderr)
 		}
 	}
-	if names, _ := filepath.Glob(filepath.Join(dir, "*")); !slices.Equal(names, []string{folder}) {
-		t.Errorf("left %v", names)
+	if names := left(dir); !slices.Equal(names, []string{folder}) {
+		t.Errorf("left %q", names)
 	}
-	if names, _ := os.ReadDir(folder); len(names) > 0 {
-		t.Errorf("left %v in %s", names, folder)
+	if names := left(folder); len(names) > 0 {
+		t.Errorf("left %q", names)
 	}
 }
 
