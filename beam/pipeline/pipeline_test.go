@@ -37,6 +37,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building xsect: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// Prism's loopback mode leaves a file beamloopbackworker-N in $TMPDIR
+	// for every pipeline (the command gives its run a folder of its own):
+	// here they go with the test's folder.
+	os.Setenv("TMPDIR", dir)
 	beamlog.LogLevel = "warn" // Prism's account of every job
 	beam.Init()
 	code := m.Run()
