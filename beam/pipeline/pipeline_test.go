@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -35,6 +37,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building xsect: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// Prism's loopback mode leaves a file beamloopbackworker-N in $TMPDIR
+	// for every pipeline (the command gives its run a folder of its own):
+	// here they go with the test's folder.
+	os.Setenv("TMPDIR", dir)
 	beamlog.LogLevel = "warn" // Prism's account of every job
 	beam.Init()
 	code := m.Run()
@@ -314,6 +320,54 @@ func TestPlanGrid(t *testing.T) {
 			if tile.Index != i || tile.Tiles != len(tiles) {
 				t.Errorf("tile %d: %+v", i, tile)
 			}
+		}
+	}
+}
+
+// Limits that mean nothing are bad usage, and so are grids of more than
+// maxTiles tiles: one that --tiles asks for is refused before the
+// collection is read (the input here does not exist), one from the limits
+// before its tiles are listed (which took gigabytes on a real collection).
+// A zero limit is the default, +Inf none.
+func TestPlanLimits(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(14, 8))
+	in, missing := filepath.Join(dir, "r.sets"), filepath.Join(dir, "missing.sets")
+	writeCollection(t, in, randomCollection(rng, 1000, 500))
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		input, with string
+		lim         Limits
+		want        string // in the error, or "" for a plan of one tile
+	}{
+		{missing, "", Limits{Blocks: 447}, "--tiles 447: over 100000 tiles: at most 446 blocks a side"},
+		{missing, "", Limits{Blocks: 1 << 62}, "--tiles 4611686018427387904: over 100000 tiles"},
+		{missing, "", Limits{Blocks: 446}, "missing.sets"},
+		{missing, missing, Limits{Blocks: 317}, "--tiles 317: over 100000 tiles: at most 316 blocks a side"},
+		{missing, missing, Limits{Blocks: 316}, "missing.sets"},
+		{missing, "", Limits{Blocks: -1}, "--tiles -1 is negative"},
+		{missing, "", Limits{TilePairs: math.NaN()}, "--tile-pairs NaN: want a positive number (0: the default)"},
+		{missing, "", Limits{TileOutput: -1}, "--tile-output -1: want a positive number (0: the default)"},
+		{in, "", Limits{TileOutput: math.NaN()}, "--tile-output NaN"},
+		{in, "", Limits{TilePairs: 1}, "tiles, over 100000: raise --tile-pairs or --tile-output"},
+		{in, "", Limits{TilePairs: 1e-300}, "tiles, over 100000: raise --tile-pairs or --tile-output"},
+		{in, in, Limits{TilePairs: 1e-300}, "tiles, over 100000: raise --tile-pairs or --tile-output"},
+		{in, "", Limits{TilePairs: inf, TileOutput: inf}, ""},
+		{in, "", Limits{TilePairs: 0, TileOutput: 0}, ""},
+	} {
+		job := Job{Workload: "allpairs", MinOverlap: 1, Input: tc.input, With: tc.with, Output: filepath.Join(dir, "out")}
+		Plan(context.Background(), &Job{Workload: "allpairs", MinOverlap: 1, Input: in, Output: job.Output}, "", Limits{}) // loads in once
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		tiles, _, err := Plan(context.Background(), &job, "", tc.lim)
+		runtime.ReadMemStats(&after)
+		switch {
+		case tc.want == "" && (err != nil || len(tiles) != 1):
+			t.Errorf("%+v: %d tiles, %v; want one", tc.lim, len(tiles), err)
+		case tc.want != "" && (err == nil || !IsBadJob(err) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v: %d tiles, error %v; want a bad job with %q", tc.lim, len(tiles), err, tc.want)
+		case tc.want != "" && after.TotalAlloc-before.TotalAlloc > 4<<20:
+			t.Errorf("%+v: refused after allocating %d MiB", tc.lim, (after.TotalAlloc-before.TotalAlloc)>>20)
 		}
 	}
 }

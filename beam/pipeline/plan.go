@@ -17,7 +17,8 @@ import (
 // Limits size the tiles. A tile covers at most TilePairs pairs and is
 // expected to write at most TileOutput lines (by the output's upper bound
 // spread evenly over the tiles), unless Blocks fixes the number of blocks
-// each side of the pair space is cut into.
+// each side of the pair space is cut into. A zero TilePairs or TileOutput
+// is DefaultLimits' (the zero Limits are the defaults); +Inf sets no limit.
 type Limits struct {
 	Blocks     int
 	TilePairs  float64
@@ -96,8 +97,8 @@ func Plan(ctx context.Context, job *Job, support string, lim Limits) ([]Tile, *G
 	if err := job.Check(); err != nil {
 		return nil, nil, err
 	}
-	if lim.Blocks < 0 || lim.TilePairs < 0 || lim.TileOutput < 0 {
-		return nil, nil, badJob("tile limits must not be negative")
+	if err := lim.check(job.With == ""); err != nil {
+		return nil, nil, err
 	}
 	if lim.TilePairs == 0 {
 		lim.TilePairs = DefaultLimits.TilePairs
@@ -128,6 +129,11 @@ func Plan(ctx context.Context, job *Job, support string, lim Limits) ([]Tile, *G
 			return nil, nil, err
 		}
 	}
+	// Refused before the list is made: a grid over too many tiles would
+	// take gigabytes to list.
+	if n := gridTiles(len(g.Rows), len(g.Cols), g.Self); n > maxTiles {
+		return nil, nil, badJob("%.0f tiles, over %d: raise --tile-pairs or --tile-output", n, maxTiles)
+	}
 	var tiles []Tile
 	for a, rg := range g.Rows {
 		for b, cg := range g.Cols {
@@ -141,10 +147,43 @@ func Plan(ctx context.Context, job *Job, support string, lim Limits) ([]Tile, *G
 		tiles[i].Tiles = len(tiles)
 	}
 	g.Tiles = len(tiles)
-	if len(tiles) > maxTiles {
-		return nil, nil, badJob("%d tiles, over %d: raise the tile limits or lower --tiles", len(tiles), maxTiles)
-	}
 	return tiles, g, nil
+}
+
+// check refuses limits that mean nothing (NaN, negative), and a --tiles
+// whose grid has more than maxTiles tiles whatever the collection: that is
+// found before the collection is read, and before a list of billions of
+// tiles is made.
+func (lim Limits) check(self bool) error {
+	if lim.Blocks < 0 {
+		return badJob("--tiles %d is negative", lim.Blocks)
+	}
+	for _, l := range []struct {
+		flag string
+		v    float64
+	}{{"--tile-pairs", lim.TilePairs}, {"--tile-output", lim.TileOutput}} {
+		if !(l.v >= 0) {
+			return badJob("%s %v: want a positive number (0: the default)", l.flag, l.v)
+		}
+	}
+	if n := gridTiles(lim.Blocks, lim.Blocks, self); n > maxTiles {
+		most := math.Sqrt(maxTiles)
+		if self {
+			most = (math.Sqrt(8*maxTiles+1) - 1) / 2
+		}
+		return badJob("--tiles %d: over %d tiles: at most %d blocks a side", lim.Blocks, maxTiles, int(most))
+	}
+	return nil
+}
+
+// gridTiles is the number of tiles of a grid of rows by cols blocks (in a
+// self-join, rows = cols, the tiles on and above the diagonal), as a
+// float64: it must not overflow when the blocks are many.
+func gridTiles(rows, cols int, self bool) float64 {
+	if self {
+		return float64(rows) * float64(rows+1) / 2
+	}
+	return float64(rows) * float64(cols)
 }
 
 // setGrid cuts the sets of r (and s) into blocks for allpairs,
@@ -193,7 +232,7 @@ func setGrid(job *Job, r, s *sets.Collection, lim Limits) (*Grid, error) {
 	if g.Self {
 		blocks := lim.Blocks
 		if blocks == 0 {
-			blocks = selfBlocks(tiles)
+			blocks = selfBlocks(tiles, r.Len())
 		}
 		g.Rows = cut(weights(r, kr), blocks)
 		g.Cols = g.Rows
@@ -203,9 +242,8 @@ func setGrid(job *Job, r, s *sets.Collection, lim Limits) (*Grid, error) {
 	if lim.Blocks == 0 {
 		// Cut the larger side more: tiles of about equal sides.
 		tiles = max(tiles, 1)
-		br = int(math.Ceil(math.Sqrt(tiles * max(nr, 1) / max(ns, 1))))
-		br = min(max(br, 1), max(int(nr), 1))
-		bs = int(math.Ceil(tiles / float64(br)))
+		br = blocksOf(math.Sqrt(tiles*max(nr, 1)/max(ns, 1)), int(nr))
+		bs = blocksOf(tiles/float64(br), int(ns))
 	}
 	g.Rows = cut(weights(r, kr), br)
 	g.Cols = cut(weights(s, ks), bs)
@@ -213,11 +251,18 @@ func setGrid(job *Job, r, s *sets.Collection, lim Limits) (*Grid, error) {
 }
 
 // selfBlocks is the number of blocks that cuts a self-join's pair space
-// into tiles of at most 1/tiles of it: with g blocks a tile off the
-// diagonal holds about 2/g² of the pairs (and of the output), one on it
-// half that.
-func selfBlocks(tiles float64) int {
-	return max(1, int(math.Ceil(math.Sqrt(2*tiles))))
+// of n ids into tiles of at most 1/tiles of it: with g blocks a tile off
+// the diagonal holds about 2/g² of the pairs (and of the output), one on
+// it half that.
+func selfBlocks(tiles float64, n int) int {
+	return blocksOf(math.Sqrt(2*tiles), n)
+}
+
+// blocksOf rounds a number of blocks up, to between 1 and the n ids there
+// are to cut. It clamps before converting: tiny limits make it huge, or
+// +Inf, which no int holds.
+func blocksOf(blocks float64, n int) int {
+	return int(max(1, min(math.Ceil(blocks), float64(n))))
 }
 
 // kept marks the sets a workload joins: without empty sets when dropEmpty,
@@ -396,7 +441,7 @@ func itemGrid(tx *sets.Collection, support int, lim Limits) *Grid {
 	g.Output = min(g.Pairs, steps/float64(max(support, 1)))
 	blocks := lim.Blocks
 	if blocks == 0 {
-		blocks = selfBlocks(max(g.Pairs/lim.TilePairs, g.Output/lim.TileOutput))
+		blocks = selfBlocks(max(g.Pairs/lim.TilePairs, g.Output/lim.TileOutput), len(items))
 	}
 	w := make([]float64, len(items))
 	for i, it := range items {

@@ -246,6 +246,28 @@ type tileFile struct {
 // partial marks the temporary names: NAME.partial-RANDOM.
 const partial = ".partial-"
 
+// writing are the files this process is writing, which Abandon removes.
+// The lock is held while a file is created, so that none is created
+// unseen by Abandon.
+var writing struct {
+	sync.Mutex
+	files map[*tileFile]bool
+}
+
+// Abandon removes the files that this process's tiles are writing, for a
+// signal that ends the process: a run stopped that way never reaches its
+// finishing step, and would leave behind partial files of gigabytes. It
+// keeps the lock that creating a file takes, so that the tiles still
+// running create none after it: call it only on the way out.
+func Abandon() {
+	writing.Lock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for f := range writing.files {
+		f.remove(ctx)
+	}
+}
+
 // createFile opens name for writing, through a temporary name where the
 // filesystem can rename (or copy) files.
 func createFile(ctx context.Context, name string) (*tileFile, error) {
@@ -259,12 +281,25 @@ func createFile(ctx context.Context, name string) (*tileFile, error) {
 		rand.Read(rnd[:])
 		f.tmp = name + partial + hex.EncodeToString(rnd[:])
 	}
+	writing.Lock()
+	defer writing.Unlock()
 	if f.wc, err = fsys.OpenWrite(ctx, f.tmp); err != nil {
 		fsys.Close()
 		return nil, err
 	}
+	if writing.files == nil {
+		writing.files = map[*tileFile]bool{}
+	}
+	writing.files[f] = true
 	f.bw = bufio.NewWriterSize(f.wc, 1<<20)
 	return f, nil
+}
+
+// written takes f off the files that Abandon removes.
+func (f *tileFile) written() {
+	writing.Lock()
+	delete(writing.files, f)
+	writing.Unlock()
 }
 
 func canMove(fsys filesystem.Interface) bool {
@@ -303,6 +338,7 @@ func (f *tileFile) commit(ctx context.Context) error {
 	if err != nil {
 		f.remove(ctx)
 	}
+	f.written()
 	f.fsys.Close()
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", f.name, err)
@@ -318,6 +354,7 @@ func (f *tileFile) abort(ctx context.Context) {
 	f.done = true
 	f.wc.Close()
 	f.remove(ctx)
+	f.written()
 	f.fsys.Close()
 }
 

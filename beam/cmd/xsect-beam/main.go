@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -161,8 +162,8 @@ func commonFlags(fs *flag.FlagSet, job *pipeline.Job, explain string) {
 	fs.Int64Var(&job.MemoryMiB, "memory", 0, "memory budget of each worker in `MiB` (0: half of its memory)")
 	fs.BoolVar(&job.Explain, "explain", false, explain)
 	fs.IntVar(&tileFlags.blocks, "tiles", 0, "cut each side of the pair space into `G` blocks (0: from the tile limits)")
-	fs.Float64Var(&tileFlags.pairs, "tile-pairs", pipeline.DefaultLimits.TilePairs, "the most pairs a tile covers")
-	fs.Float64Var(&tileFlags.output, "tile-output", pipeline.DefaultLimits.TileOutput, "the most lines a tile is expected to write (from an upper bound of the output)")
+	fs.Float64Var(&tileFlags.pairs, "tile-pairs", pipeline.DefaultLimits.TilePairs, "the most pairs a tile covers (0: the default; Inf: no limit)")
+	fs.Float64Var(&tileFlags.output, "tile-output", pipeline.DefaultLimits.TileOutput, "the most lines a tile is expected to write, from an upper bound of the output (0: the default; Inf: no limit)")
 }
 
 // run runs the command line args and returns the exit status.
@@ -331,6 +332,10 @@ Flags:
 	if err != nil {
 		return fail(err)
 	}
+	if err := checkOutput(tileFlags.out, job.Output); err != nil {
+		fmt.Fprintf(stderr, "xsect-beam %s: %v\n", c.name, err)
+		return exitUsage
+	}
 	// Quiet Prism's and Beam's own logs, unless asked to explain.
 	beamlog.LogLevel = "warn"
 	if job.Explain {
@@ -354,7 +359,14 @@ Flags:
 	p, s := beam.NewPipelineWithRoot()
 	pipeline.Build(s, job, tiles)
 	start = time.Now()
-	if err := beamx.Run(ctx, p); err != nil {
+	stop := catchSignals()
+	err = makeRunTemp()
+	if err == nil {
+		err = beamx.Run(ctx, p)
+	}
+	stop()
+	removeRunTemp()
+	if err != nil {
 		fmt.Fprintf(stderr, "xsect-beam %s: %v\n", c.name, err)
 		return exitFailure
 	}
@@ -373,8 +385,7 @@ func contains(fs []*flag.Flag, name string) bool {
 	return false
 }
 
-// paths makes local paths absolute (workers may start elsewhere) and
-// checks that a local output's folder exists.
+// paths makes local paths absolute: workers may start elsewhere.
 func paths(job *pipeline.Job) error {
 	var err error
 	for _, p := range []*string{&job.Input, &job.With, &job.Output} {
@@ -382,14 +393,42 @@ func paths(job *pipeline.Job) error {
 			*p, err = pipeline.LocalPath(*p)
 		}
 	}
+	return err
+}
+
+// checkOutput refuses, before anything is read or run, an output prefix
+// given as prefix (abs made absolute) whose files would not be where they
+// are meant to be, or could not be written: otherwise this is found only
+// when the tiles run, after the work, or never. A folder (DIR/, DIR/.,
+// or an existing DIR) would get its files beside it (DIR-00000-of-00001),
+// not in it: the name of the files is needed. A local folder must exist
+// and take a new file, as xsect -o checks; a URL's bucket is the workers'
+// to write, with their credentials, and is not tried here.
+func checkOutput(prefix, abs string) error {
+	base := filepath.Base(prefix)
+	folder := strings.HasSuffix(prefix, "/") || strings.HasSuffix(prefix, string(filepath.Separator)) || base == "." || base == ".."
+	if !folder && !pipeline.IsURL(abs) {
+		st, err := os.Stat(abs)
+		folder = err == nil && st.IsDir()
+	}
+	if folder {
+		return fmt.Errorf("--output %s is a folder: name the files in it, as in --output DIR/NAME for DIR/NAME-00000-of-00010, ...", prefix)
+	}
+	if pipeline.IsURL(abs) {
+		return nil
+	}
+	dir := filepath.Dir(abs)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("--output %s: no folder %s", prefix, dir)
+	}
+	f, err := os.CreateTemp(dir, ".xsect-beam-probe-")
 	if err != nil {
-		return err
-	}
-	if job.Output != "" && !pipeline.IsURL(job.Output) {
-		dir := filepath.Dir(job.Output)
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return fmt.Errorf("--output %s: no folder %s", job.Output, dir)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
 		}
+		return fmt.Errorf("--output %s: cannot create a file in %s: %w", prefix, dir, err)
 	}
-	return nil
+	f.Close()
+	return os.Remove(f.Name())
 }

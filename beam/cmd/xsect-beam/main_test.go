@@ -89,6 +89,12 @@ func outputLines(t *testing.T, prefix string) ([]string, int) {
 	return sortedLines(all.String()), len(files)
 }
 
+// left returns the paths of the files in dir, hidden ones included.
+func left(dir string) []string {
+	names, _ := filepath.Glob(filepath.Join(dir, "*"))
+	return names
+}
+
 // Bad flags and bad input exit with status 2 and say what is wrong.
 func TestBadUsage(t *testing.T) {
 	dir := t.TempDir()
@@ -113,8 +119,6 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"allpairs", "--input", in, "--output", out, "--gpus", "x"}, "--gpus"},
 		{[]string{"allpairs", "--input", in, "--output", out, "--threads", "-1"}, "--threads -1"},
 		{[]string{"allpairs", "--input", in, "--output", out, "--with", ""}, "--with: empty value"},
-		{[]string{"allpairs", "--input", in, "--output", out, "--tiles", "-2"}, "tile limits"},
-		{[]string{"allpairs", "--input", in, "--output", filepath.Join(dir, "none", "out")}, "no folder"},
 		{[]string{"allpairs", "--input", filepath.Join(dir, "missing"), "--output", out}, "missing"},
 		{[]string{"allpairs", "--input", bad, "--output", out}, "bad.sets:1"},
 		{[]string{"containment", "--input", in, "--output", out, "--min-degree", "2"}, "--min-degree"},
@@ -134,6 +138,50 @@ func TestBadUsage(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(out + "*"); len(files) > 0 {
 		t.Errorf("failed runs left files: %v", files)
+	}
+}
+
+// What the launcher can refuse before it reads the collection (here it
+// does not exist) is refused at once, in one line, with exit status 2,
+// leaving nothing: an output prefix that names a folder among the rest,
+// which wrote DIR-00000-of-00001 beside the folder.
+func TestRefusedAtLaunch(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.sets")
+	folder := filepath.Join(dir, "folder")
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--output", folder + "/"}, "--output " + folder + "/ is a folder: name the files in it, as in --output DIR/NAME"},
+		{[]string{"--output", folder + "/."}, "--output " + folder + "/. is a folder"},
+		{[]string{"--output", folder}, "--output " + folder + " is a folder"},
+		{[]string{"--output", folder + "/.."}, "--output " + folder + "/.. is a folder"},
+		{[]string{"--output", "gs://bucket/out/"}, "--output gs://bucket/out/ is a folder"},
+		{[]string{"--output", filepath.Join(dir, "none", "out")}, "no folder " + filepath.Join(dir, "none")},
+		{[]string{"--tiles", "100000"}, "--tiles 100000: over 100000 tiles: at most 446 blocks a side"},
+		{[]string{"--tiles", "-2"}, "--tiles -2 is negative"},
+		{[]string{"--tile-pairs", "NaN"}, "--tile-pairs NaN: want a positive number (0: the default)"},
+		{[]string{"--tile-pairs", "-1"}, "--tile-pairs -1: want a positive number (0: the default)"},
+		{[]string{"--tile-output", "nan"}, "--tile-output NaN: want a positive number (0: the default)"},
+	} {
+		args := append([]string{"allpairs", "--input", missing}, tc.args...)
+		if !slices.Contains(args, "--output") {
+			args = append(args, "--output", filepath.Join(dir, "out"))
+		}
+		_, stderr, code := invoke(t, xsectBeam, args...)
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("xsect-beam %s: exit %d, want 2 and one line with %q:\n%s", strings.Join(args, " "), code, tc.want, stderr)
+		}
+	}
+	if names := left(dir); !slices.Equal(names, []string{folder}) {
+		t.Errorf("left %q", names)
+	}
+	if names := left(folder); len(names) > 0 {
+		t.Errorf("left %q", names)
 	}
 }
 

@@ -8,13 +8,12 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
+
+	"github.com/xsect/xsect/internal/sigexit"
 )
 
 // output buffers a command's standard output. Its errors say "writing
@@ -322,57 +321,18 @@ func createTemp(target string) (*os.File, string, error) {
 }
 
 // catchSignals makes a hangup, an interrupt or a termination remove the
-// temporary files of the outputs before the process ends by that signal,
-// as it would have without xsect catching it: the shell sees 128 plus the
-// signal's number (130 for SIGINT, 143 for SIGTERM) and a script that was
-// interrupted stops. Signals ignored when xsect started (nohup, a
-// background job) stay ignored. stop undoes it; it may be called more than
-// once.
+// temporary files of the outputs before the process ends by that signal
+// (sigexit.Catch). stop undoes it; it may be called more than once.
 func catchSignals() (stop func()) {
-	var sigs []os.Signal
-	for _, s := range []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM} {
-		if !signal.Ignored(s) {
-			sigs = append(sigs, s)
+	return sigexit.Catch(func() {
+		temps.Lock() // held to the end: no file is created or renamed after this
+		for name := range temps.names {
+			os.Remove(name)
 		}
-	}
-	if len(sigs) == 0 {
-		return func() {}
-	}
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, sigs...)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-ch:
-			temps.Lock() // held to the end: no file is created or renamed after this
-			for name := range temps.names {
-				os.Remove(name)
-			}
-			for dir := range temps.dirs {
-				os.RemoveAll(dir)
-			}
-			dieOf(s)
-		case <-done:
+		for dir := range temps.dirs {
+			os.RemoveAll(dir)
 		}
-	}()
-	return sync.OnceFunc(func() {
-		signal.Stop(ch)
-		close(done)
 	})
-}
-
-// dieOf ends the process by signal s, or where that cannot be done,
-// exits with status 128 plus its number.
-func dieOf(s os.Signal) {
-	signal.Reset(s)
-	if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(s) == nil {
-		time.Sleep(time.Second) // the signal is on its way
-	}
-	n := 0
-	if sn, ok := s.(syscall.Signal); ok {
-		n = int(sn)
-	}
-	os.Exit(128 + n)
 }
 
 // startCPUProfile starts a CPU profile written to path, an output like the
