@@ -96,7 +96,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if err != nil {
 		return err
 	}
-	prewarm(*jo.device, gpus)
+	prewarm(*jo.device, gpus, args[0], *jo.with)
 	b, err := newBudget(*jo.memory)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -18,14 +19,38 @@ import (
 const deviceFlagHelp = "where to intersect: cpu, gpu, or auto (the GPU when one is present and beats all CPU cores)"
 
 // gpusFlag defines --gpus, the GPUs a command spreads its work over.
+// prewarmInput is the size of input from which --device auto opens the
+// GPUs while it reads: a collection of 64 MiB takes the CPU seconds to
+// join, more than the GPU's start-up (a few tenths of a second).
+const prewarmInput = 64 << 20
+
+// worthPrewarm reports whether a command should start opening the GPUs
+// before it reads its input at paths: always with --device gpu; with
+// --device auto where a GPU is present and the input files hold at least
+// prewarmInput bytes. Below that the planner opens the GPUs only for a
+// problem the CPU would take longer on: opening costs a process a few
+// tenths of a second, at its exit if not before.
+func worthPrewarm(device string, paths ...string) bool {
+	switch {
+	case device == "gpu":
+		return true
+	case device != "auto" || gpurt.Present() != nil:
+		return false
+	}
+	var total int64
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			total += fi.Size()
+		}
+	}
+	return total >= prewarmInput
+}
+
 // prewarm starts opening the GPUs of gpus (nil: all) in the background
-// when the command runs on the GPU (--device gpu), so that the driver and
-// the contexts start while the input is read. With --device auto the
-// planner opens them only for a problem the CPU would take longer on:
-// opening costs a process a few tenths of a second, at its exit if not
-// before.
-func prewarm(device string, gpus []int) {
-	if device == "gpu" {
+// where worthPrewarm says so, so that the driver and the contexts start
+// while the input is read.
+func prewarm(device string, gpus []int, paths ...string) {
+	if worthPrewarm(device, paths...) {
 		gpurt.PrewarmGPUs(gpus)
 	}
 }

@@ -207,3 +207,39 @@ func TestGPUsOpenOnlyListed(t *testing.T) {
 		}
 	}
 }
+
+func TestWorthPrewarm(t *testing.T) {
+	dir := t.TempDir()
+	small, large := filepath.Join(dir, "small"), filepath.Join(dir, "large")
+	if err := os.WriteFile(small, []byte("1 2 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(large)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(prewarmInput); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, tc := range []struct {
+		device string
+		paths  []string
+		want   bool
+	}{
+		{"gpu", []string{small}, true},
+		{"cpu", []string{large}, false},
+		{"auto", []string{small}, false},
+		{"auto", []string{small, "", "/nonexistent"}, false},
+		{"auto", []string{"-"}, false},
+	} {
+		if got := worthPrewarm(tc.device, tc.paths...); got != tc.want {
+			t.Errorf("%s %v: %v, want %v", tc.device, tc.paths, got, tc.want)
+		}
+	}
+	// A large input with --device auto: only where a GPU may be present.
+	want := gpurt.Present() == nil
+	if got := worthPrewarm("auto", large); got != want {
+		t.Errorf("auto, a large input: %v, want %v (GPU present: %v)", got, want, gpurt.Present())
+	}
+}

@@ -101,12 +101,9 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if *cpuProfile == "-" && outPath == "-" {
 					return usagef("--cpuprofile and the output cannot both go to standard output")
 				}
-				if *genOut == "" && *device == "gpu" && (*engine == "auto" || *engine == "batmap") {
+				if *genOut == "" && (*engine == "auto" || *engine == "batmap") && worthPrewarm(*device, args...) {
 					// Open the GPU (driver, context, kernels) while the
-					// input is read. With --device auto the GPU engine's
-					// estimate does it once the problem is known to be
-					// large: opening it costs every process that does a
-					// few tenths of a second, at its exit if not before.
+					// input is read.
 					gpubatmap.PrewarmGPUs(gpus)
 				}
 				w, err := openOutput(env, outPath)

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/simjoin"
 )
@@ -94,10 +93,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 				if err != nil {
 					return err
 				}
-				if *device == "gpu" {
-					// Open the GPUs while the input is read.
-					gpurt.PrewarmGPUs(gpus)
-				}
+				prewarm(*device, gpus, append([]string{*with}, args...)...)
 				b, err := newBudget(*memory)
 				if err != nil {
 					return err
