@@ -6,7 +6,9 @@
 #
 # Here:  scripts/device.sh build (or just the CLI: CGO_ENABLED=0 go build -o .device-bin/xsect ./cmd/xsect, gzipped)
 #        run(command="bash scripts/gpu-process.sh", carry=[".device-bin"])
-# Environment: ROUNDS (3), ONLY (problem names, space-separated).
+# Environment: ROUNDS (3), ONLY (problem names, space-separated). An older
+# xsect beside it, .device-bin/xsect-old(.gz), runs each problem on every GPU
+# in each round too.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 bin=.device-bin
@@ -49,6 +51,9 @@ for r in $(seq "$rounds"); do
 done
 
 variants=("--device gpu --gpus 1" "--device gpu --gpus $ngpus" "--device cpu" "--device auto")
+# An older binary beside it (.device-bin/xsect-old), on every GPU.
+old=$bin/xsect-old
+[ -e "$old.gz" ] && gunzip -f "$old.gz" && chmod +x "$old"
 printf '%-8s %-26s %s\n' problem variant "wall seconds (rounds)"
 for p in "${problems[@]}"; do
 	IFS='|' read -r name gen cmd <<<"$p"
@@ -66,10 +71,18 @@ for p in "${problems[@]}"; do
 			row[$v]+="$(timed "$x" $cmd $v) "
 			result[$v]=$(head -c 40 "$work/last")
 		done
+		if [ -x "$old" ]; then
+			# shellcheck disable=SC2086
+			row[old]+="$(timed "$old" $cmd --device gpu --gpus "$ngpus") "
+			result[old]=$(head -c 40 "$work/last")
+		fi
 	done
 	for v in "${variants[@]}"; do
 		printf '%-8s %-26s %s  -> %s\n' "$name" "$v" "${row[$v]}" "${result[$v]}"
 	done
+	if [ -x "$old" ]; then
+		printf '%-8s %-26s %s  -> %s\n' "$name" "old: --gpus $ngpus" "${row[old]}" "${result[old]}"
+	fi
 	unset row result
 	for v in "--device gpu --gpus $ngpus" "--device auto"; do
 		echo "=== $name $v --explain" >>"$out/explain.txt"

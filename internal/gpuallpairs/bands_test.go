@@ -519,26 +519,3 @@ func TestMMJoinSpreadEstimate(t *testing.T) {
 		}
 	}
 }
-
-func TestBandBuffers(t *testing.T) {
-	var p bandBuffers
-	a, b := p.get(1000), p.get(5000)
-	if len(a) != 1000 || len(b) != 5000 {
-		t.Fatalf("lengths %d, %d", len(a), len(b))
-	}
-	p.put(a)
-	p.put(b)
-	if c := p.get(2000); len(c) != 2000 || &c[0] != &b[0] {
-		t.Errorf("get(2000) did not reuse the 5000-entry buffer")
-	} else {
-		p.put(c)
-	}
-	p.trim(4 * 5000) // keeps the larger
-	if c := p.get(10); &c[0] != &b[0] {
-		t.Errorf("trim kept the wrong buffer")
-	}
-	p.trim(0)
-	if len(p.free) != 0 {
-		t.Errorf("trim(0) left %d buffers", len(p.free))
-	}
-}

@@ -201,9 +201,9 @@ type state struct {
 	pinned []gpurt.Pinned // each slot's host copy of its super-tile
 	stage  *gpurt.Stager  // uploads from Go memory
 
-	// Host buffers of MMJoin's bands, free for the taking; released from
+	// Pinned buffers of MMJoin's bands, free for the taking; released from
 	// the CPU's workers.
-	bandBufs bandBuffers
+	hostPool gpurt.PinnedPool
 
 	// Device buffers of earlier runs, kept for the next (owned by the
 	// device's goroutine); devPooled is their size, which planning counts

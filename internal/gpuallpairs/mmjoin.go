@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"time"
 
@@ -288,7 +287,6 @@ type gpuBands struct {
 	streams []*gpurt.Stream
 	events  []*gpurt.Event
 	outs    []gpurt.Buffer
-	staged  [][]byte // each slot's pinned buffer its band is copied to
 	ready   bool
 }
 
@@ -394,17 +392,11 @@ func (g *gpuBands) setup(c *gpurt.Ctx) error {
 			return err
 		}
 		g.events = append(g.events, ev)
-		n := 4 * m.bandRows * roundUp(m.hs, 16)
-		d, err := g.alloc(c, int64(n))
+		d, err := g.alloc(c, 4*int64(m.bandRows)*int64(roundUp(m.hs, 16)))
 		if err != nil {
 			return err
 		}
 		g.outs = append(g.outs, d)
-		h, err := g.st.pinnedBuf(c, len(g.staged), n)
-		if err != nil {
-			return err
-		}
-		g.staged = append(g.staged, h)
 	}
 	g.ready = true
 	return nil
@@ -425,6 +417,11 @@ func (g *gpuBands) queue(b *band, slot int) error {
 			}
 		}
 		n := 4 * b.rows * b.ld
+		h, err := g.st.hostPool.Get(c, n)
+		if err != nil {
+			return err
+		}
+		b.host, b.buf = h, gpurt.Uint32s(h.Bytes()[:n])
 		bl, err := c.BLAS()
 		if err != nil {
 			return err
@@ -438,31 +435,20 @@ func (g *gpuBands) queue(b *band, slot int) error {
 		if err := c.Gemm(bl, s, g.typ(), b.rows, b.ld, kp, a, kp, bm, kp, false, g.outs[slot], b.ld); err != nil {
 			return err
 		}
-		if err := c.CopyToHostAsync(g.staged[slot][:n], g.outs[slot].Slice(0, n), s); err != nil {
+		if err := c.CopyToHostAsync(h.Bytes()[:n], g.outs[slot].Slice(0, n), s); err != nil {
 			return err
 		}
 		return c.Record(g.events[slot], s)
 	})
 }
 
-// finish waits for the band on slot and copies it out of the slot's
-// pinned buffer into memory of its own: pinning costs about a second a
-// gigabyte, copying a tenth of that, and the bands held at once would all
-// need pinning.
 func (g *gpuBands) finish(b *band, slot int) error {
-	if err := g.st.dev.Do(func(c *gpurt.Ctx) error { return c.Wait(g.events[slot]) }); err != nil {
-		return err
-	}
-	n := b.rows * b.ld
-	b.buf = g.st.bandBufs.get(n)
-	b.host = b.buf
-	copy(b.buf, gpurt.Uint32s(g.staged[slot][:4*n]))
-	return nil
+	return g.st.dev.Do(func(c *gpurt.Ctx) error { return c.Wait(g.events[slot]) })
 }
 
 func (g *gpuBands) release(b *band) {
-	if buf, ok := b.host.([]uint32); ok {
-		g.st.bandBufs.put(buf)
+	if h, ok := b.host.(*gpurt.HostBuffer); ok {
+		g.st.hostPool.Put(h)
 	}
 }
 
@@ -519,8 +505,7 @@ func (g *gpuBands) close() {
 			c.Free(b)
 		}
 		g.owned = nil
-		g.st.bandBufs.trim(hostKeep)
-		return nil
+		return g.st.hostPool.Trim(c, hostKeep)
 	})
 }
 
@@ -581,50 +566,6 @@ func heavyLists(p *overlap.Problem, ids []uint32, side int, col []int32) (offs [
 	return offs, cols
 }
 
-// hostKeep is how much memory of bands stays allocated between runs.
+// hostKeep is how much pinned memory of bands stays allocated between
+// runs: pinning costs about as much as copying.
 const hostKeep = 512 << 20
-
-// bandBuffers keeps the host buffers of bands free for the taking: the
-// device's producer takes one per band, the CPU's workers give it back
-// once they have read the band. The zero value is empty.
-type bandBuffers struct {
-	mu   sync.Mutex
-	free [][]uint32
-}
-
-// get returns a free buffer of n entries, or a new one.
-func (p *bandBuffers) get(n int) []uint32 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i, b := range p.free {
-		if cap(b) >= n {
-			p.free = append(p.free[:i], p.free[i+1:]...)
-			return b[:n]
-		}
-	}
-	return make([]uint32, n)
-}
-
-// put gives b back.
-func (p *bandBuffers) put(b []uint32) {
-	p.mu.Lock()
-	p.free = append(p.free, b)
-	p.mu.Unlock()
-}
-
-// trim drops free buffers, smallest first, until at most keep bytes are
-// left.
-func (p *bandBuffers) trim(keep int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	slices.SortFunc(p.free, func(a, b []uint32) int { return cap(b) - cap(a) })
-	total := 0
-	for i, b := range p.free {
-		total += 4 * cap(b)
-		if total > keep {
-			clear(p.free[i:])
-			p.free = p.free[:i]
-			return
-		}
-	}
-}

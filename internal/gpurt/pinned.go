@@ -1,6 +1,7 @@
 package gpurt
 
 import (
+	"sync"
 	"unsafe"
 )
 
@@ -58,6 +59,65 @@ func (p *Pinned) Free(c *Ctx) error {
 	}
 	err := c.FreeHost(p.h)
 	p.h = nil
+	return err
+}
+
+// PinnedPool keeps pinned buffers free for the taking, for buffers that
+// pass between goroutines: the device fills one, workers read it and put
+// it back. Get and Trim run inside Do; Put may be called from any
+// goroutine. The zero value is empty.
+type PinnedPool struct {
+	mu   sync.Mutex
+	free []*HostBuffer
+}
+
+// Get returns a free buffer of at least n bytes from the pool, or a new
+// one of n bytes if none is free.
+func (p *PinnedPool) Get(c *Ctx, n int) (*HostBuffer, error) {
+	p.mu.Lock()
+	for i, h := range p.free {
+		if len(h.Bytes()) >= n {
+			p.free = append(p.free[:i], p.free[i+1:]...)
+			p.mu.Unlock()
+			return h, nil
+		}
+	}
+	p.mu.Unlock()
+	return c.AllocHost(n)
+}
+
+// Put gives h back to the pool, once the device and the caller are done
+// with it.
+func (p *PinnedPool) Put(h *HostBuffer) {
+	p.mu.Lock()
+	p.free = append(p.free, h)
+	p.mu.Unlock()
+}
+
+// Trim frees buffers of the pool, smallest first, until it holds at most
+// keep bytes.
+func (p *PinnedPool) Trim(c *Ctx, keep int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	total := 0
+	for _, h := range p.free {
+		total += len(h.Bytes())
+	}
+	var err error
+	for total > keep && len(p.free) > 0 {
+		small := 0
+		for i, h := range p.free {
+			if len(h.Bytes()) < len(p.free[small].Bytes()) {
+				small = i
+			}
+		}
+		h := p.free[small]
+		p.free = append(p.free[:small], p.free[small+1:]...)
+		total -= len(h.Bytes())
+		if e := c.FreeHost(h); e != nil && err == nil {
+			err = e
+		}
+	}
 	return err
 }
 

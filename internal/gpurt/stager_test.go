@@ -766,7 +766,31 @@ func TestPinnedGPU(t *testing.T) {
 			t.Errorf("Free: %d bytes left, %v", p.Len(), err)
 		}
 
-		return nil
+		var pool PinnedPool
+		a, err := pool.Get(c, 1000)
+		if err != nil {
+			return err
+		}
+		b, err := pool.Get(c, 5000)
+		if err != nil {
+			return err
+		}
+		pool.Put(a)
+		pool.Put(b)
+		if h, err := pool.Get(c, 2000); err != nil || h != b {
+			t.Errorf("Get(2000) did not reuse the 5000-byte buffer: %v", err)
+		} else {
+			pool.Put(h)
+		}
+		if err := pool.Trim(c, 5000); err != nil {
+			return err
+		}
+		if h, err := pool.Get(c, 10); err != nil || h != b {
+			t.Errorf("Trim(5000) kept the wrong buffer: %v", err)
+		} else {
+			c.FreeHost(h)
+		}
+		return pool.Trim(c, 0)
 	})
 	if err != nil {
 		t.Fatal(err)
