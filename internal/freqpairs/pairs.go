@@ -122,6 +122,7 @@ type Plan struct {
 	// Reason says why Engine was chosen.
 	Reason string
 
+	err       error // why no engine can run (Engine nil), or nil
 	opt       Options
 	probeNote string // why the CPU costs were not measured
 	notes     engine.Notes
@@ -201,7 +202,8 @@ func estimateAll(cands []Candidate, d *Data, spent, budget int64, which func(Eng
 
 // NewPlan prepares tx (each set a transaction, its elements the items) for
 // mining with opt: it counts supports, drops infrequent items, builds the
-// tidlists of the frequent ones, and picks the engine.
+// tidlists of the frequent ones, and picks the engine. When no engine can
+// run, the plan comes back with the error: it can Explain, not Run.
 func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	if opt.MinSupport < 1 {
 		return nil, fmt.Errorf("pairs: minimum support %d: want at least 1", opt.MinSupport)
@@ -257,7 +259,9 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	engine.Rank(p.Candidates)
 	chosen, err := engine.Pick("pairs", choice, p.Candidates)
 	if err != nil {
-		return nil, err
+		// The plan still explains why each engine cannot run.
+		p.err = err
+		return p, err
 	}
 	p.Engine = chosen.Engine
 	if chosen.Engine.Kind() == engine.CPU {
@@ -332,7 +336,11 @@ func (p *Plan) Explain() string {
 		return c.Err == nil && c.Engine.Name() == p.Engine.Name() && c.Engine.Kind() == p.Engine.Kind()
 	})
 	engine.WriteTable(&b, p.Candidates, chosen)
-	fmt.Fprintf(&b, "chosen: %s on %s (%s)\n", p.Engine.Name(), p.Engine.Kind(), p.Reason)
+	if p.err != nil {
+		fmt.Fprintf(&b, "chosen: none: %s\n", engine.Reason(p.err))
+	} else {
+		fmt.Fprintf(&b, "chosen: %s on %s (%s)\n", p.Engine.Name(), p.Engine.Kind(), p.Reason)
+	}
 	return b.String()
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func CheckCannotRun[P any](t testing.TB, plan Plan[P], err error, want ...error)
 			t.Fatalf("error %v does not match %v", err, w)
 		}
 	}
-	if plan == nil {
+	if v := reflect.ValueOf(plan); !v.IsValid() || v.IsNil() {
 		t.Fatal("no plan beside the error: it cannot Explain")
 	}
 	var b strings.Builder
