@@ -104,6 +104,12 @@ type Side struct {
 // Len returns the number of records.
 func (s *Side) Len() int { return len(s.Off) - 1 }
 
+// bytes is the memory of the side's arrays, the caller's collection
+// excepted.
+func (s *Side) bytes() int64 {
+	return 4*int64(cap(s.Off)+cap(s.Tok)+cap(s.ID)+cap(s.DupOff)+cap(s.DupIDs)+cap(s.SizeStart)) + 8*int64(cap(s.bits))
+}
+
 // Record returns record x.
 func (s *Side) Record(x int) []uint32 { return s.Tok[s.Off[x]:s.Off[x+1]:s.Off[x+1]] }
 
