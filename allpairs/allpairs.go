@@ -59,9 +59,9 @@ type Query = overlap.Query
 type Options struct {
 	// Device is where the planner may run the join: "cpu", "gpu" (an
 	// error wrapping ErrUnavailable where there is none) or "auto", which
-	// takes a GPU only where one is present and its technique's estimate,
-	// its start-up included, beats the CPU's. The default value is "auto"
-	// (also written "").
+	// takes a GPU only where one is present and its technique's estimate
+	// beats the CPU's (a GPU is not even opened when a CPU estimate is
+	// below its start-up). The default value is "auto" (also written "").
 	Device string
 	// Technique forces one technique, a name of Techniques, rather than
 	// the fastest estimate. The default value is "auto" (also written
@@ -105,7 +105,7 @@ type Options struct {
 }
 
 // internal is the one place where opt becomes the internal planner's
-// options, which fills in the defaults.
+// options.
 func (opt Options) internal() overlap.Options {
 	return overlap.Options{
 		Device:    opt.Device,
@@ -154,12 +154,10 @@ func Techniques() []string { return overlap.Techniques() }
 // A plan that cannot run is still returned, beside the error, so that its
 // Explain can say why each technique cannot run the problem; its Technique
 // and Device are then "", its Estimate zero, and Join, Count, Collect and
-// Tiles return that error. A nil plan comes only with an error found
-// before the problem was measured (invalid options or input).
-type Plan struct {
-	pl  *overlap.Plan
-	err error // why the plan cannot run; nil if it can
-}
+// Tiles return an error wrapping ErrCannotRun. A nil plan comes only with
+// an error found before any technique was weighed: invalid options or
+// input, or no technique of the name asked for on the device asked for.
+type Plan struct{ pl *overlap.Plan }
 
 // NewPlan measures r × s (s == nil: the self-join of r) for query q and
 // picks the technique and device with the lowest estimated time among those
@@ -178,36 +176,20 @@ func wrap(pl *overlap.Plan, err error) (*Plan, error) {
 	if pl == nil {
 		return nil, err
 	}
-	return &Plan{pl, err}, err
+	return &Plan{pl}, err
 }
 
 // Technique returns the name of the chosen technique ("" for a plan that
 // cannot run).
-func (p *Plan) Technique() string {
-	if p.err != nil {
-		return ""
-	}
-	return p.pl.Chosen.Engine.Name()
-}
+func (p *Plan) Technique() string { return p.pl.Technique() }
 
 // Device returns the kind of device the chosen technique runs on: "cpu" or
 // "gpu" ("" for a plan that cannot run).
-func (p *Plan) Device() string {
-	if p.err != nil {
-		return ""
-	}
-	return p.pl.Chosen.Device.Kind.String()
-}
+func (p *Plan) Device() string { return p.pl.DeviceKind() }
 
 // Estimate returns the chosen technique's predicted time and peak memory
 // (on its device), which the planner ranked it by.
-func (p *Plan) Estimate() (time.Duration, int64) {
-	if p.err != nil {
-		return 0, 0
-	}
-	e := p.pl.Chosen.Estimate
-	return e.Duration(), e.Memory
-}
+func (p *Plan) Estimate() (time.Duration, int64) { return p.pl.Estimated() }
 
 // Memory returns the CPU memory the plan is predicted to take at its
 // peak, beyond the caller's collections: the sets it prepared (selected,
@@ -236,37 +218,17 @@ func (p *Plan) Notes() string { return p.pl.Notes() }
 // goroutines at once (fn must be safe for that); a batch is only valid
 // during the call. An error from fn stops the join and is returned. The
 // order of pairs is unspecified.
-func (p *Plan) Join(ctx context.Context, fn func([]Pair) error) error {
-	if p.err != nil {
-		return p.err
-	}
-	return p.pl.Join(ctx, fn)
-}
+func (p *Plan) Join(ctx context.Context, fn func([]Pair) error) error { return p.pl.Join(ctx, fn) }
 
 // Count runs the plan and returns the number of qualifying pairs.
-func (p *Plan) Count(ctx context.Context) (int64, error) {
-	if p.err != nil {
-		return 0, p.err
-	}
-	return p.pl.Count(ctx)
-}
+func (p *Plan) Count(ctx context.Context) (int64, error) { return p.pl.Count(ctx) }
 
 // Collect runs the plan and returns its pairs sorted by I, then J.
-func (p *Plan) Collect(ctx context.Context) ([]Pair, error) {
-	if p.err != nil {
-		return nil, p.err
-	}
-	return p.pl.Collect(ctx)
-}
+func (p *Plan) Collect(ctx context.Context) ([]Pair, error) { return p.pl.Collect(ctx) }
 
 // Tiles runs a tile plan, calling fn with each tile of the grid, one call
 // at a time; t.Counts is reused after fn returns.
-func (p *Plan) Tiles(ctx context.Context, fn func(t *Tile) error) error {
-	if p.err != nil {
-		return p.err
-	}
-	return p.pl.Tiles(ctx, fn)
-}
+func (p *Plan) Tiles(ctx context.Context, fn func(t *Tile) error) error { return p.pl.Tiles(ctx, fn) }
 
 // Join reports every pair of r × s that q asks for (s == nil: the
 // self-join of r, pairs I < J), calling fn with batches of pairs as

@@ -136,11 +136,11 @@ func GenerateBernoulli(n int, p float64, occurrences int64, seed uint64) (*sets.
 // A plan runs once.
 //
 // A plan that cannot run is still returned, beside the error, so that its
-// Explain can say why each technique cannot mine the data; its Technique
-// and Device are then "", its Estimate zero, and Join, Count and Collect
-// return that error. A nil plan comes only with an error found before the
-// techniques were weighed: invalid options or input, or data whose
-// preparation alone exceeds Options.Memory.
+// Explain can say why each technique cannot mine the data; its Technique and
+// Device are then "", its Estimate zero, and Join, Count and Collect return
+// an error wrapping ErrCannotRun. A nil plan comes only with an error found
+// before the techniques were weighed: invalid options or input, or data
+// whose preparation alone exceeds Options.Memory.
 type Plan struct {
 	p        *freqpairs.Plan
 	prepared time.Duration

@@ -188,13 +188,10 @@ func SortPairs(ps []Pair) { sj.SortPairs(ps) }
 // A plan that cannot run is still returned, beside the error, so that its
 // Explain can say why each technique cannot run the problem; its Technique
 // and Device are then "", its Estimate zero, and Join, Count, Collect and
-// Pairs return that error. A nil plan comes only with an error found
-// before any technique was weighed: invalid options or input, or no
-// technique of the name asked for on the device asked for.
-type Plan struct {
-	pl  *sj.Plan
-	err error // why the plan cannot run; nil if it can
-}
+// Pairs return an error wrapping ErrCannotRun. A nil plan comes only with an
+// error found before any technique was weighed: invalid options or input, or
+// no technique of the name asked for on the device asked for.
+type Plan struct{ pl *sj.Plan }
 
 // NewPlan prepares r × s (s == nil: the self-join of r) and picks the
 // technique and device with the lowest estimated time among those that
@@ -205,36 +202,20 @@ func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
 	if pl == nil {
 		return nil, err
 	}
-	return &Plan{pl, err}, err
+	return &Plan{pl}, err
 }
 
 // Technique returns the name of the chosen technique ("" for a plan that
 // cannot run).
-func (p *Plan) Technique() string {
-	if p.err != nil {
-		return ""
-	}
-	return p.pl.Chosen.Engine.Name()
-}
+func (p *Plan) Technique() string { return p.pl.Technique() }
 
 // Device returns the kind of device the chosen technique runs on: "cpu" or
 // "gpu" ("" for a plan that cannot run).
-func (p *Plan) Device() string {
-	if p.err != nil {
-		return ""
-	}
-	return p.pl.Chosen.Device.Kind.String()
-}
+func (p *Plan) Device() string { return p.pl.DeviceKind() }
 
 // Estimate returns the chosen technique's predicted time and peak memory
 // (on its device), which the planner ranked it by.
-func (p *Plan) Estimate() (time.Duration, int64) {
-	if p.err != nil {
-		return 0, 0
-	}
-	e := p.pl.Chosen.Estimate
-	return e.Duration(), e.Memory
-}
+func (p *Plan) Estimate() (time.Duration, int64) { return p.pl.Estimated() }
 
 // Memory returns the CPU memory the plan is predicted to take at its
 // peak, beyond the caller's collections: the records it prepared and the
@@ -262,29 +243,14 @@ func (p *Plan) Notes() string { return p.pl.Notes() }
 // goroutines at once (fn must be safe for that); a batch is only valid
 // during the call. An error from fn stops the join and is returned. The
 // order of pairs is unspecified.
-func (p *Plan) Join(ctx context.Context, fn func([]Pair) error) error {
-	if p.err != nil {
-		return p.err
-	}
-	return p.pl.Join(ctx, fn)
-}
+func (p *Plan) Join(ctx context.Context, fn func([]Pair) error) error { return p.pl.Join(ctx, fn) }
 
 // Count runs the plan and returns the number of similar pairs, without
 // computing their overlaps where the filters alone decide.
-func (p *Plan) Count(ctx context.Context) (int64, error) {
-	if p.err != nil {
-		return 0, p.err
-	}
-	return p.pl.Count(ctx)
-}
+func (p *Plan) Count(ctx context.Context) (int64, error) { return p.pl.Count(ctx) }
 
 // Collect runs the plan and returns its pairs sorted by I, then J.
-func (p *Plan) Collect(ctx context.Context) ([]Pair, error) {
-	if p.err != nil {
-		return nil, p.err
-	}
-	return p.pl.Collect(ctx)
-}
+func (p *Plan) Collect(ctx context.Context) ([]Pair, error) { return p.pl.Collect(ctx) }
 
 // Pairs runs the plan and yields its pairs one at a time, in no particular
 // order, on the caller's goroutine; the join runs on others meanwhile.
