@@ -53,17 +53,72 @@ func ParseRatio(s string) (Ratio, error) { return overlap.ParseRatio(s) }
 // min(|Si|, |Sj|) >= Num/Den.
 type Query = overlap.Query
 
-// Options tune how a plan runs; the zero value runs on all cores and lets
-// the planner choose the technique and the device. Device is "cpu", "gpu"
-// or "auto" (also ""); Technique a name of Techniques or "auto"; Threads the
-// CPU goroutines (0: GOMAXPROCS); Largest, when positive, keeps only that
-// many of the largest sets of each collection; Memory bounds a CPU engine's
-// bytes (0: half of the machine's memory); Progress, if set, is called with
-// the pairs done and their total. Rows and Cols restrict a run to one tile
-// of the pair space (set ids i in Rows, j in Cols; see sets.Range), so that
-// the tiles of a grid, run apart (on several machines), give the whole
-// run's pairs; in a self-join they must be equal or disjoint.
-type Options = overlap.Options
+// Options tune how a plan runs. The zero value runs on every core within
+// half of the machine's memory and lets the planner choose the technique
+// and the device.
+type Options struct {
+	// Device is where the planner may run the join: "cpu", "gpu" (an
+	// error wrapping ErrUnavailable where there is none) or "auto", which
+	// takes a GPU only where one is present and its technique's estimate
+	// beats the CPU's (a GPU is not even opened when a CPU estimate is
+	// below its start-up). The default value is "auto" (also written "").
+	Device string
+	// Technique forces one technique, a name of Techniques, rather than
+	// the fastest estimate. The default value is "auto" (also written
+	// "").
+	Technique string
+	// Threads is the number of CPU goroutines a plan runs on. The default
+	// value, 0, means runtime.GOMAXPROCS(0).
+	Threads int
+	// Largest, when positive, keeps only the Largest largest sets of each
+	// collection (ties go to the lower id), so that a sample of the
+	// heaviest pairs costs a fraction of the whole join; pairs and tiles
+	// still carry the sets' original ids. The default value, 0, keeps
+	// every set.
+	Largest int
+	// Memory bounds the bytes that the prepared sets and a CPU technique's
+	// structures may take: a technique predicted to need more cannot run
+	// (ErrOverBudget). A GPU technique's device memory is bounded by the
+	// GPU instead. The default value, 0, means half of the machine's
+	// physical memory.
+	Memory int64
+	// Progress, if set, is called now and then, from any goroutine, with
+	// the pairs done so far and their total, for a progress bar. The
+	// default value, nil, reports nothing.
+	Progress func(done, total int64)
+	// Rows and Cols, when not the zero Range, restrict the run to one tile
+	// of the pair space: the pairs (i, j) with the set id i in Rows and j
+	// in Cols (see sets.Range), exactly as the whole run reports them
+	// (Largest and the dropping of empty sets still choose among all the
+	// sets), so that the tiles of a grid, run apart (on several
+	// machines), give the whole run's pairs. In a self-join they must be
+	// equal (the tile's own self-join) or disjoint (rows before columns:
+	// an R × S join; after: no pair). The default value, the zero Range
+	// for both, runs the whole pair space.
+	Rows, Cols sets.Range
+	// GPUs are the GPUs, by ordinal, that a GPU technique spreads its
+	// tiles over; an ordinal listed twice gets two owners on that GPU,
+	// which gains nothing but runs the splitting on one GPU. gpu.ParseGPUs
+	// reads the forms of xsect's --gpus flag. The default value, nil,
+	// means every GPU of the host.
+	GPUs []int
+}
+
+// internal is the one place where opt becomes the internal planner's
+// options.
+func (opt Options) internal() overlap.Options {
+	return overlap.Options{
+		Device:    opt.Device,
+		Technique: opt.Technique,
+		Threads:   opt.Threads,
+		Largest:   opt.Largest,
+		Memory:    opt.Memory,
+		Progress:  opt.Progress,
+		Rows:      opt.Rows,
+		Cols:      opt.Cols,
+		GPUs:      opt.GPUs,
+	}
+}
 
 // Tile is a dense block of counts: Counts[x*Cols+y] is |r[Row0+x] ∩
 // s[Col0+y]|, where rows and columns index the sets the plan kept, in
@@ -80,24 +135,41 @@ type Stats = overlap.Stats
 // a problem no technique can run within the memory budget.
 var ErrCannotRun = engine.ErrCannotRun
 
+// ErrOverBudget is wrapped, beside ErrCannotRun, by the error of a problem
+// that a technique could run within a larger Options.Memory: the remedy is
+// to raise the budget, not to ask for another technique.
+var ErrOverBudget = engine.ErrOverBudget
+
+// ErrUnavailable is wrapped, beside ErrCannotRun, by the error of a plan
+// whose only techniques run on a device this machine lacks (Device "gpu"
+// without a GPU or its driver): nothing about the problem stops them.
+var ErrUnavailable = engine.ErrUnavailable
+
 // Techniques returns the names of the techniques, sorted.
 func Techniques() []string { return overlap.Techniques() }
 
 // Plan is a measured problem with the technique and device chosen to run
 // it. A plan runs once.
+//
+// A plan that cannot run is still returned, beside the error, so that its
+// Explain can say why each technique cannot run the problem; its Technique
+// and Device are then "", its Estimate zero, and Join, Count, Collect and
+// Tiles return an error wrapping ErrCannotRun. A nil plan comes only with
+// an error found before any technique was weighed: invalid options or
+// input, or no technique of the name asked for on the device asked for.
 type Plan struct{ pl *overlap.Plan }
 
 // NewPlan measures r × s (s == nil: the self-join of r) for query q and
 // picks the technique and device with the lowest estimated time among those
 // that opt allows. When none can run the problem, the error says why for
-// each, and the plan, if not nil, can still Explain.
+// each (see Plan).
 func NewPlan(r, s *sets.Collection, q Query, opt Options) (*Plan, error) {
-	return wrap(overlap.NewPlan(r, s, q, opt))
+	return wrap(overlap.NewPlan(r, s, q, opt.internal()))
 }
 
 // NewTilePlan is NewPlan for dense tiles of at most rows × cols counts.
 func NewTilePlan(r, s *sets.Collection, rows, cols int, opt Options) (*Plan, error) {
-	return wrap(overlap.NewTilePlan(r, s, rows, cols, opt))
+	return wrap(overlap.NewTilePlan(r, s, rows, cols, opt.internal()))
 }
 
 func wrap(pl *overlap.Plan, err error) (*Plan, error) {
@@ -107,40 +179,40 @@ func wrap(pl *overlap.Plan, err error) (*Plan, error) {
 	return &Plan{pl}, err
 }
 
-// Notes returns what the chosen technique reported about its run: where
-// its time went (on a GPU, its transfers and kernels), in how many pieces.
-// It is empty before the run and for techniques that report nothing.
-func (p *Plan) Notes() string { return p.pl.Notes() }
-
-// Technique returns the name of the chosen technique.
-func (p *Plan) Technique() string { return p.pl.Chosen.Engine.Name() }
+// Technique returns the name of the chosen technique ("" for a plan that
+// cannot run).
+func (p *Plan) Technique() string { return p.pl.Technique() }
 
 // Device returns the kind of device the chosen technique runs on: "cpu" or
-// "gpu".
-func (p *Plan) Device() string { return p.pl.Chosen.Device.Kind.String() }
+// "gpu" ("" for a plan that cannot run).
+func (p *Plan) Device() string { return p.pl.DeviceKind() }
 
-// Estimate returns the chosen technique's predicted time and peak memory.
-func (p *Plan) Estimate() (time.Duration, int64) {
-	e := p.pl.Chosen.Estimate
-	return time.Duration(e.Seconds * float64(time.Second)), e.Memory
-}
+// Estimate returns the chosen technique's predicted time and peak memory
+// (on its device), which the planner ranked it by.
+func (p *Plan) Estimate() (time.Duration, int64) { return p.pl.Estimated() }
 
 // Memory returns the CPU memory the plan is predicted to take at its
 // peak, beyond the caller's collections: the sets it prepared (selected,
 // renumbered) and the chosen technique's structures (for a technique on a
-// GPU, only the former).
+// GPU, only the former). A caller budgets what else it runs beside the
+// plan with it.
 func (p *Plan) Memory() int64 { return p.pl.Memory() }
 
-// Stats returns the problem's statistics.
+// Stats returns the problem's statistics, as the planner measured them.
 func (p *Plan) Stats() Stats { return p.pl.Problem.Stats }
 
 // Prepared returns the time spent selecting, renumbering, measuring and
-// estimating.
+// estimating, which a run's time does not include.
 func (p *Plan) Prepared() time.Duration { return p.pl.Prepare }
 
 // Explain writes the problem's statistics, every candidate's estimate (or
 // why it cannot run) and the choice.
 func (p *Plan) Explain(w io.Writer) error { return p.pl.Explain(w) }
+
+// Notes returns what the chosen technique reported about its run: where
+// its time went (on a GPU, its transfers and kernels), in how many pieces.
+// It is empty before the run and for techniques that report nothing.
+func (p *Plan) Notes() string { return p.pl.Notes() }
 
 // Join runs the plan, calling fn with batches of pairs from several
 // goroutines at once (fn must be safe for that); a batch is only valid
@@ -160,27 +232,44 @@ func (p *Plan) Tiles(ctx context.Context, fn func(t *Tile) error) error { return
 
 // Join reports every pair of r × s that q asks for (s == nil: the
 // self-join of r, pairs I < J), calling fn with batches of pairs as
-// Plan.Join does.
+// Plan.Join does. The plan, if not nil, can Explain.
 func Join(ctx context.Context, r, s *sets.Collection, q Query, opt Options, fn func([]Pair) error) (*Plan, error) {
-	return wrap(overlap.Join(ctx, r, s, q, opt, fn))
+	p, err := NewPlan(r, s, q, opt)
+	if err != nil {
+		return p, err
+	}
+	return p, p.Join(ctx, fn)
 }
 
-// Count returns the number of pairs of r × s that q asks for.
+// Count returns the number of pairs of r × s that q asks for. The plan, if
+// not nil, can Explain.
 func Count(ctx context.Context, r, s *sets.Collection, q Query, opt Options) (int64, *Plan, error) {
-	n, pl, err := overlap.Count(ctx, r, s, q, opt)
-	p, _ := wrap(pl, nil)
+	p, err := NewPlan(r, s, q, opt)
+	if err != nil {
+		return 0, p, err
+	}
+	n, err := p.Count(ctx)
 	return n, p, err
 }
 
 // Collect returns the pairs of r × s that q asks for, sorted by I, then J.
 func Collect(ctx context.Context, r, s *sets.Collection, q Query, opt Options) ([]Pair, error) {
-	return overlap.Collect(ctx, r, s, q, opt)
+	p, err := NewPlan(r, s, q, opt)
+	if err != nil {
+		return nil, err
+	}
+	return p.Collect(ctx)
 }
 
 // Tiles computes all the counts of r × s (s == nil: the self-join of r) and
 // calls fn with each tile of at most rows × cols counts, covering the grid
 // of tiles that start at multiples of rows and cols (in a self-join, only
-// tiles with a pair above the diagonal), one call at a time.
+// tiles with a pair above the diagonal), one call at a time. The plan, if
+// not nil, can Explain.
 func Tiles(ctx context.Context, r, s *sets.Collection, rows, cols int, opt Options, fn func(t *Tile) error) (*Plan, error) {
-	return wrap(overlap.Tiles(ctx, r, s, rows, cols, opt, fn))
+	p, err := NewTilePlan(r, s, rows, cols, opt)
+	if err != nil {
+		return p, err
+	}
+	return p, p.Tiles(ctx, fn)
 }

@@ -278,6 +278,11 @@ var ErrChanged = invindex.ErrChanged
 // on the device asked for (no GPU, an index larger than its memory).
 var ErrCannotRun = engine.ErrCannotRun
 
+// ErrUnavailable is wrapped, beside ErrCannotRun, by NewSearcher's error
+// when the device asked for is one this machine lacks (Device "gpu"
+// without a GPU or its driver): nothing about the index stops it.
+var ErrUnavailable = engine.ErrUnavailable
+
 // Searcher answers batches of queries on the engine its options choose;
 // safe for concurrent use.
 type Searcher struct {
@@ -290,6 +295,11 @@ type Searcher struct {
 
 // NewSearcher prepares a searcher on ix: it picks the engine (Explain
 // says why) and readies it (the GPU engine uploads the posting lists).
+//
+// A searcher that cannot run is still returned, beside the error, as the
+// workloads' plans are, so that its Explain can say why each engine
+// cannot; its Device is then "" and Search returns an error. A nil
+// searcher never comes back.
 func NewSearcher(ix *Index, opt Options) (*Searcher, error) {
 	w := &conj.Workload{Index: ix.ix, Threads: conj.Threads(opt.Threads), Sample: opt.Expected, Queries: max(opt.ExpectedTotal, len(opt.Expected))}
 	cs, err := conj.Plan(w, engine.Choice{Device: opt.Device})
@@ -315,7 +325,8 @@ func NewSearcher(ix *Index, opt Options) (*Searcher, error) {
 	return s, errors.Join(errs...)
 }
 
-// Device returns "cpu" or "gpu": where batches run.
+// Device returns "cpu" or "gpu": where batches run ("" for a searcher
+// that cannot run).
 func (s *Searcher) Device() string { return s.device }
 
 // Explain writes the index's shape, every engine's estimate (or why it

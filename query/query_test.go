@@ -190,8 +190,19 @@ func TestDeviceErrors(t *testing.T) {
 	}
 	s, err := query.NewSearcher(ix, query.Options{Device: "gpu"})
 	if err != nil {
-		if !errors.Is(err, query.ErrCannotRun) {
+		if !errors.Is(err, query.ErrCannotRun) || !errors.Is(err, query.ErrUnavailable) {
 			t.Errorf("no GPU: %v", err)
+		}
+		// The searcher explains why it cannot run, and cannot search.
+		var b strings.Builder
+		if xerr := s.Explain(&b); xerr != nil || !strings.Contains(b.String(), "cannot run") {
+			t.Errorf("Explain: %v\n%s", xerr, b.String())
+		}
+		if s.Device() != "" {
+			t.Errorf("a searcher that cannot run is on %q", s.Device())
+		}
+		if serr := s.Search(context.Background(), []query.Query{{Terms: []uint32{0}}}, -1, false, make([]query.Result, 1)); serr == nil {
+			t.Error("a searcher that cannot run searched")
 		}
 		return
 	}

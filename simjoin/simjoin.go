@@ -73,20 +73,80 @@ func ParseThreshold(m Measure, s string) (Threshold, error) { return sj.ParseThr
 type Pair = sj.Pair
 
 // Options configure a plan. Threshold is required; the zero value of the
-// others runs on every core, lets the planner choose the technique and the
-// device, and reports every pair of sets, equal ones included. Technique
-// is a name of Techniques (allpairs, ppjoin, groupjoin, pairjoin) or "auto"; Device
-// "cpu", "gpu" or "auto"; Threads the CPU goroutines (0: GOMAXPROCS);
-// Distinct makes equal sets count once, as their smallest id (Mann et
-// al.'s preprocessing, which their published counts assume); Memory bounds
-// a CPU engine's bytes (0: half of the machine's memory); Progress, if
-// set, is called now and then, from any goroutine, with the sets probed so
-// far and their total; GPUKernel forces the GPU's verification kernel (one
-// of GPUKernels, or "auto"). Rows and Cols restrict a run to one tile of
-// the pair space (set ids i in Rows, j in Cols; see sets.Range), so that
-// the tiles of a grid, run apart (on several machines), give the whole
-// run's pairs; in a self-join they must be equal or disjoint.
-type Options = sj.Options
+// others runs on every core within half of the machine's memory, lets the
+// planner choose the technique and the device, and reports every pair of
+// sets, equal ones included.
+type Options struct {
+	// Threshold is the measure and the threshold a pair must reach
+	// (ParseThreshold reads it). It has no default: the zero Threshold is
+	// an error.
+	Threshold Threshold
+	// Technique forces one technique, a name of Techniques (allpairs,
+	// groupjoin, pairjoin or ppjoin, whose candidates a GPU may verify),
+	// rather than the fastest estimate. The default value is "auto" (also
+	// written "").
+	Technique string
+	// Device is where the planner may verify candidates: "cpu", "gpu" (an
+	// error wrapping ErrUnavailable where there is none) or "auto", which
+	// takes a GPU only where one is present and its technique's estimate,
+	// its start-up included, beats the CPU's. The default value is "auto"
+	// (also written "").
+	Device string
+	// Threads is the number of CPU goroutines a plan runs on. The default
+	// value, 0, means runtime.GOMAXPROCS(0).
+	Threads int
+	// Distinct makes equal sets count once, as their smallest id: Mann et
+	// al.'s preprocessing, which their published counts assume. The
+	// default value, false, reports every pair of equal sets.
+	Distinct bool
+	// Memory bounds the bytes a CPU technique may allocate for its
+	// structures: a technique predicted to need more cannot run
+	// (ErrOverBudget). The default value, 0, means half of the machine's
+	// physical memory.
+	Memory int64
+	// Progress, if set, is called now and then, from any goroutine, with
+	// the sets probed so far and their total, for a progress bar. The
+	// default value, nil, reports nothing.
+	Progress func(done, total int64)
+	// Rows and Cols, when not the zero Range, restrict the run to one tile
+	// of the pair space: the pairs (i, j) with the set id i in Rows and j
+	// in Cols (see sets.Range), exactly as the whole run reports them, so
+	// that the tiles of a grid, run apart (on several machines), give the
+	// whole run's pairs. In a self-join they must be equal (the tile's
+	// own self-join) or disjoint (rows before columns: an R × S join;
+	// after: no pair). The default value, the zero Range for both, runs
+	// the whole pair space.
+	Rows, Cols sets.Range
+	// GPUKernel forces the kernel that verifies candidates on a GPU, one
+	// of GPUKernels, rather than the planner's choice from the data; CPU
+	// techniques ignore it. The default value is "auto" (also written
+	// "").
+	GPUKernel string
+	// GPUs are the GPUs, by ordinal, that a GPU technique spreads its work
+	// over; an ordinal listed twice gets two owners on that GPU, which
+	// gains nothing but runs the splitting on one GPU. gpu.ParseGPUs reads
+	// the forms of xsect's --gpus flag. The default value, nil, means
+	// every GPU of the host.
+	GPUs []int
+}
+
+// internal is the one place where opt becomes the internal planner's
+// options.
+func (opt Options) internal() sj.Options {
+	return sj.Options{
+		Threshold: opt.Threshold,
+		Technique: opt.Technique,
+		Device:    opt.Device,
+		Threads:   opt.Threads,
+		Distinct:  opt.Distinct,
+		Memory:    opt.Memory,
+		Progress:  opt.Progress,
+		Rows:      opt.Rows,
+		Cols:      opt.Cols,
+		GPUKernel: opt.GPUKernel,
+		GPUs:      opt.GPUs,
+	}
+}
 
 // GPUKernels are the kernels Options.GPUKernel may force: "thread" (a
 // thread per probing set), "block" (a block per probing set) and "pair"
@@ -98,6 +158,24 @@ var GPUKernels = sj.GPUKernels
 // a problem no technique can run within the memory budget.
 var ErrCannotRun = engine.ErrCannotRun
 
+// ErrOverBudget is wrapped, beside ErrCannotRun, by the error of a problem
+// that a technique could run within a larger Options.Memory: the remedy is
+// to raise the budget, not to ask for another technique.
+var ErrOverBudget = engine.ErrOverBudget
+
+// ErrUnavailable is wrapped, beside ErrCannotRun, by the error of a plan
+// whose only techniques run on a device this machine lacks (Device "gpu"
+// without a GPU or its driver): nothing about the problem stops them.
+var ErrUnavailable = engine.ErrUnavailable
+
+// Stats describes a problem as the planner prepared it: each side's sets,
+// empty sets, distinct records and sizes, the universe and the largest
+// element frequency.
+type Stats = sj.Stats
+
+// SideStats describes one prepared collection (see Stats).
+type SideStats = sj.SideStats
+
 // Techniques returns the names of the techniques, sorted.
 func Techniques() []string { return sj.Techniques() }
 
@@ -106,42 +184,59 @@ func SortPairs(ps []Pair) { sj.SortPairs(ps) }
 
 // Plan is a prepared problem with the technique and device chosen to run
 // it. A plan runs once.
+//
+// A plan that cannot run is still returned, beside the error, so that its
+// Explain can say why each technique cannot run the problem; its Technique
+// and Device are then "", its Estimate zero, and Join, Count, Collect and
+// Pairs return an error wrapping ErrCannotRun. A nil plan comes only with an
+// error found before any technique was weighed: invalid options or input, or
+// no technique of the name asked for on the device asked for.
 type Plan struct{ pl *sj.Plan }
 
 // NewPlan prepares r × s (s == nil: the self-join of r) and picks the
 // technique and device with the lowest estimated time among those that
-// opt allows. When none can run the problem, the error says why for each,
-// and the plan, if not nil, can still Explain.
+// opt allows. When none can run the problem, the error says why for each
+// (see Plan).
 func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
-	pl, err := sj.NewPlan(r, s, opt)
+	pl, err := sj.NewPlan(r, s, opt.internal())
 	if pl == nil {
 		return nil, err
 	}
 	return &Plan{pl}, err
 }
 
-// Technique returns the name of the chosen technique.
-func (p *Plan) Technique() string { return p.pl.Chosen.Engine.Name() }
+// Technique returns the name of the chosen technique ("" for a plan that
+// cannot run).
+func (p *Plan) Technique() string { return p.pl.Technique() }
 
 // Device returns the kind of device the chosen technique runs on: "cpu" or
-// "gpu".
-func (p *Plan) Device() string { return p.pl.Chosen.Device.Kind.String() }
+// "gpu" ("" for a plan that cannot run).
+func (p *Plan) Device() string { return p.pl.DeviceKind() }
 
-// Estimate returns the chosen technique's predicted time and peak memory.
-func (p *Plan) Estimate() (time.Duration, int64) {
-	e := p.pl.Chosen.Estimate
-	return time.Duration(e.Seconds * float64(time.Second)), e.Memory
-}
+// Estimate returns the chosen technique's predicted time and peak memory
+// (on its device), which the planner ranked it by.
+func (p *Plan) Estimate() (time.Duration, int64) { return p.pl.Estimated() }
 
-// Prepared returns the time spent preparing the sets and estimating.
+// Memory returns the CPU memory the plan is predicted to take at its
+// peak, beyond the caller's collections: the records it prepared and the
+// chosen technique's structures (for a technique on a GPU, only the
+// former). A caller budgets what else it runs beside the plan with it.
+func (p *Plan) Memory() int64 { return p.pl.Memory() }
+
+// Stats returns the problem's statistics, as the planner prepared them.
+func (p *Plan) Stats() Stats { return p.pl.Problem.Stats }
+
+// Prepared returns the time spent preparing the sets and estimating,
+// which a run's time does not include.
 func (p *Plan) Prepared() time.Duration { return p.pl.Prepare }
 
 // Explain writes the problem's statistics, every technique's estimate (or
 // why it cannot run) and the choice.
 func (p *Plan) Explain(w io.Writer) error { return p.pl.Explain(w) }
 
-// Notes returns what the chosen technique reported about its run; it is
-// empty before the run and for techniques that report nothing.
+// Notes returns what the chosen technique reported about its run: where
+// its time went (on a GPU, its transfers and kernels), in how many pieces.
+// It is empty before the run and for techniques that report nothing.
 func (p *Plan) Notes() string { return p.pl.Notes() }
 
 // Join runs the plan, calling fn with batches of pairs from several
@@ -168,7 +263,7 @@ func (p *Plan) Pairs(ctx context.Context) iter.Seq2[Pair, error] {
 		batches := make(chan []Pair, 4)
 		errc := make(chan error, 1)
 		go func() {
-			errc <- p.pl.Join(ctx, func(b []Pair) error {
+			errc <- p.Join(ctx, func(b []Pair) error {
 				c := append([]Pair(nil), b...)
 				select {
 				case batches <- c:
@@ -197,7 +292,8 @@ func (p *Plan) Pairs(ctx context.Context) iter.Seq2[Pair, error] {
 }
 
 // Join reports every similar pair of r × s (s == nil: the self-join of r,
-// pairs I < J), calling fn with batches of pairs as Plan.Join does.
+// pairs I < J), calling fn with batches of pairs as Plan.Join does. The
+// plan, if not nil, can Explain.
 func Join(ctx context.Context, r, s *sets.Collection, opt Options, fn func([]Pair) error) (*Plan, error) {
 	p, err := NewPlan(r, s, opt)
 	if err != nil {
@@ -206,7 +302,8 @@ func Join(ctx context.Context, r, s *sets.Collection, opt Options, fn func([]Pai
 	return p, p.Join(ctx, fn)
 }
 
-// Count returns the number of similar pairs of r × s.
+// Count returns the number of similar pairs of r × s. The plan, if not
+// nil, can Explain.
 func Count(ctx context.Context, r, s *sets.Collection, opt Options) (int64, *Plan, error) {
 	p, err := NewPlan(r, s, opt)
 	if err != nil {

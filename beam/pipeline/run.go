@@ -204,10 +204,12 @@ func runPlan[P any](ctx context.Context, job *Job, plan tilePlan[P], out *tileFi
 func runPairs(ctx context.Context, job *Job, tx *sets.Collection, rows, cols sets.Range, memory int64, gpus []int, out *tileFile) (int64, string, error) {
 	plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: job.MinSupport, Technique: job.Technique, Device: job.Device,
 		Threads: job.Threads, Memory: memory, CountOnly: job.CountOnly, GPUs: gpus, Rows: rows, Cols: cols})
+	if plan != nil {
+		explain(ctx, job, plan.Explain)
+	}
 	if err != nil {
 		return 0, "", err
 	}
-	explain(ctx, job, plan.Explain)
 	how := plan.Technique() + " on " + plan.Device()
 	n, err := runPlan(ctx, job, plan, out, appendItemPairs)
 	return n, how, err

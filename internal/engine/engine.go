@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Kind says what kind of processor a device is.
@@ -57,6 +58,12 @@ type Estimate struct {
 	Memory int64
 	// Detail says how the engine would run, for Explain.
 	Detail string
+}
+
+// Duration returns Seconds as a time.Duration, the form in which the
+// public packages' plans report their estimate.
+func (e Estimate) Duration() time.Duration {
+	return time.Duration(e.Seconds * float64(time.Second))
 }
 
 // Engine is one technique on one device for problems of type P, delivering

@@ -35,6 +35,33 @@ type Plan[P any, E Named] struct {
 // Notes returns what the engine said about its run, once it has run.
 func (pl *Plan[P, E]) Notes() string { return pl.RunNotes.String() }
 
+// Technique returns the chosen engine's name, or "" when none can run:
+// what the public packages' plans report.
+func (pl *Plan[P, E]) Technique() string {
+	if pl.Chosen.Err != nil {
+		return ""
+	}
+	return pl.Chosen.Engine.Name()
+}
+
+// DeviceKind returns "cpu" or "gpu", where the chosen engine runs, or ""
+// when none can run.
+func (pl *Plan[P, E]) DeviceKind() string {
+	if pl.Chosen.Err != nil {
+		return ""
+	}
+	return pl.Chosen.Device.Kind.String()
+}
+
+// Estimated returns the chosen engine's predicted time and peak memory,
+// or zeros when none can run.
+func (pl *Plan[P, E]) Estimated() (time.Duration, int64) {
+	if pl.Chosen.Err != nil {
+		return 0, 0
+	}
+	return pl.Chosen.Estimate.Duration(), pl.Chosen.Estimate.Memory
+}
+
 // WriteChoice writes the candidates' table (WriteTable) and the choice:
 // the engine that runs and its device, or why none can run.
 func (pl *Plan[P, E]) WriteChoice(w io.Writer) error {

@@ -26,44 +26,20 @@ import (
 // Count transactions. It is the pair type of every xsect workload.
 type Pair = sets.Pair
 
-// Options configure a plan. MinSupport is required; the zero value of the
-// others runs the fastest engine on all cores.
+// Options are the options of package pairs, whose Options documents each
+// exported field (pairs converts its Options to these in one place); the
+// unexported ones are switches for tests.
 type Options struct {
-	// MinSupport is the absolute support a pair needs, at least 1 (see
-	// ParseSupport for fractions).
 	MinSupport int
-	// Technique is an engine name (see EngineNames) or "auto" (also "").
-	Technique string
-	// Device is "cpu", "gpu" or "auto" (also ""): where the engine may run.
-	Device string
-	// Threads is the number of CPU goroutines; 0 means GOMAXPROCS.
-	Threads int
-	// Memory bounds the bytes a plan may allocate; 0 means half of the
-	// machine's physical memory. Engines predicted to need more are not
-	// run.
-	Memory int64
-	// Progress, if set, is called now and then, from any goroutine, with
-	// the current stage ("supports", "estimates", "run" - the engine's
-	// set-up -, "batmaps", "pairs", ...), the work done in it and its
-	// total.
-	Progress func(stage string, done, total int64)
-	// CountOnly says that the caller wants only the number of pairs:
-	// engines that can count without naming them may then give Run's fn
-	// no pairs (Output.CountOnly).
-	CountOnly bool
-	// Rows and Cols, when not the zero Range, restrict the run to one
-	// tile of the pair space: the frequent pairs of items a < b with a in
-	// Rows and b in Cols (item ids), exactly as the whole run reports
-	// them. The items outside both are dropped like infrequent ones; a
-	// tile off the diagonal mines the pairs of its rows and columns and
-	// keeps those across.
+	Technique  string
+	Device     string
+	Threads    int
+	Memory     int64
+	Progress   func(stage string, done, total int64)
+	// CountOnly lets engines give Run's fn no pairs (Output.CountOnly).
+	CountOnly  bool
 	Rows, Cols sets.Range
-	// GPUs are the GPUs a GPU engine spreads its batches over, by
-	// ordinal; nil means every GPU of the host. An ordinal listed twice
-	// gets two owners on that GPU, which gains nothing but runs the
-	// splitting on one GPU (tests and measurements do). gpu.ParseGPUs
-	// reads the forms of xsect's --gpus flag.
-	GPUs []int
+	GPUs       []int
 
 	// For tests: probe makes an auto plan measure the CPU's costs always;
 	// lateHorizontal leaves the horizontal database to be built on first
@@ -122,6 +98,7 @@ type Plan struct {
 	// Reason says why Engine was chosen.
 	Reason string
 
+	err       error // why no engine can run (Engine nil), or nil
 	opt       Options
 	probeNote string // why the CPU costs were not measured
 	notes     engine.Notes
@@ -201,7 +178,8 @@ func estimateAll(cands []Candidate, d *Data, spent, budget int64, which func(Eng
 
 // NewPlan prepares tx (each set a transaction, its elements the items) for
 // mining with opt: it counts supports, drops infrequent items, builds the
-// tidlists of the frequent ones, and picks the engine.
+// tidlists of the frequent ones, and picks the engine. When no engine can
+// run, the plan comes back with the error: it can Explain, not Run.
 func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	if opt.MinSupport < 1 {
 		return nil, fmt.Errorf("pairs: minimum support %d: want at least 1", opt.MinSupport)
@@ -257,7 +235,9 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	engine.Rank(p.Candidates)
 	chosen, err := engine.Pick("pairs", choice, p.Candidates)
 	if err != nil {
-		return nil, err
+		// The plan still explains why each engine cannot run.
+		p.err = err
+		return p, err
 	}
 	p.Engine = chosen.Engine
 	if chosen.Engine.Kind() == engine.CPU {
@@ -332,7 +312,11 @@ func (p *Plan) Explain() string {
 		return c.Err == nil && c.Engine.Name() == p.Engine.Name() && c.Engine.Kind() == p.Engine.Kind()
 	})
 	engine.WriteTable(&b, p.Candidates, chosen)
-	fmt.Fprintf(&b, "chosen: %s on %s (%s)\n", p.Engine.Name(), p.Engine.Kind(), p.Reason)
+	if p.err != nil {
+		fmt.Fprintf(&b, "chosen: none: %s\n", engine.Reason(p.err))
+	} else {
+		fmt.Fprintf(&b, "chosen: %s on %s (%s)\n", p.Engine.Name(), p.Engine.Kind(), p.Reason)
+	}
 	return b.String()
 }
 

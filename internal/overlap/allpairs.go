@@ -78,40 +78,18 @@ func (q Query) validate() error {
 	return nil
 }
 
-// Options tune how a plan runs; the zero value runs on all cores and lets
-// the planner choose.
+// Options are the options of package allpairs, whose Options documents
+// each exported field (allpairs converts its Options to these in one
+// place); the unexported ones are switches for tests.
 type Options struct {
-	// Device is "cpu", "gpu" or "auto" (also ""): where the planner may run.
-	Device string
-	// Technique is an engine name (see Techniques) or "auto" (also "").
-	Technique string
-	// Threads is the number of CPU worker goroutines; 0 means
-	// runtime.GOMAXPROCS(0).
-	Threads int
-	// Largest, when positive, keeps only the Largest largest sets of each
-	// collection (ties go to the lower id). Pairs and tiles still carry the
-	// sets' original ids.
-	Largest int
-	// Memory bounds the bytes the problem's own arrays and a CPU engine's
-	// data structures may take; 0 means half of the machine's physical
-	// memory.
-	Memory int64
-	// Progress, if set, is called now and then, from any goroutine, with
-	// the number of pairs done so far and the total.
-	Progress func(done, total int64)
-	// Rows and Cols, when not the zero Range, restrict the run to one
-	// tile of the pair space: the pairs (i, j) with the set id i in Rows
-	// and j in Cols, exactly as the whole run reports them (Largest and
-	// the dropping of empty sets still choose among all the sets). In a
-	// self-join, Rows and Cols must be equal (the tile's own self-join) or
-	// disjoint (rows before columns: an R × S join; after: no pair).
+	Device     string
+	Technique  string
+	Threads    int
+	Largest    int
+	Memory     int64
+	Progress   func(done, total int64)
 	Rows, Cols sets.Range
-	// GPUs are the GPUs a GPU engine spreads its tiles over, by ordinal;
-	// nil means every GPU of the host. An ordinal listed twice gets two
-	// owners on that GPU, which gains nothing but runs the splitting on
-	// one GPU (tests and measurements do). gpu.ParseGPUs reads the forms
-	// of xsect's --gpus flag.
-	GPUs []int
+	GPUs       []int
 
 	// minParallel, when positive, is the fewest elements a pass spreads
 	// over threads (tests lower it to run the parallel code on small

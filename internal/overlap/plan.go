@@ -152,6 +152,9 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 
 // run executes the plan with out.
 func (pl *Plan) run(ctx context.Context, out *Output) error {
+	if pl.Chosen.Err != nil {
+		return pl.Chosen.Err
+	}
 	p := pl.Problem
 	out.p = p
 	out.notes = &pl.RunNotes

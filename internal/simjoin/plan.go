@@ -205,3 +205,18 @@ func (pl *Plan) Explain(w io.Writer) error {
 	}
 	return pl.WriteChoice(w)
 }
+
+// Memory is the CPU memory the plan holds and its engine is predicted to
+// take at its peak: the prepared records and, for a CPU engine, its
+// estimate.
+func (pl *Plan) Memory() int64 {
+	p := pl.Problem
+	n := p.R.bytes()
+	if !p.Self {
+		n += p.S.bytes()
+	}
+	if pl.Chosen.Err == nil && pl.Chosen.Device.Kind == engine.CPU {
+		n += pl.Chosen.Estimate.Memory
+	}
+	return n
+}

@@ -104,6 +104,12 @@ type Side struct {
 // Len returns the number of records.
 func (s *Side) Len() int { return len(s.Off) - 1 }
 
+// bytes is the memory of the side's arrays, the caller's collection
+// excepted.
+func (s *Side) bytes() int64 {
+	return 4*int64(cap(s.Off)+cap(s.Tok)+cap(s.ID)+cap(s.DupOff)+cap(s.DupIDs)+cap(s.SizeStart)) + 8*int64(cap(s.bits))
+}
+
 // Record returns record x.
 func (s *Side) Record(x int) []uint32 { return s.Tok[s.Off[x]:s.Off[x+1]:s.Off[x+1]] }
 
@@ -148,43 +154,20 @@ type SideStats struct {
 	MaxSize  int
 }
 
-// Options tune how a plan runs; the zero value of all but Threshold runs
-// on all cores and lets the planner choose.
+// Options are the options of package simjoin, whose Options documents
+// each exported field (simjoin converts its Options to these in one
+// place); the unexported ones are switches for tests.
 type Options struct {
-	// Threshold is the measure and the threshold; required.
-	Threshold Threshold
-	// Technique is an engine name (see Techniques: allpairs, ppjoin,
-	// groupjoin) or "auto" (also "").
-	Technique string
-	// Device is "cpu", "gpu" or "auto" (also "").
-	Device string
-	// Threads is the number of CPU worker goroutines; 0 means
-	// runtime.GOMAXPROCS(0).
-	Threads int
-	// Distinct makes equal sets count once, as their smallest id.
-	Distinct bool
-	// Memory bounds the bytes a CPU engine may allocate for its data
-	// structures; 0 means half of the machine's physical memory.
-	Memory int64
-	// Progress, if set, is called now and then, from any goroutine, with
-	// the records probed so far and their total.
-	Progress func(done, total int64)
-	// Rows and Cols, when not the zero Range, restrict the run to one
-	// tile of the pair space: the pairs (i, j) with the set id i in Rows
-	// and j in Cols, exactly as the whole run reports them. In a
-	// self-join they must be equal (the tile's own self-join) or
-	// disjoint (rows before columns: an R × S join; after: no pair).
+	Threshold  Threshold
+	Technique  string
+	Device     string
+	Threads    int
+	Distinct   bool
+	Memory     int64
+	Progress   func(done, total int64)
 	Rows, Cols sets.Range
-	// GPUKernel forces the kernel that verifies candidates on a GPU, one
-	// of GPUKernels: "thread" (a thread per probing record), "block" (a
-	// block per probing record) or "pair" (threads cooperating on each
-	// candidate pair by Intersect Path); "" or "auto" lets the planner
-	// choose. CPU engines ignore it.
-	GPUKernel string
-	// GPUs are the GPUs a GPU engine spreads its work over, by ordinal;
-	// nil means every GPU of the host. An ordinal listed twice gets two
-	// owners on that GPU (see gpu.ParseGPUs).
-	GPUs []int
+	GPUKernel  string
+	GPUs       []int
 
 	// stampUniverse, when positive, replaces the largest universe over
 	// which remainders of any length are verified by stamps (tests lower

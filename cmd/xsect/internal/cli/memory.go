@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 
+	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/sysinfo"
 	"github.com/xsect/xsect/setio"
@@ -170,16 +171,18 @@ func memoryOf(c *sets.Collection) int64 {
 // GPU). A technique or device asked for that cannot run this input for
 // another reason (the technique does not apply to it) is bad usage (exit
 // status 2); when every engine was allowed and none applies, it is a
-// failure. Other errors are invalid options.
+// failure. Other errors are invalid options. It tests the errors as a
+// library user does, through the public packages (allpairs's are pairs's
+// and simjoin's too).
 func planError(err error, technique, device string, b budget) error {
 	switch {
-	case errors.Is(err, engine.ErrOverBudget):
+	case errors.Is(err, allpairs.ErrOverBudget):
 		return fmt.Errorf("%w: %s", err, b.advice())
-	case errors.Is(err, engine.ErrUnavailable):
+	case errors.Is(err, allpairs.ErrUnavailable):
 		return err
-	case errors.Is(err, engine.ErrCannotRun) && (technique != "auto" || device != "auto"):
+	case errors.Is(err, allpairs.ErrCannotRun) && (technique != "auto" || device != "auto"):
 		return inputError{err}
-	case errors.Is(err, engine.ErrCannotRun):
+	case errors.Is(err, allpairs.ErrCannotRun):
 		return err
 	}
 	return usageError{err.Error()}

@@ -158,17 +158,19 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				}
 				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Technique: *engine, Device: *device, Threads: *threads,
 					Memory: planBudget.bytes, Progress: prog.update, CountOnly: *count, GPUs: gpus})
-				if err != nil {
-					return planError(err, *engine, *device, planBudget)
-				}
-				if *explain {
+				if plan != nil && *explain {
 					prog.done()
 					if err := plan.Explain(env.Stderr); err != nil {
 						return err
 					}
-					in := memoryOf(tx)
-					fmt.Fprintf(env.Stderr, "predicted memory: %s at the peak (the transactions %s, the plan %s), of a budget of %s\n",
-						eng.Bytes(in+plan.Memory()), eng.Bytes(in), eng.Bytes(plan.Memory()), b)
+					if err == nil {
+						in := memoryOf(tx)
+						fmt.Fprintf(env.Stderr, "predicted memory: %s at the peak (the transactions %s, the plan %s), of a budget of %s\n",
+							eng.Bytes(in+plan.Memory()), eng.Bytes(in), eng.Bytes(plan.Memory()), b)
+					}
+				}
+				if err != nil {
+					return planError(err, *engine, *device, planBudget)
 				}
 				err = runPairs(plan, w, *sorted, *count, prog, queue, left.left(plan.Memory()).bytes)
 				if *explain {

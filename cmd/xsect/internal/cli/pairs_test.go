@@ -76,6 +76,13 @@ func TestPairs(t *testing.T) {
 	} else if code != ExitFailure || stdout != "" {
 		t.Errorf("--device gpu without a GPU: code %d, stdout %q", code, stdout)
 	}
+	// --explain says why a plan that cannot run cannot.
+	if gpurt.Available() != nil {
+		code, _, stderr = run(t, "pairs", "--min-support", "2", "--device", "gpu", "--explain", tx)
+		if code != ExitFailure || !strings.Contains(stderr, "cannot run") || !strings.Contains(stderr, "chosen: none") {
+			t.Errorf("--device gpu --explain without a GPU: code %d, stderr %q", code, stderr)
+		}
+	}
 }
 
 // TestPairsFileOutput checks the output streamed to a file, the count,
