@@ -14,8 +14,10 @@ when the last numpy array using them is collected.
 While the engine works the GIL is released (the calls into the library are
 ctypes calls, which release it) and the calling thread waits for the work in
 slices of 50 ms; Ctrl-C (KeyboardInterrupt) between two slices cancels the work
-in the engine (its context is cancelled), waits for it to stop, which takes
-milliseconds, and raises KeyboardInterrupt.
+in the engine (its context is cancelled) and raises KeyboardInterrupt at once.
+A run cancelled while the planner still measures the problem (which the Go
+API cannot interrupt; a second or two on large inputs) finishes planning in
+the background, its inputs kept alive until then, and stops before the work.
 
 Every workload takes, as xsect's command line does, ``technique=`` (``"auto"``
 or a name), ``device=`` (``"cpu"``, ``"gpu"`` or ``"auto"``), ``gpus=``
@@ -70,7 +72,11 @@ SIMILAR_PAIR = np.dtype({"names": ["i", "j", "overlap", "similarity"],
 #: The dtype of frequent_pairs' results: items a < b and their support.
 FREQUENT_PAIR = np.dtype([("a", "<u4"), ("b", "<u4"), ("support", "<u4")])
 
-_lib = ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(__file__)), "libxsect.so"))
+_LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libxsect.so")
+if not os.path.exists(_LIBRARY):
+    raise ImportError(f"xsect: {_LIBRARY} is missing: install the package (pip install ./python), "
+                      "which builds it, rather than import it from the source folder")
+_lib = ctypes.CDLL(_LIBRARY)
 _lib.xsect_start.restype = ctypes.c_int64
 _lib.xsect_start.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
                              ctypes.POINTER(ctypes.c_int64), ctypes.c_int]
@@ -97,6 +103,7 @@ class _Job:
     memory given back to the engine) when the last of them is collected."""
 
     def __init__(self, op, params, arrays):
+        _prune()
         self._arrays = arrays  # the inputs, read in place until done
         n = len(arrays)
         ptrs = (ctypes.c_void_p * max(n, 1))(*[a.ctypes.data if a.nbytes else None for a in arrays])
@@ -105,14 +112,20 @@ class _Job:
 
     def wait(self):
         """Waits for the job and returns its outcome (a dict), raising its
-        error; KeyboardInterrupt cancels it."""
+        error. KeyboardInterrupt (or any exception raised while it waits)
+        cancels it: the engine stops within milliseconds once it runs, but
+        the planning before (the public Go API's NewPlan takes no context)
+        goes on to its end. So the job is waited for 200 ms at most, then
+        left to finish in the background, its inputs kept alive until it has,
+        and the exception raised."""
         try:
             while not _lib.xsect_wait(self.id, _WAIT_MS):
                 pass
         except BaseException:
             _lib.xsect_cancel(self.id)
-            while not _lib.xsect_wait(self.id, _WAIT_MS):
-                pass
+            if not _lib.xsect_wait(self.id, 200):
+                with _abandoned_lock:
+                    _abandoned.append(self)
             raise
         self._arrays = None
         n = ctypes.c_int64()
@@ -144,6 +157,18 @@ class _Job:
     def __del__(self):
         if _lib is not None and getattr(self, "id", 0):
             _lib.xsect_release(self.id)
+
+
+# Jobs cancelled but not finished yet, kept (with their inputs) until they
+# are: see _Job.wait.
+_abandoned = []
+_abandoned_lock = threading.Lock()
+
+
+def _prune():
+    """Forgets the abandoned jobs that have finished."""
+    with _abandoned_lock:
+        _abandoned[:] = [j for j in _abandoned if not _lib.xsect_wait(j.id, 0)]
 
 
 def _run(op, params, arrays):
