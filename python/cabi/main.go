@@ -32,6 +32,9 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/xsect/xsect/gpu"
+	"github.com/xsect/xsect/intersect"
 )
 
 // main is required by -buildmode=c-shared; it never runs.
@@ -258,4 +261,35 @@ func asSlice[T any](b []byte) []T {
 		return nil
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/size)
+}
+
+// xsect_count_cpu returns |a ∩ b| of the na and nb uint32 at a and b,
+// counted on the CPU by intersect.CountParallel with threads goroutines
+// (0: every core), synchronously: the fast path of xsect.count, which has no
+// job to start. With check, it first verifies that both are strictly
+// increasing and returns -1 if not; without, the caller vouches for it.
+//
+//export xsect_count_cpu
+func xsect_count_cpu(a *C.uint32_t, na C.int64_t, b *C.uint32_t, nb C.int64_t, threads C.int, check C.int) C.int64_t {
+	var x, y []uint32
+	if na > 0 {
+		x = unsafe.Slice((*uint32)(unsafe.Pointer(a)), int(na))
+	}
+	if nb > 0 {
+		y = unsafe.Slice((*uint32)(unsafe.Pointer(b)), int(nb))
+	}
+	if check != 0 && !(strict(x, int(threads)) && strict(y, int(threads))) {
+		return -1
+	}
+	return C.int64_t(intersect.CountParallel(x, y, int(threads)))
+}
+
+// xsect_gpu_available returns 1 if xsect can use a GPU on this machine.
+//
+//export xsect_gpu_available
+func xsect_gpu_available() C.int {
+	if gpu.Available() == nil {
+		return 1
+	}
+	return 0
 }

@@ -5,13 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -55,6 +58,9 @@ type params_ struct {
 	Index      int64  `json:"index"`
 	Limit      int    `json:"limit"`
 	DenseRatio int    `json:"dense_ratio"`
+	// AssumeSorted says that count's and intersect's sets are strictly
+	// increasing: they are not checked.
+	AssumeSorted bool `json:"assume_sorted"`
 	// Other says whether the inputs hold a second collection.
 	Other bool `json:"other"`
 }
@@ -228,11 +234,39 @@ func gpus(p *params_) ([]int, error) {
 	return list, nil
 }
 
-// set returns input i as a set: in place if it is strictly increasing,
-// otherwise a sorted copy without duplicates.
-func set(in [][]byte, i int) []uint32 {
+// strict reports whether s is strictly increasing, checking parts of it on
+// up to threads goroutines (0: every core) when it is long.
+func strict(s []uint32, threads int) bool {
+	const part = 1 << 18
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	if len(s) < 2*part || threads == 1 {
+		return sets.IsStrict(s)
+	}
+	parts := min(threads, len(s)/part)
+	var wg sync.WaitGroup
+	var bad atomic.Bool
+	for p := range parts {
+		lo, hi := p*len(s)/parts, (p+1)*len(s)/parts
+		if lo > 0 {
+			lo-- // overlap by one: the boundary between parts
+		}
+		wg.Go(func() {
+			if !sets.IsStrict(s[lo:hi]) {
+				bad.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	return !bad.Load()
+}
+
+// set returns input i as a set: in place if it is strictly increasing (or
+// assumed to be), otherwise a sorted copy without duplicates.
+func set(in [][]byte, i int, assumed bool) []uint32 {
 	s := asSlice[uint32](in[i])
-	if sets.IsStrict(s) {
+	if assumed || strict(s, 0) {
 		return s
 	}
 	return sets.Normalize(slices.Clone(s))
@@ -244,7 +278,7 @@ func pairwise(name string, p *params_, in [][]byte) (outcome, [][]byte, error) {
 	if len(in) != 2 {
 		return outcome{}, nil, usagef("xsect: %s takes two sets", name)
 	}
-	a, b := set(in, 0), set(in, 1)
+	a, b := set(in, 0, p.AssumeSorted), set(in, 1, p.AssumeSorted)
 	count := name == "count"
 	device := p.Device
 	method := p.Technique
@@ -376,12 +410,31 @@ func join(ctx context.Context, name string, p *params_, in [][]byte) (outcome, [
 	if err != nil {
 		return outcome{}, nil, err
 	}
-	b := budget(p.Memory)
-	left := max(b-memoryOf(r)-memoryOf(s), 1<<20)
+	left := max(budget(p.Memory)-memoryOf(r)-memoryOf(s), 1<<20)
 	opt := allpairs.Options{Device: p.Device, Technique: p.Technique, Threads: p.Threads, Memory: left, GPUs: list}
 	plan, err := allpairs.NewPlan(r, s, q, opt)
+	return runPlan(ctx, p, plan, plan != nil, err, left, (*allpairs.Plan).Memory, name, sets.SortPairs)
+}
+
+// workPlan is what the plans of allpairs, simjoin and pairs share, with
+// pairs of type T.
+type workPlan[T any] interface {
+	Explain(w io.Writer) error
+	Count(ctx context.Context) (int64, error)
+	Join(ctx context.Context, fn func([]T) error) error
+	Technique() string
+	Device() string
+	Notes() string
+}
+
+// runPlan finishes an operation whose planner returned plan (ok: not nil)
+// and err: it explains the plan if asked, then counts its pairs or collects
+// them, within what the budget left leaves beside the plan's memory, and
+// sorts them with sortPairs. what names the operation in errors.
+func runPlan[T any, P workPlan[T]](ctx context.Context, p *params_, plan P, ok bool, err error, left int64,
+	memory func(P) int64, what string, sortPairs func([]T)) (outcome, [][]byte, error) {
 	var o outcome
-	if plan != nil && p.Explain {
+	if ok && p.Explain {
 		var w bytes.Buffer
 		plan.Explain(&w)
 		o.Explain = w.String()
@@ -389,24 +442,22 @@ func join(ctx context.Context, name string, p *params_, in [][]byte) (outcome, [
 	if err != nil {
 		return o, nil, err
 	}
+	ran := func(n int64) string {
+		return fmt.Sprintf("ran          %s on %s (%d pairs)\n%s", plan.Technique(), plan.Device(), n, plan.Notes())
+	}
 	if p.CountOnly {
 		o.N, err = plan.Count(ctx)
-		o.Explain += ran(plan.Technique(), plan.Device(), o.N, plan.Notes())
+		o.Explain += ran(o.N)
 		return o, nil, err
 	}
-	c := &collector[allpairs.Pair]{limit: max(left-plan.Memory(), 1<<20), what: name}
+	c := &collector[T]{limit: max(left-memory(plan), 1<<20), what: what}
 	if err := plan.Join(ctx, c.add); err != nil {
 		return o, nil, err
 	}
-	sets.SortPairs(c.ps)
+	sortPairs(c.ps)
 	o.N = int64(len(c.ps))
-	o.Explain += ran(plan.Technique(), plan.Device(), o.N, plan.Notes())
+	o.Explain += ran(o.N)
 	return o, [][]byte{asBytes(c.ps)}, nil
-}
-
-// ran is the explanation's last lines: what ran, and the engine's notes.
-func ran(technique, device string, n int64, notes string) string {
-	return fmt.Sprintf("ran          %s on %s (%d pairs)\n%s", technique, device, n, notes)
 }
 
 // simJoin runs a set similarity join.
@@ -431,29 +482,8 @@ func simJoin(ctx context.Context, p *params_, in [][]byte) (outcome, [][]byte, e
 	opt := simjoin.Options{Threshold: th, Technique: p.Technique, Device: p.Device, Threads: p.Threads,
 		Distinct: p.Distinct, Memory: left, GPUs: list}
 	plan, err := simjoin.NewPlan(r, s, opt)
-	var o outcome
-	if plan != nil && p.Explain {
-		var w bytes.Buffer
-		plan.Explain(&w)
-		o.Explain = w.String()
-	}
-	if err != nil {
-		return o, nil, err
-	}
-	if p.CountOnly {
-		o.N, err = plan.Count(ctx)
-		o.Explain += ran(plan.Technique(), plan.Device(), o.N, plan.Notes())
-		return o, nil, err
-	}
-	_, planMemory := plan.Estimate()
-	c := &collector[simjoin.Pair]{limit: max(left-planMemory, 1<<20), what: "simjoin"}
-	if err := plan.Join(ctx, c.add); err != nil {
-		return o, nil, err
-	}
-	simjoin.SortPairs(c.ps)
-	o.N = int64(len(c.ps))
-	o.Explain += ran(plan.Technique(), plan.Device(), o.N, plan.Notes())
-	return o, [][]byte{asBytes(c.ps)}, nil
+	memory := func(pl *simjoin.Plan) int64 { _, m := pl.Estimate(); return m }
+	return runPlan(ctx, p, plan, plan != nil, err, left, memory, "simjoin", simjoin.SortPairs)
 }
 
 // frequentPairs mines the frequent pairs of the transactions.
@@ -473,26 +503,5 @@ func frequentPairs(ctx context.Context, p *params_, in [][]byte) (outcome, [][]b
 	left := max(budget(p.Memory)-memoryOf(tx), 1<<20)
 	plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: support, Technique: p.Technique, Device: p.Device,
 		Threads: p.Threads, Memory: left, CountOnly: p.CountOnly, GPUs: list})
-	var o outcome
-	if err != nil {
-		return o, nil, err
-	}
-	if p.Explain {
-		var w bytes.Buffer
-		plan.Explain(&w)
-		o.Explain = w.String()
-	}
-	if p.CountOnly {
-		o.N, err = plan.Count(ctx)
-		o.Explain += ran(plan.Technique(), plan.Device(), o.N, plan.Notes())
-		return o, nil, err
-	}
-	c := &collector[pairs.Pair]{limit: max(left-plan.Memory(), 1<<20), what: "frequent_pairs"}
-	if err := plan.Join(ctx, c.add); err != nil {
-		return o, nil, err
-	}
-	sets.SortPairs(c.ps)
-	o.N = int64(len(c.ps))
-	o.Explain += ran(plan.Technique(), plan.Device(), o.N, plan.Notes())
-	return o, [][]byte{asBytes(c.ps)}, nil
+	return runPlan(ctx, p, plan, plan != nil, err, left, (*pairs.Plan).Memory, "frequent_pairs", sets.SortPairs)
 }

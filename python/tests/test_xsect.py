@@ -430,3 +430,17 @@ def test_real_chess_frequent_pairs():
     want = ref_frequent_pairs(lists, math.ceil(Fraction(9, 10) * len(lists)))
     assert len(want) > 0
     assert {(int(p["a"]), int(p["b"])): int(p["support"]) for p in got} == want
+
+
+def test_count_assume_sorted_and_fast_path():
+    a = np.arange(0, 1 << 20, 3, dtype=np.uint32)
+    b = np.arange(0, 1 << 20, 5, dtype=np.uint32)
+    want = len(range(0, 1 << 20, 15))
+    assert xsect.count(a, b) == want
+    assert xsect.count(a, b, assume_sorted=True) == want
+    assert xsect.count(a, b, threads=1) == want
+    # Unsorted in the fast path's check: falls back to sorting copies.
+    r = a[::-1].copy()
+    assert xsect.count(r, b) == want
+    r[-1], r[-2] = r[-2], r[-1]
+    assert xsect.count(r, b, threads=2) == want
