@@ -20,25 +20,21 @@ func init() {
 }
 
 // The cost model, measured on the H100 host (docs/BATMAP.md; the device is
-// gpurt.ReferenceH100): seconds to open the GPU (driver, context, cached
-// module, pinned buffers) and what a process that opened it spends more in
-// its exit (the context's teardown: 0.11 to 0.13 s in whole runs of xsect
-// pairs), 32-bit word pairs the kernel compares per second (tile padding
+// gpurt.ReferenceH100; opening the GPU and its teardown at exit are
+// gpurt.OpenCost and CloseCost): 32-bit word pairs the kernel compares per second (tile padding
 // included; ALU-bound, so other devices scale it by their SMs × clock), the
 // fixed costs of a run and a batch, the upload rate (the bus, which the
 // driver does not describe), and the CPU's cost of inserting one element
 // into a batmap (per thread, with the tidlists built on the way: 70 to 100
 // ns on the H100 host's 16 cores).
 const (
-	openSeconds  = 0.22
-	closeSeconds = 0.12
 	wordPairRate = 3.5e12
 	runSetup     = 3e-3
 	batchSetup   = 50e-6
 	uploadRate   = 15e9
 	insertNS     = 80
 	// cpuWordPairNS is about what the CPU's AVX-512 kernel takes per word
-	// pair and thread: past openSeconds of such work, the allpairs
+	// pair and thread: past gpurt.OpenCost of such work, the allpairs
 	// engine's estimates start opening the GPU.
 	cpuWordPairNS = 0.035
 )
@@ -76,16 +72,13 @@ func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, gpus [
 	if err != nil {
 		return 0, 0, "", err
 	}
-	if warm && pl.wordPairs*cpuWordPairNS*1e-9/float64(max(threads, 1)) > openSeconds {
+	if warm && pl.wordPairs*cpuWordPairNS*1e-9/float64(max(threads, 1)) > gpurt.OpenCost.Seconds() {
 		PrewarmGPUs(gpus)
 	}
 	// The batmaps are built while the GPU opens. Closing it counts until
 	// it is being opened; then it is paid whatever runs.
 	build := float64(elements) * insertNS * 1e-9 / float64(max(threads, 1))
-	sec := max(openWait(), build)
-	if !gpurt.DefaultStarted() {
-		sec += closeSeconds
-	}
+	sec := max(gpurt.OpenLeft().Seconds(), build) + gpurt.CloseLeft().Seconds()
 	rate := wordPairRate * info.SpeedOver(gpurt.ReferenceH100()).Compute
 	devices = max(devices, 1)
 	sec += runSetup + float64(4*pl.words)/uploadRate + (pl.wordPairs/rate+batchSetup*float64(len(pl.batches)))/float64(devices)

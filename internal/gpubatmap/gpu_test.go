@@ -115,7 +115,7 @@ func TestGPUMemoryLimit(t *testing.T) {
 	c := refCases()[3]
 	b := build(t, c)
 	_, err := Count(context.Background(), gpurt.NewSet(dev), b, Options{Memory: 1000})
-	if err == nil || !errors.Is(err, errCannotRun) || !strings.Contains(err.Error(), "device memory") {
+	if err == nil || !errors.Is(err, errTooLarge) || !strings.Contains(err.Error(), "device memory") {
 		t.Fatalf("1000 bytes: %v", err)
 	}
 	var st Stats

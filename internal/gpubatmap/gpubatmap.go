@@ -70,9 +70,10 @@ func KernelSources() []gpurt.Source {
 	return out
 }
 
-// errCannotRun is wrapped by errors that say a run does not fit the
-// device; the engines wrap them again in their packages' ErrCannotRun.
-var errCannotRun = errors.New("cannot run")
+// errTooLarge is wrapped by errors that say a run does not fit the
+// device; the engines wrap them in their packages' ErrCannotRun, which
+// says "cannot run" once.
+var errTooLarge = errors.New("does not fit the device")
 
 // Pair is a pair of batmaps by position, I < J, with |S_I ∩ S_J|, exact.
 type Pair = sets.Pair
@@ -209,14 +210,13 @@ func PrewarmGPUs(list []int) {
 }
 
 // deviceInfo describes the first GPU once the driver has answered, or
-// returns a stand-in (the smallest data-center GPU's memory) before.
+// returns a stand-in before: the reference device with the smallest
+// data-center GPU's memory, so that batches planned before the driver
+// answers fit any.
 func deviceInfo() gpurt.Info {
-	if gpurt.Probed() {
-		if infos, err := gpurt.Devices(); err == nil && len(infos) > 0 {
-			return infos[0]
-		}
-	}
-	return gpurt.Info{Name: "the first GPU (opening)", Memory: 16 << 30}
+	standIn := gpurt.ReferenceH100()
+	standIn.Name, standIn.Memory = "the first GPU (opening)", 16<<30
+	return gpurt.FirstInfo(standIn)
 }
 
 // Prewarm starts opening the default GPU in the background (the driver, a
@@ -230,10 +230,4 @@ func Prewarm() {
 		gpurt.Prewarm()
 		go defaultDevice()
 	})
-}
-
-// openWait is the time in seconds a run on the default device still has
-// to wait for it to open, as estimated: 0 once it is open.
-func openWait() float64 {
-	return gpurt.OpenWait(time.Duration(openSeconds * float64(time.Second))).Seconds()
 }

@@ -208,7 +208,7 @@ func newPlanShared(in planInput, m mode, maxEntries, budget, failBytes int64, mi
 		}
 		if maxEntries <= 1 || len(pl.batches) == G {
 			return nil, fmt.Errorf("%w: needs %s of device memory (batmaps %s), %s available",
-				errCannotRun, gpurt.FormatBytes(uint64(pl.memory())), gpurt.FormatBytes(uint64(4*pl.words)), gpurt.FormatBytes(uint64(max(budget, 0))))
+				errTooLarge, gpurt.FormatBytes(uint64(pl.memory())), gpurt.FormatBytes(uint64(4*pl.words)), gpurt.FormatBytes(uint64(max(budget, 0))))
 		}
 		maxEntries /= 2
 	}

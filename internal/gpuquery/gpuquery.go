@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 	"unsafe"
 
 	"github.com/xsect/xsect/internal/conj"
@@ -33,17 +32,14 @@ import (
 func init() { conj.Register(gpuEngine{}) }
 
 // The cost model, fitted to the pipelined engine on the H100 host
-// (docs/QUERY.md, "Cost model"): seconds to open the GPU (with the first
-// kernels' compilation from the cache) and to tear its context down at
-// exit, the upload rate of the lists (from pageable memory through the
-// stager); then a search's fixed cost (its first batch's stages, which
+// (docs/QUERY.md, "Cost model"; opening the GPU and its teardown at exit
+// are gpurt.OpenCost and CloseCost): the upload rate of the lists (from
+// pageable memory through the stager); then a search's fixed cost (its first batch's stages, which
 // nothing overlaps), the host's cost per query and thread, and how many
 // CPU threads' worth of list work the device does. The last three were
 // fitted to the median passes of searches of 31,432, 26,801 and 1,005,824
 // queries (counting) and validated on others.
 const (
-	openSeconds   = 0.34
-	closeSeconds  = 0.12
 	uploadRate    = 10e9
 	searchSeconds = 416e-6
 	hostQueryNS   = 12
@@ -69,14 +65,10 @@ func (gpuEngine) Device() (engine.Device, error) {
 }
 
 // deviceInfo describes the first GPU once the driver has been probed, and
-// a nominal device before.
+// before that a device of unknown memory (0), which the planner does not
+// hold the index against.
 func deviceInfo() gpurt.Info {
-	if gpurt.Probed() {
-		if infos, err := gpurt.Devices(); err == nil && len(infos) > 0 {
-			return infos[0]
-		}
-	}
-	return gpurt.Info{Name: "the first GPU (not opened yet)"}
+	return gpurt.FirstInfo(gpurt.Info{Name: "the first GPU (not opened yet)"})
 }
 
 // residentBytes is the device memory an index takes.
@@ -88,10 +80,7 @@ func residentBytes(ix *invindex.Index) int64 {
 func (gpuEngine) Estimate(w *conj.Workload) (engine.Estimate, error) {
 	threads := conj.Threads(w.Threads)
 	mem := residentBytes(w.Index) + numSlots*int64(batchBytes)
-	sec := gpurt.OpenWait(time.Duration(openSeconds * float64(time.Second))).Seconds()
-	if !gpurt.DefaultStarted() {
-		sec += closeSeconds
-	}
+	sec := (gpurt.OpenLeft() + gpurt.CloseLeft()).Seconds()
 	sec += float64(residentBytes(w.Index)) / uploadRate
 	queries := float64(w.Queries)
 	work := conj.SampleCost(w)

@@ -182,3 +182,22 @@ func TestStartupSummary(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", s, want)
 	}
 }
+
+func TestPlanningCosts(t *testing.T) {
+	if DefaultStarted() {
+		t.Skip("a GPU is open in this process; the costs left are 0")
+	}
+	if got := CloseLeft(); got != CloseCost {
+		t.Errorf("CloseLeft before any GPU opens = %v, want %v", got, CloseCost)
+	}
+	if got := OpenLeft(); got != OpenCost {
+		t.Errorf("OpenLeft before any GPU opens = %v, want %v", got, OpenCost)
+	}
+	if Probed() && Available() == nil {
+		t.Skip("the driver has answered: FirstInfo gives the first GPU")
+	}
+	standIn := Info{Name: "stand-in", Memory: 1 << 30}
+	if got := FirstInfo(standIn); got != standIn {
+		t.Errorf("FirstInfo before the driver answers = %+v, want the stand-in", got)
+	}
+}

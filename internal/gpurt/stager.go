@@ -45,8 +45,6 @@ func NewStager(slots, slotBytes int) *Stager {
 	return &Stager{slots: slots, slotBytes: slotBytes}
 }
 
-// SlotBytes returns the size of a slot: copies up to this size go direct.
-func (st *Stager) SlotBytes() int { return st.slotBytes }
 
 // Upload queues the copy of src into dst, which must be as long, on s. It
 // returns once src may change again; the device may still be copying.

@@ -35,8 +35,6 @@ import (
 	"embed"
 	"fmt"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpurt"
@@ -165,8 +163,8 @@ type gpuSpread struct{ owners, devices, share int }
 func spreadOf(list []int) gpuSpread {
 	if list == nil {
 		n := 0
-		if infos := allInfos.Load(); infos != nil {
-			n = len(*infos)
+		if infos := gpurt.KnownDevices(); infos != nil {
+			n = len(infos)
 		} else {
 			n = gpurt.GuessDevices(nil)
 		}
@@ -181,33 +179,12 @@ func spreadOf(list []int) gpuSpread {
 	return sp
 }
 
-// deviceInfo describes the first GPU once the driver has answered (asked
-// once: the planner asks for every engine, and the driver's answers cost
-// about a millisecond), and before that the device the cost model was
-// fitted on.
+// deviceInfo describes the first GPU once the driver has answered, and
+// before that the device the cost model was fitted on.
 func deviceInfo() gpurt.Info {
-	if infos := allInfos.Load(); infos != nil {
-		return (*infos)[0]
-	}
-	if gpurt.Probed() {
-		if infos, err := gpurt.Devices(); err == nil && len(infos) > 0 {
-			allInfos.Store(&infos)
-			return infos[0]
-		}
-	}
-	info := gpurt.ReferenceH100()
-	info.Name = "the first GPU (not opened)"
-	return info
-}
-
-// allInfos caches the driver's description of the GPUs once it has
-// answered (deviceInfo; spreadOf counts them): every estimate asks.
-var allInfos atomic.Pointer[[]gpurt.Info]
-
-// openWait is the time in seconds a run still waits for the default
-// device to open, as estimated: 0 once it is open.
-func openWait() float64 {
-	return gpurt.OpenWait(time.Duration(openSeconds * float64(time.Second))).Seconds()
+	standIn := gpurt.ReferenceH100()
+	standIn.Name = "the first GPU (not opened)"
+	return gpurt.FirstInfo(standIn)
 }
 
 // state is an owner's state for this package: its module and a stager,

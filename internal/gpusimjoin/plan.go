@@ -36,22 +36,20 @@ func kernelNamed(name string) (kernel, bool) {
 }
 
 // The cost model (seconds on the device host, gpurt.ReferenceH100 for the
-// device; docs/SIMJOIN.md has the runs it was fitted to): opening the GPU
-// and what a process that opened it pays more at its exit; a run's fixed
+// device; docs/SIMJOIN.md has the runs it was fitted to; opening the GPU
+// and its teardown at exit are gpurt.OpenCost and CloseCost): a run's fixed
 // costs (the records' upload, the post goroutines, the last chunk's round
 // trip); the bus through pinned staging; the CPU's cost of handing a pair
 // on (per core: the filter's batch, the chunk; BenchmarkFilterOnly) and
 // of verifying one on the CPU (per pair, per element of the remainders
 // read), which the GPU saves.
 const (
-	openSeconds  = 0.22
-	closeSeconds = 0.12
-	runSetup     = 3e-3
-	launchCost   = 20e-6
-	uploadRate   = 11e9
-	emitNS       = 10.0
-	cpuStepNS    = 1.0
-	cpuPairNS    = 20.0
+	runSetup   = 3e-3
+	launchCost = 20e-6
+	uploadRate = 11e9
+	emitNS     = 10.0
+	cpuStepNS  = 1.0
+	cpuPairNS  = 20.0
 	// bitmapNS and bitmapWordNS are the filters' check of two bitmaps,
 	// per pair past the bound and per core, and per word of the bitmaps
 	// (read at random: cache misses), which a run without the bitmap
@@ -205,10 +203,7 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread, tu 
 	if pl.cpuTail <= 0 {
 		last = tailTrip + pl.gpuSec*lastPairs/max(w.Pairs, 1)
 	}
-	pl.seconds = runSetup + max(pl.filterSec, openWait()+up+pl.gpuSec/devices) + last
-	if !gpurt.DefaultStarted() {
-		pl.seconds += closeSeconds
-	}
+	pl.seconds = runSetup + max(pl.filterSec, gpurt.OpenLeft().Seconds()+up+pl.gpuSec/devices) + last + gpurt.CloseLeft().Seconds()
 	return pl
 }
 

@@ -1,0 +1,63 @@
+package gpurt
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// What a GPU costs a process besides its work, for the planners' estimates.
+const (
+	// OpenCost is opening the GPUs before any work: the driver's cuInit
+	// and the contexts, opened in parallel, and the prebuilt kernels
+	// (230-250, 105-150 and 2-5 ms on the 2-H200 host, docs/GPU.md).
+	OpenCost = 350 * time.Millisecond
+	// CloseCost is what a process that opened a GPU pays at its exit, the
+	// contexts' teardown (0.2 to 0.25 s on the 2-H200 host).
+	CloseCost = 200 * time.Millisecond
+)
+
+// OpenLeft is what a run on the default device still waits for it to
+// open: OpenWait of OpenCost.
+func OpenLeft() time.Duration { return OpenWait(OpenCost) }
+
+// CloseLeft is the teardown a run that opens a GPU adds to the process:
+// CloseCost until a GPU is being opened, 0 after, when the process pays it
+// whatever runs.
+func CloseLeft() time.Duration {
+	if DefaultStarted() {
+		return 0
+	}
+	return CloseCost
+}
+
+// infos caches the driver's description of the GPUs once it has answered:
+// planners ask for every estimate, and each answer costs about a
+// millisecond.
+var infos atomic.Pointer[[]Info]
+
+// KnownDevices returns the GPUs' descriptions once the driver has answered
+// (Probed), without loading it before, and nil otherwise.
+func KnownDevices() []Info {
+	if p := infos.Load(); p != nil {
+		return *p
+	}
+	if !Probed() {
+		return nil
+	}
+	all, err := Devices()
+	if err != nil || len(all) == 0 {
+		return nil
+	}
+	infos.Store(&all)
+	return all
+}
+
+// FirstInfo describes the first GPU for a planner: the driver's answer
+// once it has given one (KnownDevices), and before that standIn, the
+// device the planner's cost model assumes until the GPU is open.
+func FirstInfo(standIn Info) Info {
+	if all := KnownDevices(); all != nil {
+		return all[0]
+	}
+	return standIn
+}
