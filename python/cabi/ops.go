@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -141,10 +140,9 @@ func classify(err error) outcome {
 		return outcome{Code: codeError, Message: msg}
 	case errors.As(err, &be), errors.As(err, &le), errors.As(err, &me):
 		return outcome{Code: codeCannotRun, Message: msg + ": raise memory= (MiB)"}
+	case errors.Is(err, allpairs.ErrOverBudget):
+		return outcome{Code: codeCannotRun, Message: msg + ": raise memory= (MiB)"}
 	case errors.Is(err, allpairs.ErrCannotRun):
-		if strings.Contains(msg, "budget") {
-			msg += ": raise memory= (MiB)"
-		}
 		return outcome{Code: codeCannotRun, Message: msg}
 	case errors.Is(err, setio.ErrBadInput):
 		return outcome{Code: codeError, Message: msg}
