@@ -201,3 +201,21 @@ func TestPlanningCosts(t *testing.T) {
 		t.Errorf("FirstInfo before the driver answers = %+v, want the stand-in", got)
 	}
 }
+
+func TestStepsBounded(t *testing.T) {
+	timeline.Lock()
+	saved, savedDropped := timeline.steps, timeline.dropped
+	timeline.steps, timeline.dropped = nil, 0
+	timeline.Unlock()
+	t.Cleanup(func() {
+		timeline.Lock()
+		timeline.steps, timeline.dropped = saved, savedDropped
+		timeline.Unlock()
+	})
+	for range maxSteps + 10 {
+		record("pinned memory", time.Now(), 1)
+	}
+	if n := len(Steps()); n != maxSteps || timeline.dropped != 10 {
+		t.Errorf("%d steps kept, %d dropped; want %d and 10", n, timeline.dropped, maxSteps)
+	}
+}

@@ -22,19 +22,30 @@ type Step struct {
 	Bytes int64
 }
 
+// maxSteps bounds the steps kept: a long-lived process (the server, a
+// library's caller) pins and loads again and again, and the start-up is
+// what the steps are for.
+const maxSteps = 1024
+
 var timeline struct {
 	sync.Mutex
-	steps []Step
+	steps   []Step
+	dropped int // steps past maxSteps
 }
 
 // record adds a step that began at start and ends now.
 func record(what string, start time.Time, bytes int64) {
 	timeline.Lock()
-	timeline.steps = append(timeline.steps, Step{What: what, Start: start, Took: time.Since(start), Bytes: bytes})
+	if len(timeline.steps) < maxSteps {
+		timeline.steps = append(timeline.steps, Step{What: what, Start: start, Took: time.Since(start), Bytes: bytes})
+	} else {
+		timeline.dropped++
+	}
 	timeline.Unlock()
 }
 
-// Steps returns the start-up steps so far, in the order they ended.
+// Steps returns the start-up steps so far, in the order they ended: the
+// first maxSteps of the process.
 func Steps() []Step {
 	timeline.Lock()
 	defer timeline.Unlock()
