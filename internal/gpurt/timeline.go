@@ -29,8 +29,7 @@ const maxSteps = 1024
 
 var timeline struct {
 	sync.Mutex
-	steps   []Step
-	dropped int // steps past maxSteps
+	steps []Step
 }
 
 // record adds a step that began at start and ends now.
@@ -38,8 +37,6 @@ func record(what string, start time.Time, bytes int64) {
 	timeline.Lock()
 	if len(timeline.steps) < maxSteps {
 		timeline.steps = append(timeline.steps, Step{What: what, Start: start, Took: time.Since(start), Bytes: bytes})
-	} else {
-		timeline.dropped++
 	}
 	timeline.Unlock()
 }
