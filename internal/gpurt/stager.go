@@ -45,7 +45,6 @@ func NewStager(slots, slotBytes int) *Stager {
 	return &Stager{slots: slots, slotBytes: slotBytes}
 }
 
-
 // Upload queues the copy of src into dst, which must be as long, on s. It
 // returns once src may change again; the device may still be copying.
 func (st *Stager) Upload(c *Ctx, s *Stream, dst Buffer, src []byte) error {
