@@ -238,6 +238,9 @@ func TestServeIndexChanged(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("after SIGTERM: %v", err)
 	}
+	if !indexMapped {
+		t.Skip("this build reads the index into memory: a file overwritten in place does not reach the server")
+	}
 
 	// Overwritten in place.
 	bigData, err := os.ReadFile(buildIndexFile(t, docs.String(), false))
