@@ -291,6 +291,7 @@ type Searcher struct {
 	device   string
 	workload *conj.Workload
 	cands    []conj.Candidate
+	chosen   conj.Candidate // the engine that opened, or why none did
 }
 
 // NewSearcher prepares a searcher on ix: it picks the engine (Explain
@@ -302,8 +303,8 @@ type Searcher struct {
 // searcher never comes back.
 func NewSearcher(ix *Index, opt Options) (*Searcher, error) {
 	w := &conj.Workload{Index: ix.ix, Threads: conj.Threads(opt.Threads), Sample: opt.Expected, Queries: max(opt.ExpectedTotal, len(opt.Expected))}
-	cs, err := conj.Plan(w, engine.Choice{Device: opt.Device})
-	s := &Searcher{ix: ix, workload: w, cands: cs}
+	cs, chosen, err := conj.Plan(w, engine.Choice{Device: opt.Device})
+	s := &Searcher{ix: ix, workload: w, cands: cs, chosen: chosen}
 	if err != nil {
 		return s, err
 	}
@@ -319,10 +320,11 @@ func NewSearcher(ix *Index, opt Options) (*Searcher, error) {
 			errs = append(errs, fmt.Errorf("%s on %s: %w", c.Engine.Name(), c.Engine.Kind(), err))
 			continue
 		}
-		s.runner, s.device = r, c.Engine.Kind().String()
+		s.runner, s.device, s.chosen = r, c.Engine.Kind().String(), c
 		return s, nil
 	}
-	return s, errors.Join(errs...)
+	s.chosen.Err = errors.Join(errs...)
+	return s, s.chosen.Err
 }
 
 // Device returns "cpu" or "gpu": where batches run ("" for a searcher
@@ -331,7 +333,7 @@ func (s *Searcher) Device() string { return s.device }
 
 // Explain writes the index's shape, every engine's estimate (or why it
 // cannot run) and the choice.
-func (s *Searcher) Explain(w io.Writer) error { return conj.Explain(w, s.workload, s.cands) }
+func (s *Searcher) Explain(w io.Writer) error { return conj.Explain(w, s.workload, s.cands, s.chosen) }
 
 // Notes describes how the batches so far ran (on the GPU: the time in
 // kernels and transfers), or "".

@@ -14,11 +14,9 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strings"
 
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/invindex"
-	"github.com/xsect/xsect/internal/sysinfo"
 )
 
 // Query is one conjunctive query: a document matches when it holds every
@@ -89,46 +87,28 @@ func Register(e Engine) { registered.Register(e) }
 func Engines() []Engine { return registered.Engines() }
 
 // Plan asks every engine that choice allows for an estimate of w and
-// ranks them. It returns the ranked candidates and the chosen one, or an
-// error wrapping engine.ErrCannotRun that says why none can run (the
-// candidates are returned all the same, for Explain).
-func Plan(w *Workload, choice engine.Choice) ([]Candidate, error) {
+// ranks them (engine.Choose). It returns the ranked candidates and the
+// chosen one, or an error wrapping engine.ErrCannotRun that says why none
+// can run (the candidates are returned all the same, for Explain).
+func Plan(w *Workload, choice engine.Choice) ([]Candidate, Candidate, error) {
 	choice, err := choice.Normalize("query", registered.Names())
 	if err != nil {
-		return nil, err
+		return nil, Candidate{Err: err}, err
 	}
-	var cs []Candidate
-	for _, e := range registered.Engines() {
-		if !choice.Allows(e.Name(), e.Kind()) {
-			continue
-		}
-		c := Candidate{Engine: e}
-		c.Device, c.Err = e.Device()
-		if c.Err == nil {
-			c.Estimate, c.Err = e.Estimate(w)
-			c.CheckMemory(0)
-		}
-		cs = append(cs, c)
-	}
-	engine.Rank(cs)
-	_, err = engine.Pick("query", choice, cs)
-	return cs, err
+	return engine.Choose(engine.Planning[*Workload, Engine]{Workload: "query", Choice: choice, Problem: w,
+		Engines: registered.Engines(), Threads: Threads(w.Threads)})
 }
 
-// Explain writes the workload's shape and the candidates' table, the
-// first marked as chosen when it can run.
-func Explain(out io.Writer, w *Workload, cs []Candidate) error {
+// Explain writes the workload's shape, the candidates' table and the
+// choice (engine.WriteChoice).
+func Explain(out io.Writer, w *Workload, cs []Candidate, chosen Candidate) error {
 	fmt.Fprintf(out, "index: %s\n", w.Index)
 	if w.Sample != nil {
 		fmt.Fprintf(out, "queries: %d (sample of %d)\n", w.Queries, len(w.Sample))
 	} else {
 		fmt.Fprintf(out, "queries: unknown in advance\n")
 	}
-	chosen := -1
-	if len(cs) > 0 && cs[0].Err == nil {
-		chosen = 0
-	}
-	return engine.WriteTable(out, cs, chosen)
+	return engine.WriteChoice(out, cs, chosen)
 }
 
 // Threads resolves a thread count: 0 means GOMAXPROCS.
@@ -137,10 +117,4 @@ func Threads(n int) int {
 		return runtime.GOMAXPROCS(0)
 	}
 	return n
-}
-
-// cpuDevice describes this machine's CPU.
-func cpuDevice(threads int) engine.Device {
-	return engine.Device{Kind: engine.CPU, Name: fmt.Sprintf("%s, %d threads", strings.TrimSpace(sysinfo.CPUName()), threads),
-		Memory: sysinfo.Memory(), Parallelism: threads}
 }

@@ -96,11 +96,11 @@ func TestPrepare(t *testing.T) {
 func TestPlan(t *testing.T) {
 	ix, _ := invindex.FromDocs(sets.FromSets([]uint32{1, 2}), invindex.BuildOptions{})
 	w := &conj.Workload{Index: ix, Threads: 2, Sample: []conj.Query{{Terms: []uint32{1, 2}}}, Queries: 10}
-	cs, err := conj.Plan(w, engine.Choice{Device: "cpu"})
-	if err != nil || len(cs) != 1 || cs[0].Engine.Kind() != engine.CPU {
-		t.Fatalf("cpu: %v, %v", cs, err)
+	cs, chosen, err := conj.Plan(w, engine.Choice{Device: "cpu"})
+	if err != nil || len(cs) != 1 || cs[0].Engine.Kind() != engine.CPU || chosen.Device.Parallelism != 2 {
+		t.Fatalf("cpu: %v, %+v, %v", cs, chosen, err)
 	}
-	if _, err := conj.Plan(w, engine.Choice{Device: "tpu"}); err == nil {
+	if _, _, err := conj.Plan(w, engine.Choice{Device: "tpu"}); err == nil {
 		t.Error("device tpu accepted")
 	}
 }

@@ -27,7 +27,7 @@ type cpuEngine struct{}
 func (cpuEngine) Name() string      { return "svs" }
 func (cpuEngine) Kind() engine.Kind { return engine.CPU }
 
-func (cpuEngine) Device() (engine.Device, error) { return cpuDevice(Threads(0)), nil }
+func (cpuEngine) Device() (engine.Device, error) { return engine.CPUDevice(), nil }
 
 // The CPU cost model: a fixed cost per query, and per element of the
 // running result compared with a list. Fitted to gcide with the TREC 2005

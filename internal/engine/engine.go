@@ -70,21 +70,7 @@ func (e Estimate) Duration() time.Duration {
 // its results to outputs of type O. An engine must be safe for concurrent
 // use: one engine value serves every plan.
 type Engine[P, O any] interface {
-	// Name is the technique, for example "scancount". Engines of
-	// different devices that compute alike share a name, so that a named
-	// technique runs on whatever device the caller allows.
-	Name() string
-	// Kind is the kind of device the engine runs on. Unlike Device it
-	// must not touch the device: the planner filters by kind without
-	// opening a GPU.
-	Kind() Kind
-	// Device returns the device the engine runs on, or an error wrapping
-	// ErrCannotRun that says why it is not available on this machine.
-	Device() (Device, error)
-	// Estimate predicts the engine's time and memory on p, or returns an
-	// error wrapping ErrCannotRun that says why it cannot run p. It must
-	// be cheap next to Run.
-	Estimate(p P) (Estimate, error)
+	Estimator[P]
 	// Run computes p and delivers the result through out. It returns
 	// ctx.Err() soon after ctx is done.
 	Run(ctx context.Context, p P, out O) error

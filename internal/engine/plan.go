@@ -62,21 +62,28 @@ func (pl *Plan[P, E]) Estimated() (time.Duration, int64) {
 	return pl.Chosen.Estimate.Duration(), pl.Chosen.Estimate.Memory
 }
 
-// WriteChoice writes the candidates' table (WriteTable) and the choice:
-// the engine that runs and its device, or why none can run.
-func (pl *Plan[P, E]) WriteChoice(w io.Writer) error {
-	chosen := 0
-	if pl.Chosen.Err != nil {
-		chosen = -1
+// WriteChoice writes the candidates' table and the choice (WriteChoice).
+func (pl *Plan[P, E]) WriteChoice(w io.Writer) error { return WriteChoice(w, pl.Candidates, pl.Chosen) }
+
+// WriteChoice ends every workload's explanation: the candidates' table
+// (WriteTable), then the engine that runs and its device, or, when chosen
+// carries an error, why none can run.
+func WriteChoice[E Named](w io.Writer, cs []Candidate[E], chosen Candidate[E]) error {
+	at := -1
+	if chosen.Err == nil {
+		// By name and kind: an engine's value may not be comparable.
+		at = slices.IndexFunc(cs, func(c Candidate[E]) bool {
+			return c.Err == nil && c.Engine.Name() == chosen.Engine.Name() && c.Engine.Kind() == chosen.Engine.Kind()
+		})
 	}
-	if err := WriteTable(w, pl.Candidates, chosen); err != nil {
+	if err := WriteTable(w, cs, at); err != nil {
 		return err
 	}
-	if pl.Chosen.Err != nil {
-		_, err := fmt.Fprintf(w, "\nchoice       none: %v\n", Reason(pl.Chosen.Err))
+	if chosen.Err != nil {
+		_, err := fmt.Fprintf(w, "\nchoice       none: %v\n", Reason(chosen.Err))
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\nchoice       %s on %s (%s)\n", pl.Chosen.Engine.Name(), pl.Chosen.Device.Kind, pl.Chosen.Device.Name)
+	_, err := fmt.Fprintf(w, "\nchoice       %s on %s (%s)\n", chosen.Engine.Name(), chosen.Device.Kind, chosen.Device.Name)
 	return err
 }
 
@@ -100,7 +107,13 @@ func (d Device) OnThreads(n int) Device {
 // Named is what the registry and the planner need of an engine: its
 // technique and the kind of device it runs on.
 type Named interface {
+	// Name is the technique, for example "scancount". Engines of
+	// different devices that compute alike share a name, so that a named
+	// technique runs on whatever device the caller allows.
 	Name() string
+	// Kind is the kind of device the engine runs on. Unlike Device it
+	// must not touch the device: the planner filters by kind without
+	// opening a GPU.
 	Kind() Kind
 }
 
@@ -120,7 +133,11 @@ type Candidate[E Named] struct {
 // CheckMemory sets c.Err when the estimate needs more memory than the
 // device has or, on the CPU, more than budget bytes (budget <= 0: no
 // budget).
-func (c *Candidate[E]) CheckMemory(budget int64) {
+func (c *Candidate[E]) CheckMemory(budget int64) { c.checkMemory(budget, 0) }
+
+// checkMemory is CheckMemory where the prepared problem already holds
+// prepared bytes of the budget.
+func (c *Candidate[E]) checkMemory(budget, prepared int64) {
 	if c.Err != nil {
 		return
 	}
@@ -128,7 +145,10 @@ func (c *Candidate[E]) CheckMemory(budget int64) {
 	switch {
 	case d.Memory > 0 && c.Estimate.Memory > d.Memory:
 		c.Err = Cannot("needs %s of memory, %s has %s", Bytes(c.Estimate.Memory), d.Kind, Bytes(d.Memory))
-	case d.Kind == CPU && budget > 0 && c.Estimate.Memory > budget:
+	case d.Kind != CPU || budget <= 0 || c.Estimate.Memory+prepared <= budget:
+	case prepared > 0:
+		c.Err = OverBudget("needs %s with the prepared data, over the budget of %s", Bytes(c.Estimate.Memory+prepared), Bytes(budget))
+	default:
 		c.Err = OverBudget("needs %s of memory, over the budget of %s", Bytes(c.Estimate.Memory), Bytes(budget))
 	}
 }

@@ -11,9 +11,7 @@ import (
 	"math"
 	"math/big"
 	"runtime"
-	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/xsect/xsect/internal/engine"
@@ -95,49 +93,40 @@ type Plan struct {
 	// Candidates are the estimates of every engine considered, fastest
 	// first, those that cannot run last; Err says why one cannot run.
 	Candidates []Candidate
-	// Reason says why Engine was chosen.
-	Reason string
 
-	err       error // why no engine can run (Engine nil), or nil
+	chosen    Candidate // Err says why no engine can run (Engine nil)
 	opt       Options
 	probeNote string // why the CPU costs were not measured
 	notes     engine.Notes
 	budget    int64 // the memory budget
 	spent     int64 // the memory of the prepared data
-	// engineBytes is the chosen CPU engine's estimate of its memory.
-	engineBytes int64
 }
 
 // Memory is the CPU memory the plan holds and its engine is predicted to
 // take at its peak: the prepared data and, for a CPU engine, its
 // estimate.
 func (p *Plan) Memory() int64 {
-	return p.spent + p.engineBytes
-}
-
-// estimate asks c's engine for its estimate on d, and checks a CPU
-// engine's memory against the budget (spent is the preparation's).
-func estimate(c *Candidate, d *Data, spent, budget int64) {
-	c.Estimate, c.Err = c.Engine.Estimate(d)
-	if c.Err == nil && c.Engine.Kind() == engine.CPU && c.Estimate.Memory+spent > budget {
-		c.Err = engine.OverBudget("needs %s with the prepared data, over the budget of %s", engine.Bytes(c.Estimate.Memory+spent), engine.Bytes(budget))
+	if p.chosen.Err != nil || p.chosen.Device.Kind != engine.CPU {
+		return p.spent
 	}
+	return p.spent + p.chosen.Estimate.Memory
 }
 
-// calibrate re-estimates the CPU candidates with per-unit costs measured
-// on this machine (a probe of a millisecond or two, once per process and
-// number of threads), when that could change the choice and is lost in the
-// run's time: two candidates, one on the CPU, within probeSpread of the
-// fastest, which takes probeWorth or more.
-func (p *Plan) calibrate(spent, budget int64) {
+// calibrate measures per-unit costs on this machine (a probe of a
+// millisecond or two, once per process and number of threads) when that
+// could change the choice among cs and is lost in the run's time: two
+// candidates, one on the CPU, within probeSpread of the fastest, which
+// takes probeWorth or more. It returns the engines to estimate again with
+// them: the CPU ones, or nil without a probe.
+func (p *Plan) calibrate(cs []Candidate) func(Engine) bool {
 	fastest := 0.0
-	for _, c := range p.Candidates {
+	for _, c := range cs {
 		if c.Err == nil && (fastest == 0 || c.Estimate.Seconds < fastest) {
 			fastest = c.Estimate.Seconds
 		}
 	}
 	near, cpu := 0, false
-	for _, c := range p.Candidates {
+	for _, c := range cs {
 		if c.Err == nil && c.Estimate.Seconds <= probeSpread*fastest {
 			near++
 			cpu = cpu || c.Engine.Kind() == engine.CPU
@@ -147,33 +136,14 @@ func (p *Plan) calibrate(spent, budget int64) {
 	case p.opt.probe:
 	case !cpu || near < 2:
 		p.probeNote = fmt.Sprintf("no probe: no other engine within %gx", probeSpread)
-		return
+		return nil
 	case fastest < probeWorth:
 		p.probeNote = fmt.Sprintf("no probe: the fastest estimate is below %g s", probeWorth)
-		return
+		return nil
 	}
 	costs := measure(p.Data.Threads).costs()
 	p.Data.costs = &costs
-	estimateAll(p.Candidates, p.Data, spent, budget, func(e Engine) bool { return e.Kind() == engine.CPU })
-}
-
-// estimateAll estimates, at once, the candidates that can run and that
-// which selects: the batmap engines' layouts take milliseconds each on
-// large problems, and an engine chosen to run on a GPU opens it only once
-// the plan is made.
-func estimateAll(cands []Candidate, d *Data, spent, budget int64, which func(Engine) bool) {
-	d.unitCosts() // set before the engines read it concurrently
-	var wg sync.WaitGroup
-	for i := range cands {
-		if c := &cands[i]; c.Err == nil && which(c.Engine) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				estimate(c, d, spent, budget)
-			}()
-		}
-	}
-	wg.Wait()
+	return func(e Engine) bool { return e.Kind() == engine.CPU }
 }
 
 // NewPlan prepares tx (each set a transaction, its elements the items) for
@@ -216,38 +186,20 @@ func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	}
 	spent := d.preparedBytes()
 	p := &Plan{Data: d, opt: opt, budget: budget, spent: spent}
-	for _, e := range Engines() {
-		if !choice.Allows(e.Name(), e.Kind()) {
-			continue
-		}
-		c := Candidate{Engine: e}
-		var err error
-		c.Device, err = e.Device()
-		c.Err = engine.Unavailable(err)
-		p.Candidates = append(p.Candidates, c)
-	}
-	estimateAll(p.Candidates, d, spent, budget, func(Engine) bool { return true })
+	d.unitCosts() // set before the engines read it concurrently
+	planning := engine.Planning[*Data, Engine]{Workload: "pairs", Choice: choice, Problem: d, Engines: Engines(),
+		Threads: threads, Budget: budget, Prepared: spent}
 	if choice.Technique == "auto" {
-		p.calibrate(spent, budget)
+		planning.Again = p.calibrate
 	} else {
 		p.probeNote = "no probe: the engine was named"
 	}
-	engine.Rank(p.Candidates)
-	chosen, err := engine.Pick("pairs", choice, p.Candidates)
+	p.Candidates, p.chosen, err = engine.Choose(planning)
 	if err != nil {
 		// The plan still explains why each engine cannot run.
-		p.err = err
 		return p, err
 	}
-	p.Engine = chosen.Engine
-	if chosen.Engine.Kind() == engine.CPU {
-		p.engineBytes = chosen.Estimate.Memory
-	}
-	if choice.Technique == "auto" {
-		p.Reason = "lowest estimated time"
-	} else {
-		p.Reason = "requested"
-	}
+	p.Engine = p.chosen.Engine
 	return p, nil
 }
 
@@ -307,16 +259,7 @@ func (p *Plan) Explain() string {
 	}
 	fmt.Fprintf(&b, "CPU estimates: %s\n", costs)
 	fmt.Fprintf(&b, "engines:\n")
-	// By name and device: an engine's value may not be comparable.
-	chosen := slices.IndexFunc(p.Candidates, func(c Candidate) bool {
-		return c.Err == nil && c.Engine.Name() == p.Engine.Name() && c.Engine.Kind() == p.Engine.Kind()
-	})
-	engine.WriteTable(&b, p.Candidates, chosen)
-	if p.err != nil {
-		fmt.Fprintf(&b, "chosen: none: %s\n", engine.Reason(p.err))
-	} else {
-		fmt.Fprintf(&b, "chosen: %s on %s (%s)\n", p.Engine.Name(), p.Engine.Kind(), p.Reason)
-	}
+	engine.WriteChoice(&b, p.Candidates, p.chosen)
 	return b.String()
 }
 

@@ -187,11 +187,11 @@ func TestEngineWithoutGPU(t *testing.T) {
 		if gpurt.Present() == nil {
 			t.Fatalf("a GPU is present, but: %v", err)
 		}
-		cs, err := conj.Plan(w, engine.Choice{Device: "gpu"})
+		cs, _, err := conj.Plan(w, engine.Choice{Device: "gpu"})
 		if err == nil || len(cs) != 1 {
 			t.Fatalf("device gpu without a GPU: %v", err)
 		}
-		cs, err = conj.Plan(w, engine.Choice{Device: "auto"})
+		cs, _, err = conj.Plan(w, engine.Choice{Device: "auto"})
 		if err != nil || cs[0].Engine.Kind() != engine.CPU {
 			t.Fatalf("auto without a GPU: %v %v", cs, err)
 		}

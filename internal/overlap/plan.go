@@ -1,13 +1,10 @@
 package overlap
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -37,17 +34,10 @@ func (pl *Plan) Memory() int64 {
 // bounder is implemented by engines whose Estimate costs more than a look
 // at the statistics (a measurement, a sample, a layout): lowerBound
 // returns, in O(1), seconds that Estimate cannot go below, and 0 if it
-// knows none. The planner asks for such estimates last, and not at all
-// when an estimate already made is no higher than the bound.
+// knows none (engine.Planning.Bound).
 type bounder interface {
 	lowerBound(p *Problem) float64
 }
-
-// gpuStartup is what opening a GPU costs before any work: loading the
-// driver, creating the context and loading the kernels (98 + 119 + 7 ms on
-// the H100 host, docs/GPU.md). With Device "auto", GPU engines are not even
-// opened when a CPU engine's estimate is below it.
-const gpuStartup = 250 * time.Millisecond
 
 // NewPlan measures r × s (s == nil: the self-join of r) for query q and
 // picks the engine with the lowest estimated time among those that
@@ -79,74 +69,20 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 	}
 	plan := &Plan{opt: opt}
 	plan.Problem = p
-	engines := Engines()
-	// CPU engines first: their estimates decide whether a GPU is worth
-	// opening at all. Engines with a lower bound come after the others
-	// of their kind, lowest bound first.
-	type entry struct {
-		e       Engine
-		bound   float64
-		bounded bool
-	}
-	order := make([]entry, len(engines))
-	for i, e := range engines {
-		order[i].e = e
-		if b, ok := e.(bounder); ok {
-			order[i].bound, order[i].bounded = b.lowerBound(p), true
-		}
-	}
-	slices.SortStableFunc(order, func(a, b entry) int {
-		if c := cmp.Compare(a.e.Kind(), b.e.Kind()); c != 0 {
-			return c
-		}
-		if a.bounded != b.bounded {
-			if b.bounded {
-				return -1
+	plan.Candidates, plan.Chosen, err = engine.Choose(engine.Planning[*Problem, Engine]{
+		Workload: "allpairs", Choice: choice, Problem: p, Engines: Engines(), Threads: p.Threads, Budget: p.memoryLeft(),
+		DeviceOf: func(e Engine) (Device, error) { return DeviceOf(e, p) },
+		Bound: func(e Engine) (float64, bool) {
+			if b, ok := e.(bounder); ok {
+				return b.lowerBound(p), true
 			}
-			return 1
-		}
-		return cmp.Compare(a.bound, b.bound)
+			return 0, false
+		},
 	})
-	bestCPU, best := math.Inf(1), math.Inf(1)
-	for _, en := range order {
-		e := en.e
-		// Filter before Device, which may open a GPU.
-		if !choice.Allows(e.Name(), e.Kind()) {
-			continue
-		}
-		if e.Kind() == GPU && choice.Device == "auto" && bestCPU < gpuStartup.Seconds() {
-			plan.Candidates = append(plan.Candidates, Candidate{Engine: e, Device: Device{Kind: GPU, Name: "not opened"},
-				Err: cannot("not tried: the CPU's estimate, %v, is under the %v it takes to start a GPU",
-					time.Duration(bestCPU*float64(time.Second)).Round(time.Millisecond), gpuStartup)})
-			continue
-		}
-		d, derr := DeviceOf(e, p)
-		c := Candidate{Engine: e, Device: d, Err: engine.Unavailable(derr)}
-		if b := en.bound; c.Err == nil && b > 0 && b >= best {
-			c.Bounded = true
-			c.Estimate = Estimate{Seconds: b, Detail: "not estimated: at least this, and another estimate is lower"}
-			plan.Candidates = append(plan.Candidates, c)
-			continue
-		}
-		if c.Err == nil {
-			c.Estimate, c.Err = e.Estimate(p)
-		}
-		c.CheckMemory(p.memoryLeft())
-		if c.Err == nil {
-			best = min(best, c.Estimate.Seconds)
-			if d.Kind == CPU {
-				bestCPU = min(bestCPU, c.Estimate.Seconds)
-			}
-		}
-		plan.Candidates = append(plan.Candidates, c)
-	}
 	plan.Prepare = time.Since(start)
-	engine.Rank(plan.Candidates)
-	plan.Chosen, err = engine.Pick("allpairs", choice, plan.Candidates)
 	if err != nil && len(plan.Candidates) == 0 {
 		return nil, err
 	}
-	plan.Chosen.Device = plan.Chosen.Device.OnThreads(p.Threads)
 	return plan, err
 }
 

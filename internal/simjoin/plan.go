@@ -16,7 +16,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/xsect/xsect/internal/engine"
@@ -76,47 +75,13 @@ func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
 	pl := &Plan{opt: opt, shift: sh, Phases: p.phases}
 	pl.Problem = p
 	planning := time.Now()
-	engines := Engines()
-	// CPU engines first, so that a GPU engine sees their estimates.
-	slices.SortStableFunc(engines, func(a, b Engine) int { return int(a.Kind()) - int(b.Kind()) })
-	for _, e := range engines {
-		if !choice.Allows(e.Name(), e.Kind()) {
-			continue
-		}
-		d, derr := e.Device()
-		pl.Candidates = append(pl.Candidates, Candidate{Engine: e, Device: d, Err: derr})
-	}
-	// Estimates sample the filters: on several cores at once.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, threads)
-	for i := range pl.Candidates {
-		c := &pl.Candidates[i]
-		if c.Err != nil {
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			c.Estimate, c.Err = c.Engine.Estimate(p)
-			<-sem
-		}()
-	}
-	wg.Wait()
-	for i := range pl.Candidates {
-		pl.Candidates[i].CheckMemory(p.Memory)
-	}
+	pl.Candidates, pl.Chosen, err = engine.Choose(engine.Planning[*Problem, Engine]{
+		Workload: "simjoin", Choice: choice, Problem: p, Engines: Engines(), Threads: p.Threads,
+		Budget: p.Memory,
+	})
 	pl.Prepare = time.Since(start)
 	pl.Phases.Plan = time.Since(planning)
-	engine.Rank(pl.Candidates)
-	pl.Chosen, err = engine.Pick("simjoin", choice, pl.Candidates)
-	pl.Chosen.Device = pl.Chosen.Device.OnThreads(p.Threads)
 	if err != nil && len(pl.Candidates) == 0 {
-		if choice.Device == "gpu" {
-			// Say what is missing rather than only that nothing is
-			// registered.
-			err = fmt.Errorf("%w: there is no GPU verification engine yet; device cpu or auto runs on the CPU", err)
-		}
 		return nil, err
 	}
 	return pl, err

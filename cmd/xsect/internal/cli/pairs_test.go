@@ -45,7 +45,7 @@ func TestPairs(t *testing.T) {
 		t.Errorf("--count: code %d, stdout %q", code, stdout)
 	}
 	code, stdout, stderr := run(t, "pairs", "--min-support", "2", "--explain", tx)
-	if code != ExitOK || stdout == "" || !strings.Contains(stderr, "chosen:") {
+	if code != ExitOK || stdout == "" || !strings.Contains(stderr, "\nchoice       ") {
 		t.Errorf("--explain: code %d, stderr %q", code, stderr)
 	}
 	for _, args := range [][]string{
@@ -79,7 +79,7 @@ func TestPairs(t *testing.T) {
 	// --explain says why a plan that cannot run cannot.
 	if gpurt.Available() != nil {
 		code, _, stderr = run(t, "pairs", "--min-support", "2", "--device", "gpu", "--explain", tx)
-		if code != ExitFailure || !strings.Contains(stderr, "cannot run") || !strings.Contains(stderr, "chosen: none") {
+		if code != ExitFailure || !strings.Contains(stderr, "cannot run") || !strings.Contains(stderr, "choice       none: ") {
 			t.Errorf("--device gpu --explain without a GPU: code %d, stderr %q", code, stderr)
 		}
 	}
