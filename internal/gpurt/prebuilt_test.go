@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/xsect/xsect/internal/engine"
 )
 
 func gz(t *testing.T, b []byte) []byte {
@@ -217,5 +219,14 @@ func TestStepsBounded(t *testing.T) {
 	}
 	if n := len(Steps()); n != maxSteps {
 		t.Errorf("%d steps kept, want %d", n, maxSteps)
+	}
+}
+
+// TestOpenCostIsThePlannersStartup holds internal/engine's GPUStartup, by
+// which every planner skips the GPU for a problem the CPU finishes sooner,
+// to the start-up cost the GPU engines' estimates add.
+func TestOpenCostIsThePlannersStartup(t *testing.T) {
+	if engine.GPUStartup != OpenCost {
+		t.Errorf("engine.GPUStartup = %v, gpurt.OpenCost = %v", engine.GPUStartup, OpenCost)
 	}
 }
