@@ -36,6 +36,7 @@ func init() {
 	xormin := Method{Name: "avx512-xormin", Count: blockCounter(countAVX512XorMin), Intersect: blockIntersecter(intersectAVX512XorMin, 16)}
 	hybrid := Method{Name: "avx512-hybrid", Count: blockCounter(countAVX512Hybrid), Intersect: blockIntersecter(intersectAVX512Hybrid, 16)}
 	search := Method{Name: "search-simd", Count: searchCounter, Intersect: searchIntersecter}
+	skip := Method{Name: "skip-avx512", Count: smallFirst(blockCounter(countSkip)), Intersect: smallFirstIntersect(blockIntersecter(intersectSkip, 1))}
 	// "avx512" is the emulation of VP2INTERSECT that is faster on this CPU
 	// (xor/min on AMD's cores, the hybrid on Intel's); the other one stays
 	// available (and tested) under its own name.
@@ -46,7 +47,7 @@ func init() {
 		gallopRatio = 24
 	}
 	best.Name = "avx512"
-	methods = append(methods, best, other, search)
+	methods = append(methods, best, other, search, skip)
 	blockCount, blockIntersect = best.Count, best.Intersect
 	gallopCount, gallopIntersect = search.Count, search.Intersect
 	if !hasVP2 {
@@ -108,6 +109,27 @@ func intersectTail(dst, a, b []uint32) []uint32 {
 		return intersectGallop(dst, a, b)
 	}
 	return intersectBranchless(dst, a, b)
+}
+
+// smallFirst and smallFirstIntersect hand the skip kernels the smaller set
+// as the one whose values are looked up: skipping through the smaller set
+// would be correct but read all of the larger one.
+func smallFirst(count func(a, b []uint32) int) func(a, b []uint32) int {
+	return func(a, b []uint32) int {
+		if len(a) > len(b) {
+			a, b = b, a
+		}
+		return count(a, b)
+	}
+}
+
+func smallFirstIntersect(intersect func(dst, a, b []uint32) []uint32) func(dst, a, b []uint32) []uint32 {
+	return func(dst, a, b []uint32) []uint32 {
+		if len(a) > len(b) {
+			a, b = b, a
+		}
+		return intersect(dst, a, b)
+	}
 }
 
 // searchCounter is search-simd's Count: binary searches of the smaller
