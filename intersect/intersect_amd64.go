@@ -51,6 +51,9 @@ func init() {
 	blockCount, blockIntersect = best.Count, best.Intersect
 	gallopCount, gallopIntersect = search.Count, search.Intersect
 	if !hasVP2 {
+		if isAMD {
+			zen4Dispatch(avx2, skip, search)
+		}
 		return
 	}
 	vp2 := Method{Name: "vp2intersect", Count: blockCounter(countVP2Intersect), Intersect: blockIntersecter(intersectVP2Intersect, 16)}
@@ -60,6 +63,30 @@ func init() {
 	if isAMD {
 		blockCount, blockIntersect = vp2.Count, vp2.Intersect
 		gallopRatio = 64
+	}
+}
+
+// zen4Dispatch sets the dispatch for AMD's cores with AVX-512 but without
+// VP2INTERSECT (Zen 4), which run 512-bit operations in two halves: the AVX2
+// block kernel beats both emulations of VP2INTERSECTD there, skip-avx512
+// beats it from about 1:14, and search-simd beats skip-avx512 beyond about
+// 1:1000 (docs/results/pairwise-peers-zen4.txt). Count and Intersect reach
+// the last two through gallopCount and gallopIntersect.
+func zen4Dispatch(block, skip, search Method) {
+	const searchRatio = 1024
+	blockCount, blockIntersect = block.Count, block.Intersect
+	gallopRatio = 14
+	gallopCount = func(a, b []uint32) int {
+		if len(a)*searchRatio < len(b) {
+			return search.Count(a, b)
+		}
+		return skip.Count(a, b)
+	}
+	gallopIntersect = func(dst, a, b []uint32) []uint32 {
+		if len(a)*searchRatio < len(b) {
+			return search.Intersect(dst, a, b)
+		}
+		return skip.Intersect(dst, a, b)
 	}
 }
 
