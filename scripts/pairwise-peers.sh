@@ -21,7 +21,9 @@
 # Without PEERS only xsect is timed.
 #
 # Environment: ROUNDS (default 5), CORE (default 1), DIR (scratch, default
-# /tmp/pairwise-peers), PAIRFLAGS (extra flags for pairfiles write).
+# /tmp/pairwise-peers), PAIRFLAGS (extra flags for pairfiles write), IMPLS
+# and PEER_IMPLS (the xsect methods, as xsect-<method>, and the peer
+# functions to time; all when empty).
 set -eu -o pipefail
 cd "$(dirname "$0")/.."
 dir=${DIR:-/tmp/pairwise-peers}
@@ -41,9 +43,9 @@ raw="$dir/raw.txt"
 for round in $(seq "${ROUNDS:-5}"); do
 	echo "# round $round, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
 	while read -r name want; do
-		taskset -c "$core" "$dir/pairfiles" time -dir "$dir" "$name" "$want" | sed "s/^/round=$round /" | tee -a "$raw"
+		taskset -c "$core" "$dir/pairfiles" time -dir "$dir" "$name" "$want" ${IMPLS:-} | sed "s/^/round=$round /" | tee -a "$raw"
 		if [ -n "${PEERS:-}" ]; then
-			taskset -c "$core" "$PEERS" "$dir" "$name" "$want" | sed "s/^/round=$round /;s/ peer=/ impl=/" | tee -a "$raw"
+			taskset -c "$core" "$PEERS" "$dir" "$name" "$want" ${PEER_IMPLS:-} | sed "s/^/round=$round /;s/ peer=/ impl=/" | tee -a "$raw"
 		fi
 	done <"$dir/manifest"
 done

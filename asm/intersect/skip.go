@@ -53,14 +53,7 @@ func (k skipKernel) generate() {
 	Pragma("noescape")
 	L := func(s string) string { return k.name + "_" + s }
 
-	Load(Param("a").Base(), RSI)
-	Load(Param("a").Len(), RAX)
-	Load(Param("b").Base(), RDI)
-	Load(Param("b").Len(), RBX)
-	if k.intersect {
-		Load(Param("dst"), RCX)
-	}
-	XORL(EDX, EDX)
+	loadPair(k.intersect)
 	LEAQ(Mem{Base: RSI, Index: RAX, Scale: 4}, RAX)
 	SHLQ(U8(2), RBX)
 	ADDQ(RDI, RBX)
