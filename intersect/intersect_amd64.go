@@ -36,6 +36,7 @@ func init() {
 	xormin := Method{Name: "avx512-xormin", Count: blockCounter(countAVX512XorMin), Intersect: blockIntersecter(intersectAVX512XorMin, 16)}
 	hybrid := Method{Name: "avx512-hybrid", Count: blockCounter(countAVX512Hybrid), Intersect: blockIntersecter(intersectAVX512Hybrid, 16)}
 	search := Method{Name: "search-simd", Count: searchCounter, Intersect: searchIntersecter}
+	skip := Method{Name: "skip-avx512", Count: smallFirst(blockCounter(countSkip)), Intersect: smallFirstIntersect(blockIntersecter(intersectSkip, 1))}
 	// "avx512" is the emulation of VP2INTERSECT that is faster on this CPU
 	// (xor/min on AMD's cores, the hybrid on Intel's); the other one stays
 	// available (and tested) under its own name.
@@ -46,10 +47,13 @@ func init() {
 		gallopRatio = 24
 	}
 	best.Name = "avx512"
-	methods = append(methods, best, other, search)
+	methods = append(methods, best, other, search, skip)
 	blockCount, blockIntersect = best.Count, best.Intersect
 	gallopCount, gallopIntersect = search.Count, search.Intersect
 	if !hasVP2 {
+		if isAMD {
+			zen4Dispatch(avx2, skip, search)
+		}
 		return
 	}
 	vp2 := Method{Name: "vp2intersect", Count: blockCounter(countVP2Intersect), Intersect: blockIntersecter(intersectVP2Intersect, 16)}
@@ -59,6 +63,30 @@ func init() {
 	if isAMD {
 		blockCount, blockIntersect = vp2.Count, vp2.Intersect
 		gallopRatio = 64
+	}
+}
+
+// zen4Dispatch sets the dispatch for AMD's cores with AVX-512 but without
+// VP2INTERSECT (Zen 4), which run 512-bit operations in two halves: the AVX2
+// block kernel beats both emulations of VP2INTERSECTD there, skip-avx512
+// beats it from about 1:14, and search-simd beats skip-avx512 beyond about
+// 1:1000 (docs/results/pairwise-peers-zen4.txt). Count and Intersect reach
+// the last two through gallopCount and gallopIntersect.
+func zen4Dispatch(block, skip, search Method) {
+	const searchRatio = 1024
+	blockCount, blockIntersect = block.Count, block.Intersect
+	gallopRatio = 14
+	gallopCount = func(a, b []uint32) int {
+		if len(a)*searchRatio < len(b) {
+			return search.Count(a, b)
+		}
+		return skip.Count(a, b)
+	}
+	gallopIntersect = func(dst, a, b []uint32) []uint32 {
+		if len(a)*searchRatio < len(b) {
+			return search.Intersect(dst, a, b)
+		}
+		return skip.Intersect(dst, a, b)
 	}
 }
 
@@ -108,6 +136,27 @@ func intersectTail(dst, a, b []uint32) []uint32 {
 		return intersectGallop(dst, a, b)
 	}
 	return intersectBranchless(dst, a, b)
+}
+
+// smallFirst and smallFirstIntersect hand the skip kernels the smaller set
+// as the one whose values are looked up: skipping through the smaller set
+// would be correct but read all of the larger one.
+func smallFirst(count func(a, b []uint32) int) func(a, b []uint32) int {
+	return func(a, b []uint32) int {
+		if len(a) > len(b) {
+			a, b = b, a
+		}
+		return count(a, b)
+	}
+}
+
+func smallFirstIntersect(intersect func(dst, a, b []uint32) []uint32) func(dst, a, b []uint32) []uint32 {
+	return func(dst, a, b []uint32) []uint32 {
+		if len(a) > len(b) {
+			a, b = b, a
+		}
+		return intersect(dst, a, b)
+	}
 }
 
 // searchCounter is search-simd's Count: binary searches of the smaller

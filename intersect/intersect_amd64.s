@@ -2688,3 +2688,135 @@ intersectSearch_done:
 	MOVQ R9, ret+56(FP)
 	VZEROUPPER
 	RET
+
+// func countSkip(a []uint32, b []uint32) (n int, i int, j int)
+// Requires: AVX, AVX512F
+TEXT ·countSkip(SB), NOSPLIT, $0-72
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), AX
+	MOVQ b_base+24(FP), DI
+	MOVQ b_len+32(FP), BX
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	SHLQ $0x02, BX
+	ADDQ DI, BX
+	LEAQ -2048(BX), R8
+	SUBQ $0x00000100, BX
+	CMPQ BX, DI
+	JB   countSkip_done
+
+countSkip_probe:
+	CMPQ         SI, AX
+	JAE          countSkip_done
+	MOVL         (SI), R9
+	VPBROADCASTD R9, Z0
+
+countSkip_far:
+	CMPQ DI, R8
+	JA   countSkip_near
+	CMPL 2044(DI), R9
+	JAE  countSkip_near
+	ADDQ $0x00000800, DI
+	JMP  countSkip_far
+
+countSkip_near:
+	CMPQ DI, BX
+	JA   countSkip_done
+	CMPL 252(DI), R9
+	JAE  countSkip_compare
+	ADDQ $0x00000100, DI
+	JMP  countSkip_near
+
+countSkip_compare:
+	VPCMPEQD (DI), Z0, K1
+	VPCMPEQD 64(DI), Z0, K2
+	VPCMPEQD 128(DI), Z0, K3
+	VPCMPEQD 192(DI), Z0, K4
+	KORW     K1, K2, K1
+	KORW     K3, K4, K3
+	KORTESTW K1, K3
+	SETNE    R10
+	MOVBQZX  R10, R10
+	ADDQ     R10, DX
+	ADDQ     $0x04, SI
+	JMP      countSkip_probe
+
+countSkip_done:
+	MOVQ DX, n+48(FP)
+	MOVQ a_base+0(FP), R10
+	SUBQ R10, SI
+	SHRQ $0x02, SI
+	MOVQ SI, i+56(FP)
+	MOVQ b_base+24(FP), R10
+	SUBQ R10, DI
+	SHRQ $0x02, DI
+	MOVQ DI, j+64(FP)
+	VZEROUPPER
+	RET
+
+// func intersectSkip(dst *uint32, a []uint32, b []uint32) (n int, i int, j int)
+// Requires: AVX, AVX512F
+TEXT ·intersectSkip(SB), NOSPLIT, $0-80
+	MOVQ a_base+8(FP), SI
+	MOVQ a_len+16(FP), AX
+	MOVQ b_base+32(FP), DI
+	MOVQ b_len+40(FP), BX
+	MOVQ dst+0(FP), CX
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	SHLQ $0x02, BX
+	ADDQ DI, BX
+	LEAQ -2048(BX), R8
+	SUBQ $0x00000100, BX
+	CMPQ BX, DI
+	JB   intersectSkip_done
+
+intersectSkip_probe:
+	CMPQ         SI, AX
+	JAE          intersectSkip_done
+	MOVL         (SI), R9
+	VPBROADCASTD R9, Z0
+
+intersectSkip_far:
+	CMPQ DI, R8
+	JA   intersectSkip_near
+	CMPL 2044(DI), R9
+	JAE  intersectSkip_near
+	ADDQ $0x00000800, DI
+	JMP  intersectSkip_far
+
+intersectSkip_near:
+	CMPQ DI, BX
+	JA   intersectSkip_done
+	CMPL 252(DI), R9
+	JAE  intersectSkip_compare
+	ADDQ $0x00000100, DI
+	JMP  intersectSkip_near
+
+intersectSkip_compare:
+	VPCMPEQD (DI), Z0, K1
+	VPCMPEQD 64(DI), Z0, K2
+	VPCMPEQD 128(DI), Z0, K3
+	VPCMPEQD 192(DI), Z0, K4
+	KORW     K1, K2, K1
+	KORW     K3, K4, K3
+	KORTESTW K1, K3
+	SETNE    R10
+	MOVBQZX  R10, R10
+	MOVL     R9, (CX)(DX*4)
+	ADDQ     R10, DX
+	ADDQ     $0x04, SI
+	JMP      intersectSkip_probe
+
+intersectSkip_done:
+	MOVQ DX, n+56(FP)
+	MOVQ a_base+8(FP), R10
+	SUBQ R10, SI
+	SHRQ $0x02, SI
+	MOVQ SI, i+64(FP)
+	MOVQ b_base+32(FP), R10
+	SUBQ R10, DI
+	SHRQ $0x02, DI
+	MOVQ DI, j+72(FP)
+	VZEROUPPER
+	RET

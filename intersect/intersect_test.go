@@ -65,6 +65,9 @@ func testPairs() []pair {
 		{"large set ends early", seq(0, 17, 7), append(seq(0, 64, 1), max32)},
 		{"skew 1:20 dense", seq(0, 50, 20), seq(0, 1000, 1)},
 		{"skew 1:5000 dense", seq(3, 20, 5000), seq(0, 100000, 1)},
+		// Values at the ends of the skip kernels' 64- and 512-value blocks.
+		{"skip block ends", []uint32{63, 64, 511, 512, 1023, 1535, 2047, 2048, 4095}, seq(0, 5000, 1)},
+		{"skip block ends sparse", []uint32{126, 1022, 2046, 4094, 8190}, seq(0, 5000, 2)},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	sizes := []int{1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 100, 255, 1000, 4097}

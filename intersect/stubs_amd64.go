@@ -67,3 +67,17 @@ func countSearch(a []uint32, b []uint32) int
 //
 //go:noescape
 func intersectSearch(dst *uint32, a []uint32, b []uint32) int
+
+// countSkip counts the matches of a in b by skipping b in
+// blocks of 512 and 64 values and comparing each value of a with a
+// 64-value block (AVX-512). It returns the count and where it stopped:
+// a[i:] is done or b[j:] has fewer than 64 values.
+//
+//go:noescape
+func countSkip(a []uint32, b []uint32) (n int, i int, j int)
+
+// intersectSkip is countSkip writing the matches to dst,
+// which must have room for one value past the last match.
+//
+//go:noescape
+func intersectSkip(dst *uint32, a []uint32, b []uint32) (n int, i int, j int)

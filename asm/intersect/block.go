@@ -51,6 +51,19 @@ type blockKernel struct {
 	clear        func() // no pending matches in any set
 }
 
+// loadPair loads the arguments as the block and skip kernels keep them: a
+// in SI and AX (base, length), b in DI and BX, dst in CX; no matches in DX.
+func loadPair(intersect bool) {
+	Load(Param("a").Base(), RSI)
+	Load(Param("a").Len(), RAX)
+	Load(Param("b").Base(), RDI)
+	Load(Param("b").Len(), RBX)
+	if intersect {
+		Load(Param("dst"), RCX)
+	}
+	XORL(EDX, EDX)
+}
+
 func retAddr(name string) Mem {
 	b, err := Return(name).Resolve()
 	if err != nil {
@@ -69,14 +82,7 @@ func (k blockKernel) generate() {
 	Pragma("noescape")
 	w, u := k.width, k.unroll
 	L := func(s string) string { return k.name + "_" + s }
-	Load(Param("a").Base(), RSI)
-	Load(Param("a").Len(), RAX)
-	Load(Param("b").Base(), RDI)
-	Load(Param("b").Len(), RBX)
-	if k.intersect {
-		Load(Param("dst"), RCX)
-	}
-	XORL(EDX, EDX)
+	loadPair(k.intersect)
 	CMPQ(RAX, U32(w))
 	JB(LabelRef(L("end")))
 	CMPQ(RBX, U32(w))

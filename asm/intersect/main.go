@@ -1,6 +1,6 @@
 // Command intersect generates the amd64 assembly of package
 // github.com/xsect/xsect/intersect: the SIMD block kernels (AVX2,
-// AVX-512, VP2INTERSECT) and the SIMD galloping kernel.
+// AVX-512, VP2INTERSECT), the SIMD search kernels and the skip kernels.
 //
 // Run it through go generate in the intersect package:
 //
@@ -13,5 +13,6 @@ func main() {
 	ConstraintExpr("amd64,!purego")
 	genBlockKernels()
 	genSearchKernels()
+	genSkipKernels()
 	Generate()
 }
