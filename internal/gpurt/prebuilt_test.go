@@ -151,7 +151,9 @@ func TestKernelsMode(t *testing.T) {
 	}
 }
 
-func TestStartupSummary(t *testing.T) {
+// emptyTimeline empties the process's start-up steps for a test, and puts
+// them back after it.
+func emptyTimeline(t *testing.T) {
 	timeline.Lock()
 	saved := timeline.steps
 	timeline.steps = nil
@@ -161,6 +163,10 @@ func TestStartupSummary(t *testing.T) {
 		timeline.steps = saved
 		timeline.Unlock()
 	})
+}
+
+func TestStartupSummary(t *testing.T) {
+	emptyTimeline(t)
 	t0 := time.Now()
 	if s := StartupSummary(t0); s != "" {
 		t.Errorf("no steps: %q", s)
@@ -205,15 +211,7 @@ func TestPlanningCosts(t *testing.T) {
 }
 
 func TestStepsBounded(t *testing.T) {
-	timeline.Lock()
-	saved := timeline.steps
-	timeline.steps = nil
-	timeline.Unlock()
-	t.Cleanup(func() {
-		timeline.Lock()
-		timeline.steps = saved
-		timeline.Unlock()
-	})
+	emptyTimeline(t)
 	for range maxSteps + 10 {
 		record("pinned memory", time.Now(), 1)
 	}
