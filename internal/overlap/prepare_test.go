@@ -57,6 +57,51 @@ func TestSelectSets(t *testing.T) {
 	}
 }
 
+// TestNthLargestOrders checks nthLargest on the orders that defeat a
+// median-of-three pivot (and would make it quadratic without its
+// fallback to sorting), at every rank of a few.
+func TestNthLargestOrders(t *testing.T) {
+	const n = 3000
+	orders := map[string]func(i int) int{
+		"increasing": func(i int) int { return i },
+		"decreasing": func(i int) int { return n - i },
+		"all equal":  func(i int) int { return 7 },
+		"organ pipe": func(i int) int { return min(i, n-1-i) },
+		"sawtooth":   func(i int) int { return i % 64 },
+		"two values": func(i int) int { return i & 1 },
+		"sorted but the largest first": func(i int) int {
+			if i == 0 {
+				return n
+			}
+			return i
+		},
+		// Musser's median-of-three killer: pairs that put the middle
+		// and ends on small values, round after round.
+		"median-of-3 killer": func(i int) int {
+			if i < n/2 {
+				if i%2 == 0 {
+					return i + 1
+				}
+				return n/2 + i
+			}
+			return 2 * (i - n/2 + 1)
+		},
+	}
+	for name, f := range orders {
+		a := make([]int, n)
+		for i := range a {
+			a[i] = f(i)
+		}
+		sorted := slices.Clone(a)
+		slices.Sort(sorted)
+		for _, r := range []int{1, 2, n / 3, n / 2, n/2 + 1, n - 1, n} {
+			if got, want := nthLargest(slices.Clone(a), r), sorted[n-r]; got != want {
+				t.Errorf("%s, r=%d: got %d, want %d", name, r, got, want)
+			}
+		}
+	}
+}
+
 func TestNthLargest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 500; trial++ {
@@ -570,5 +615,33 @@ func TestRestOf(t *testing.T) {
 		if got := restOf(s, df, cutoff, n); !slices.Equal(got, want) && !(n == 0 && len(got) == 0) {
 			t.Fatalf("restOf(%v, n=%d) with frequencies %v = %v, want %v", s, n, dfs, got, want)
 		}
+	}
+}
+
+// BenchmarkNthLargest times the median of a million set sizes in orders
+// that are easy and hard for a median-of-three pivot.
+func BenchmarkNthLargest(b *testing.B) {
+	const n = 1 << 20
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, o := range []struct {
+		name string
+		f    func(i int) int
+	}{
+		{"random", func(int) int { return rng.IntN(n) }},
+		{"organ-pipe", func(i int) int { return min(i, n-1-i) }},
+		{"sawtooth", func(i int) int { return i % 1024 }},
+		{"increasing", func(i int) int { return i }},
+	} {
+		a := make([]int, n)
+		for i := range a {
+			a[i] = o.f(i)
+		}
+		work := make([]int, n)
+		b.Run(o.name, func(b *testing.B) {
+			for b.Loop() {
+				copy(work, a)
+				nthLargest(work, n/2)
+			}
+		})
 	}
 }

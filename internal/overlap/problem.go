@@ -1,9 +1,11 @@
 package overlap
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/xsect/xsect/internal/engine"
@@ -315,11 +317,19 @@ func selectSets(c *sets.Collection, dropEmpty bool, largest int) []uint32 {
 }
 
 // nthLargest returns the r-th largest value of a (1 <= r <= len(a)),
-// reordering a: quickselect with a median-of-three pivot.
+// reordering a: quickselect with a median-of-three pivot, which orders of
+// the sizes exist to drive quadratic; after as many partitions that keep
+// over 3/4 of the range as the length has bits, the rest is sorted
+// (introselect), so it is O(n log n) whatever the order.
 func nthLargest(a []int, r int) int {
 	r-- // the index in decreasing order
 	lo, hi := 0, len(a)-1
-	for lo < hi {
+	for bad := bits.Len(uint(len(a))); lo < hi; {
+		if bad == 0 {
+			slices.SortFunc(a[lo:hi+1], func(x, y int) int { return cmp.Compare(y, x) })
+			return a[r]
+		}
+		before := hi - lo + 1
 		m := lo + (hi-lo)/2
 		// Median of three, as the pivot.
 		x, y, z := a[lo], a[m], a[hi]
@@ -355,6 +365,9 @@ func nthLargest(a []int, r int) int {
 			lo = gt + 1
 		default:
 			return pivot
+		}
+		if 4*(hi-lo+1) > 3*before {
+			bad--
 		}
 	}
 	return a[r]
