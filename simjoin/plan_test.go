@@ -45,6 +45,35 @@ func TestPlanOverBudget(t *testing.T) {
 }
 
 // Device "gpu" without a GPU is an error matching ErrUnavailable.
+// The budget holds the prepared records beside the technique's own
+// structures: a budget that fits the technique alone is not enough.
+func TestPlanBudgetHoldsPrepared(t *testing.T) {
+	var ss [][]uint32
+	for i := range 2000 {
+		ss = append(ss, []uint32{uint32(i), uint32(i + 1), uint32(i + 2), uint32(i + 3)})
+	}
+	c := sets.FromSets(ss...)
+	opt := simjoin.Options{Threshold: halfJaccard(t), Device: "cpu", Technique: "ppjoin"}
+	pl, err := simjoin.NewPlan(c, nil, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, own := pl.Estimate()
+	prepared := pl.Memory() - own
+	if own <= 0 || prepared <= 0 {
+		t.Fatalf("ppjoin's memory %d, the prepared records' %d: want both positive", own, prepared)
+	}
+	opt.Memory = own + prepared/2
+	pl, err = simjoin.NewPlan(c, nil, opt)
+	if !errors.Is(err, simjoin.ErrOverBudget) || pl == nil {
+		t.Fatalf("a budget of %d for %d of ppjoin and %d prepared: %v, want ErrOverBudget", opt.Memory, own, prepared, err)
+	}
+	opt.Memory = own + prepared
+	if _, err := simjoin.NewPlan(c, nil, opt); err != nil {
+		t.Errorf("a budget of exactly %d: %v", opt.Memory, err)
+	}
+}
+
 func TestPlanUnavailable(t *testing.T) {
 	c := sets.FromSets([]uint32{1, 2, 3}, []uint32{2, 3})
 	pl, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: halfJaccard(t), Device: "gpu"})

@@ -99,10 +99,10 @@ type Options struct {
 	// al.'s preprocessing, which their published counts assume. The
 	// default value, false, reports every pair of equal sets.
 	Distinct bool
-	// Memory bounds the bytes a CPU technique may allocate for its
-	// structures: a technique predicted to need more cannot run
-	// (ErrOverBudget). The default value, 0, means half of the machine's
-	// physical memory.
+	// Memory bounds the bytes the prepared records and a CPU technique's
+	// structures take together: a technique predicted to need more
+	// cannot run (ErrOverBudget). The default value, 0, means half of the
+	// machine's physical memory.
 	Memory int64
 	// Progress, if set, is called now and then, from any goroutine, with
 	// the sets probed so far and their total, for a progress bar. The

@@ -77,7 +77,7 @@ func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
 	planning := time.Now()
 	pl.Candidates, pl.Chosen, err = engine.Choose(engine.Planning[*Problem, Engine]{
 		Workload: "simjoin", Choice: choice, Problem: p, Engines: Engines(), Threads: p.Threads,
-		Budget: p.Memory,
+		Budget: p.Memory, Prepared: p.preparedBytes(),
 	})
 	pl.Prepare = time.Since(start)
 	pl.Phases.Plan = time.Since(planning)
@@ -85,6 +85,16 @@ func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
 		return nil, err
 	}
 	return pl, err
+}
+
+// preparedBytes is the memory of the prepared records, which the budget
+// holds beside a CPU engine's estimate.
+func (p *Problem) preparedBytes() int64 {
+	n := p.R.bytes()
+	if !p.Self {
+		n += p.S.bytes()
+	}
+	return n
 }
 
 // run executes the plan with out.
@@ -176,10 +186,7 @@ func (pl *Plan) Explain(w io.Writer) error {
 // estimate.
 func (pl *Plan) Memory() int64 {
 	p := pl.Problem
-	n := p.R.bytes()
-	if !p.Self {
-		n += p.S.bytes()
-	}
+	n := p.preparedBytes()
 	if pl.Chosen.Err == nil && pl.Chosen.Device.Kind == engine.CPU {
 		n += pl.Chosen.Estimate.Memory
 	}
