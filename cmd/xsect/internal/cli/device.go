@@ -18,7 +18,6 @@ import (
 // deviceFlagHelp documents --device.
 const deviceFlagHelp = "where to intersect: cpu, gpu, or auto (the GPU when one is present and beats all CPU cores)"
 
-// gpusFlag defines --gpus, the GPUs a command spreads its work over.
 // prewarmInput is the size of input from which --device auto opens the
 // GPUs while it reads: a collection of 64 MiB takes the CPU seconds to
 // join, more than the GPU's start-up (a few tenths of a second).
@@ -63,6 +62,7 @@ func explainProcess(env *Env) {
 		time.Since(env.started).Round(time.Millisecond))
 }
 
+// gpusFlag defines --gpus, the GPUs a command spreads its work over.
 func gpusFlag(fs *flag.FlagSet) *string {
 	return fs.String("gpus", "all", "GPUs to use: all, the first N, or a comma-separated `LIST` of ordinals (\"2,\" is GPU 2 alone; see xsect devices)")
 }
