@@ -98,6 +98,8 @@ def main():
 
     a, b = hashed_set(1_000_000, 2654435761), hashed_set(1_000_000, 40503)
     report("xsect.count 1M x 1M, assume_sorted=True", args.reps, lambda: xsect.count(a, b, assume_sorted=True))
+    report("xsect.count 1M x 1M, assume_sorted=True, 1 thread", args.reps,
+           lambda: xsect.count(a, b, assume_sorted=True, threads=1))
     report("xsect.count 1M x 1M (checked)", args.reps, lambda: xsect.count(a, b))
     report("xsect.intersect 1M x 1M", args.reps, lambda: xsect.intersect(a, b))
     c = xsect.load(args.retail)
