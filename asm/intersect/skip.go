@@ -68,21 +68,8 @@ func (k skipKernel) generate() {
 	MOVL(Mem{Base: RSI}, R9L)
 	VPBROADCASTD(R9L, Z0)
 
-	Label(L("far"))
-	CMPQ(RDI, R8)
-	JA(LabelRef(L("near")))
-	CMPL(Mem{Base: RDI, Disp: 2044}, R9L)
-	JAE(LabelRef(L("near")))
-	ADDQ(U32(2048), RDI)
-	JMP(LabelRef(L("far")))
-
-	Label(L("near"))
-	CMPQ(RDI, RBX)
-	JA(LabelRef(L("done")))
-	CMPL(Mem{Base: RDI, Disp: 252}, R9L)
-	JAE(LabelRef(L("compare")))
-	ADDQ(U32(256), RDI)
-	JMP(LabelRef(L("near")))
+	skip(L("far"), R8, 512, L("near"), L("near"))
+	skip(L("near"), RBX, 64, L("done"), L("compare"))
 
 	Label(L("compare"))
 	VPCMPEQD(Mem{Base: RDI}, Z0, K1)
@@ -114,6 +101,20 @@ func (k skipKernel) generate() {
 	Store(RDI, ReturnIndex(2))
 	VZEROUPPER()
 	RET()
+}
+
+// skip emits the loop at label that moves p (DI) on by blocks of n values
+// while the block's last value is below x (R9): to past once p is beyond
+// last, the last start of a whole block; to found once the block may hold
+// x.
+func skip(label string, last GPPhysical, n int, past, found string) {
+	Label(label)
+	CMPQ(RDI, last)
+	JA(LabelRef(past))
+	CMPL(Mem{Base: RDI, Disp: 4*n - 4}, R9L)
+	JAE(LabelRef(found))
+	ADDQ(U32(4*n), RDI)
+	JMP(LabelRef(label))
 }
 
 func genSkipKernels() {
