@@ -2,6 +2,7 @@ package gpurt
 
 import (
 	"fmt"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -18,17 +19,16 @@ type BLAS struct {
 // and returns its file name, or why it cannot be used. Planners ask it
 // before they weigh such a technique: a machine with the driver alone has
 // none.
-func BLASLibrary() (string, error) {
-	start := time.Now()
-	err := cuda.LoadCUBLAS()
-	if time.Since(start) > time.Millisecond { // the first call loads it
-		record("cuBLAS library", start, 0)
-	}
-	if err != nil {
+func BLASLibrary() (string, error) { return loadBLAS() }
+
+// loadBLAS loads cuBLAS once, a step of the start-up.
+var loadBLAS = sync.OnceValues(func() (string, error) {
+	defer record("cuBLAS library", time.Now(), 0)
+	if err := cuda.LoadCUBLAS(); err != nil {
 		return "", fmt.Errorf("gpu: %w", err)
 	}
 	return cuda.CUBLASLibrary(), nil
-}
+})
 
 // BLAS returns the device's cuBLAS handle, creating it at first use.
 func (c *Ctx) BLAS() (*BLAS, error) {
