@@ -31,16 +31,7 @@
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 bin=.device-bin
-
-# The binaries travel gzipped (the carry is limited to 64 MiB with the
-# working tree); unpack unpacks them there.
-unpack() {
-	local f
-	for f in "$bin"/*.gz; do
-		[ -e "$f" ] || continue
-		gunzip -f "$f" && chmod +x "${f%.gz}"
-	done
-}
+. scripts/device-lib.sh
 
 case "${1:-}" in
 build)

@@ -12,7 +12,8 @@
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 bin=.device-bin
-for f in "$bin"/xsect.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
+. scripts/device-lib.sh
+unpack
 x=$bin/xsect
 out=${OUT:-.device-out}
 mkdir -p "$out"
@@ -31,17 +32,6 @@ problems=(
 	"batmap||pairs --gen-items 128000 --min-support 0.003 --count --engine batmap"
 )
 
-timed() {
-	local s e rc
-	s=$(date +%s%N)
-	"$@" >"$work/last" 2>"$work/last.err"
-	rc=$?
-	e=$(date +%s%N)
-	awk -v a="$s" -v b="$e" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'
-	[ "$rc" -ne 0 ] && printf '(exit %d: %s)' "$rc" "$(head -c 160 "$work/last.err" | tr '\n' ' ')"
-	return 0
-}
-
 # The start-up alone: a small problem's whole process against its own
 # account of its time (what --explain's "process" line leaves out is the exit).
 echo "=== a small problem: wall seconds against the process's own account"
@@ -53,7 +43,6 @@ done
 variants=("--device gpu --gpus 1" "--device gpu --gpus $ngpus" "--device cpu" "--device auto")
 # An older binary beside it (.device-bin/xsect-old), on every GPU.
 old=$bin/xsect-old
-[ -e "$old.gz" ] && gunzip -f "$old.gz" && chmod +x "$old"
 printf '%-8s %-26s %s\n' problem variant "wall seconds (rounds)"
 for p in "${problems[@]}"; do
 	IFS='|' read -r name gen cmd <<<"$p"

@@ -17,7 +17,8 @@
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 bin=.device-bin
-for f in "$bin"/*.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
+. scripts/device-lib.sh
+unpack
 out=${OUT:-.device-out}
 mkdir -p "$out"
 rounds=${ROUNDS:-3}
@@ -67,18 +68,6 @@ if [ "${1:-}" = tests ]; then
 fi
 
 cold() { rm -rf "$XSECT_CACHE_DIR" "$HOME/.nv/ComputeCache"; }
-
-# timed runs "$@" and prints its wall seconds; its output goes to $work/last.
-timed() {
-	local s e
-	s=$(date +%s%N)
-	"$@" >"$work/last" 2>"$work/last.err"
-	local rc=$?
-	e=$(date +%s%N)
-	awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'
-	[ "$rc" -ne 0 ] && printf ' (exit %d: %s)' "$rc" "$(head -c 200 "$work/last.err" | tr '\n' ' ')"
-	return 0
-}
 
 # table DEVICE CACHE prints a row per command and binary: the rounds' wall
 # seconds, alternating the binaries within each round.

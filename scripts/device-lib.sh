@@ -1,0 +1,26 @@
+# device-lib.sh: shell functions the device scripts (device.sh, startup.sh,
+# gpu-process.sh) share; they source it after setting bin and work.
+
+# The binaries travel gzipped (the carry is limited to 64 MiB with the
+# working tree); unpack unpacks them there.
+unpack() {
+	local f
+	for f in "$bin"/*.gz; do
+		[ -e "$f" ] || continue
+		gunzip -f "$f" && chmod +x "${f%.gz}"
+	done
+}
+
+# timed runs "$@" with its output in $work/last and $work/last.err, and
+# prints its wall seconds, and its exit status and the start of its error
+# where it failed.
+timed() {
+	local s e rc
+	s=$(date +%s%N)
+	"$@" >"$work/last" 2>"$work/last.err"
+	rc=$?
+	e=$(date +%s%N)
+	awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'
+	[ "$rc" -ne 0 ] && printf ' (exit %d: %s)' "$rc" "$(head -c 200 "$work/last.err" | tr '\n' ' ')"
+	return 0
+}
