@@ -33,7 +33,6 @@ import (
 	"embed"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/overlap"
@@ -115,7 +114,7 @@ func openSet(list []int) (*gpurt.Set, int64, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 		}
-		f := int64(free)/int64(set.Share(i)) + stateOf(dev).devPooled.Load()
+		f := int64(free)/int64(set.Share(i)) + stateOf(dev).devPool.Pooled()
 		if least < 0 || f < least {
 			least = f
 		}
@@ -205,11 +204,9 @@ type state struct {
 	// the CPU's workers.
 	hostPool gpurt.PinnedPool
 
-	// Device buffers of earlier runs, kept for the next (owned by the
-	// device's goroutine); devPooled is their size, which planning counts
-	// as free.
-	devPool   []gpurt.Buffer
-	devPooled atomic.Int64
+	// Device buffers of earlier runs, kept for the next; planning counts
+	// them as free.
+	devPool gpurt.BufferPool
 }
 
 var states gpurt.PerDevice[*state]

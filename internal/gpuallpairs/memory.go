@@ -1,8 +1,6 @@
 package gpuallpairs
 
 import (
-	"slices"
-
 	"github.com/xsect/xsect/internal/gpurt"
 )
 
@@ -68,46 +66,3 @@ func (st *state) int8Works(c *gpurt.Ctx) bool {
 // devKeep is how much device memory runs leave allocated for the next:
 // allocating and freeing a run's buffers costs about a millisecond.
 const devKeep = 1 << 30
-
-// takeDev returns the smallest pooled device buffer of n to 2n bytes.
-// Called on the device's goroutine.
-func (st *state) takeDev(n int64) (gpurt.Buffer, bool) {
-	best := -1
-	for i, b := range st.devPool {
-		if l := int64(b.Len()); l >= n && l <= 2*n && (best < 0 || l < int64(st.devPool[best].Len())) {
-			best = i
-		}
-	}
-	if best < 0 {
-		return gpurt.Buffer{}, false
-	}
-	b := st.devPool[best]
-	st.devPool = slices.Delete(st.devPool, best, best+1)
-	st.devPooled.Add(-int64(b.Len()))
-	return b, true
-}
-
-// dropDev frees the pooled device buffers.
-func (st *state) dropDev(c *gpurt.Ctx) {
-	for _, b := range st.devPool {
-		c.Free(b)
-	}
-	st.devPool = nil
-	st.devPooled.Store(0)
-}
-
-// keepDev puts a run's buffers in the pool, once the device is done with
-// them, and frees the largest beyond devKeep bytes.
-func (st *state) keepDev(c *gpurt.Ctx, bufs []gpurt.Buffer) {
-	for _, b := range bufs {
-		st.devPool = append(st.devPool, b)
-		st.devPooled.Add(int64(b.Len()))
-	}
-	slices.SortFunc(st.devPool, func(a, b gpurt.Buffer) int { return a.Len() - b.Len() })
-	for st.devPooled.Load() > devKeep {
-		b := st.devPool[len(st.devPool)-1]
-		st.devPool = st.devPool[:len(st.devPool)-1]
-		st.devPooled.Add(-int64(b.Len()))
-		c.Free(b)
-	}
-}

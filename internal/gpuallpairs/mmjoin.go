@@ -223,7 +223,7 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 		gs = append(gs, g)
 		if e.tune.budget(frees[i]) < m.memory {
 			// The pooled buffers may not fit beside the plan's.
-			if err := st.dev.Do(func(c *gpurt.Ctx) error { st.dropDev(c); return nil }); err != nil {
+			if err := st.dev.Do(func(c *gpurt.Ctx) error { return st.devPool.Drop(c) }); err != nil {
 				return err
 			}
 		}

@@ -358,12 +358,9 @@ type slot struct {
 // buffers earlier runs left if one fits.
 func (r *runner) alloc(c *gpurt.Ctx, n int64) (gpurt.Buffer, error) {
 	n = max(n, 4)
-	b, ok := r.st.takeDev(n)
-	if !ok {
-		var err error
-		if b, err = c.Alloc(int(n)); err != nil {
-			return gpurt.Buffer{}, err
-		}
+	b, err := r.st.devPool.Take(c, int(n))
+	if err != nil {
+		return gpurt.Buffer{}, err
 	}
 	r.owned = append(r.owned, b)
 	return b.Slice(0, int(n)), nil
@@ -462,7 +459,7 @@ func (r *runner) loadNow(c *gpurt.Ctx, pc *piece, sp span) error {
 func ownersBudget(tu tuning, sts []*state, frees []int64) int64 {
 	budget := int64(-1)
 	for i, st := range sts {
-		if b := tu.budget(frees[i] + st.devPooled.Load()); budget < 0 || b < budget {
+		if b := tu.budget(frees[i] + st.devPool.Pooled()); budget < 0 || b < budget {
 			budget = b
 		}
 	}
@@ -513,7 +510,10 @@ func runSet(ctx context.Context, set *gpurt.Set, p *overlap.Problem, t technique
 		st := sts[w.Index()]
 		return st.dev.Do(func(c *gpurt.Ctx) error {
 			if tu.budget(frees[w.Index()]) < pl.memory {
-				st.dropDev(c) // the pooled buffers may not fit the plan's
+				// The pooled buffers may not fit the plan's.
+				if err := st.devPool.Drop(c); err != nil {
+					return err
+				}
 			}
 			return st.run(ctx, c, p, t, pl, items, cols, out, w)
 		})
@@ -549,7 +549,7 @@ func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *overlap.Problem, t te
 			}
 		}
 		c.DestroyStream(r.up)
-		st.keepDev(c, r.owned)
+		st.devPool.Keep(c, r.owned, devKeep)
 	}()
 	for i := range slots {
 		sl := &slot{}

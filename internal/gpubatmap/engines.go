@@ -45,7 +45,7 @@ const (
 // unless it is open already), the device memory, and a description.
 // elements is the sum of the sizes. With warm, when the comparisons alone
 // would keep the CPU busy longer than opening the GPU takes, it starts
-// opening the GPUs of gpus (PrewarmGPUs), so that they are ready by the
+// opening the GPUs of gpus (gpurt.PrewarmGPUs), so that they are ready by the
 // time the planner has chosen and the batmaps are built.
 //
 // The comparisons, spread over devices GPUs, take 1/devices of the time;
@@ -56,7 +56,7 @@ func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, gpus [
 	if err := gpurt.Present(); err != nil {
 		return 0, 0, "", err
 	}
-	info := deviceInfo()
+	info := gpurt.FirstInfo()
 	widths := make([]int, len(sizes))
 	maxN := 0
 	for i, n := range sizes {
@@ -73,7 +73,7 @@ func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, gpus [
 		return 0, 0, "", err
 	}
 	if warm && pl.wordPairs*cpuWordPairNS*1e-9/float64(max(threads, 1)) > gpurt.OpenCost.Seconds() {
-		PrewarmGPUs(gpus)
+		gpurt.PrewarmGPUs(gpus)
 	}
 	// The batmaps are built while the GPU opens. Closing it counts until
 	// it is being opened; then it is paid whatever runs.
@@ -143,7 +143,7 @@ func (e pairsEngine) Estimate(d *freqpairs.Data) (freqpairs.Estimate, error) {
 
 func (e pairsEngine) Run(ctx context.Context, d *freqpairs.Data, out *freqpairs.Output) error {
 	// Open the GPUs while the tidlists and batmaps are built on the CPU.
-	PrewarmGPUs(d.GPUs)
+	gpurt.PrewarmGPUs(d.GPUs)
 	l, _, err := d.BatmapLayout(e.cfg)
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func (e pairsEngine) Run(ctx context.Context, d *freqpairs.Data, out *freqpairs.
 	if err != nil {
 		return err
 	}
-	set, err := OpenSet(d.GPUs)
+	set, err := gpurt.OpenSet(d.GPUs)
 	if err != nil {
 		return err
 	}
@@ -207,7 +207,7 @@ func (allpairsEngine) DeviceFor(p *overlap.Problem) (overlap.Device, error) { re
 // least free memory an owner may plan in.
 func setDevice(list []int) (overlap.Device, error) {
 	d := overlap.Device{Kind: overlap.GPU, Name: "no GPU"}
-	set, err := OpenSet(list)
+	set, err := gpurt.OpenSet(list)
 	if err != nil {
 		return d, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
 	}
@@ -248,7 +248,7 @@ func (e allpairsEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 
 func (e allpairsEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
 	// Open the GPUs while the batmaps are built on the CPU.
-	PrewarmGPUs(p.GPUs)
+	gpurt.PrewarmGPUs(p.GPUs)
 	l, _, err := allpairsLayout(p, e.cfg)
 	if err != nil {
 		return err
@@ -257,7 +257,7 @@ func (e allpairsEngine) Run(ctx context.Context, p *overlap.Problem, out *overla
 	if err != nil {
 		return err
 	}
-	set, err := OpenSet(p.GPUs)
+	set, err := gpurt.OpenSet(p.GPUs)
 	if err != nil {
 		return err
 	}

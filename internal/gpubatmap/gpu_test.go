@@ -21,7 +21,7 @@ func needGPU(t testing.TB) *gpurt.Device {
 	if err := gpurt.Available(); err != nil {
 		t.Skipf("%v; skipping", err)
 	}
-	dev, err := Default()
+	dev, err := gpurt.Default()
 	if err != nil {
 		t.Fatal(err)
 	}

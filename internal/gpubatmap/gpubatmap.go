@@ -35,8 +35,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/xsect/xsect/batmap"
@@ -167,67 +165,4 @@ func Count(ctx context.Context, set *gpurt.Set, b *batmap.Batmaps, opt Options) 
 func Tiles(ctx context.Context, dev *gpurt.Device, b *batmap.Batmaps, opt Options, fn func(t *batmap.Tile) error) error {
 	_, err := run(ctx, gpurt.NewSet(dev), b, opt, modeDense, nil, fn)
 	return err
-}
-
-// Default returns the process's default GPU (gpurt.Default) with this
-// package's host buffers allocated; the first call (or Prewarm) does that,
-// later ones wait for it and return the same device. It is never closed.
-func Default() (*gpurt.Device, error) { return defaultDevice() }
-
-var defaultDevice = sync.OnceValues(func() (*gpurt.Device, error) {
-	dev, err := gpurt.Default()
-	if err != nil {
-		return nil, err
-	}
-	if err := dev.Do(stateOf(dev).warm); err != nil {
-		return nil, err
-	}
-	return dev, nil
-})
-
-var prewarm sync.Once
-
-// OpenSet opens the GPUs of list (gpurt.OpenSet; nil: all), the first of
-// them, if the default device, with this package's host buffers
-// allocated as Default does.
-func OpenSet(list []int) (*gpurt.Set, error) {
-	if list == nil || list[0] == 0 {
-		if _, err := Default(); err != nil {
-			return nil, err
-		}
-	}
-	return gpurt.OpenSet(list)
-}
-
-// PrewarmGPUs is Prewarm for the GPUs of list (nil: all): the default
-// device where list includes GPU 0, and the set in the background. A
-// choice without GPU 0 never opens it.
-func PrewarmGPUs(list []int) {
-	if list == nil || slices.Contains(list, 0) {
-		Prewarm()
-	}
-	go OpenSet(list)
-}
-
-// deviceInfo describes the first GPU once the driver has answered, or
-// returns a stand-in before: the reference device with the smallest
-// data-center GPU's memory, so that batches planned before the driver
-// answers fit any.
-func deviceInfo() gpurt.Info {
-	standIn := gpurt.ReferenceH100()
-	standIn.Name, standIn.Memory = "the first GPU (opening)", 16<<30
-	return gpurt.FirstInfo(standIn)
-}
-
-// Prewarm starts opening the default GPU in the background (the driver, a
-// context, the compiler's library, pinned buffers: a few tenths of a
-// second), so that a command can do it while it reads its input. The run
-// then loads the one kernel it needs: from the disk cache in milliseconds,
-// or compiled in about 3 s the first time on a machine. It returns at
-// once; calling it again does nothing.
-func Prewarm() {
-	prewarm.Do(func() {
-		gpurt.Prewarm()
-		go defaultDevice()
-	})
 }

@@ -112,11 +112,7 @@ func (e *Engine) Close() error {
 			errs = append(errs, c.DestroyEvent(e.start), c.DestroyEvent(e.stop), c.DestroyStream(e.stream))
 			return errors.Join(errs...)
 		})
-		enginesMu.Lock()
-		if engines[e.dev] == e {
-			delete(engines, e.dev)
-		}
-		enginesMu.Unlock()
+		engines.Forget(e.dev, e)
 	})
 	return err
 }
@@ -202,24 +198,20 @@ func (e *Engine) persistentGrid(c *gpurt.Ctx, name string, units int) (int, erro
 // buffer returns scratch device memory of at least n bytes under name,
 // reallocating only to grow.
 func (e *Engine) buffer(c *gpurt.Ctx, name string, n int) (gpurt.Buffer, error) {
-	if b, ok := e.scratch[name]; ok {
-		if b.Len() >= n {
-			return b.Slice(0, n), nil
-		}
+	b, ok := e.scratch[name]
+	if !ok || b.Len() < n {
 		// Wait for queued work that may still use the old buffer.
-		if err := c.Sync(e.stream); err != nil {
+		if ok {
+			if err := c.Sync(e.stream); err != nil {
+				return gpurt.Buffer{}, err
+			}
+		}
+		err := c.Grow(&b, max(n, 256))
+		e.scratch[name] = b
+		if err != nil {
 			return gpurt.Buffer{}, err
 		}
-		if err := c.Free(b); err != nil {
-			return gpurt.Buffer{}, err
-		}
-		delete(e.scratch, name)
 	}
-	b, err := c.Alloc(max(n+n/8, 256)) // room to grow a little without reallocating
-	if err != nil {
-		return gpurt.Buffer{}, err
-	}
-	e.scratch[name] = b
 	return b.Slice(0, n), nil
 }
 

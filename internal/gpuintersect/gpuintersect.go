@@ -32,7 +32,6 @@ import (
 	"embed"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/xsect/xsect/internal/gpurt"
 )
@@ -123,24 +122,11 @@ func KernelSources() []gpurt.Source {
 	return out
 }
 
-var (
-	enginesMu sync.Mutex
-	engines   = map[*gpurt.Device]*Engine{}
-)
+var engines gpurt.PerDevice[*Engine]
 
 // engineFor returns the shared engine of dev.
 func engineFor(dev *gpurt.Device) (*Engine, error) {
-	enginesMu.Lock()
-	defer enginesMu.Unlock()
-	if e := engines[dev]; e != nil {
-		return e, nil
-	}
-	e, err := New(dev)
-	if err != nil {
-		return nil, err
-	}
-	engines[dev] = e
-	return e, nil
+	return engines.Open(dev, func() (*Engine, error) { return New(dev) })
 }
 
 // Count returns |a ∩ b| computed on dev with method m, transfers included.

@@ -637,15 +637,9 @@ func (s *slot) grow(c *gpurt.Ctx) error {
 		if err := c.Sync(s.stream); err != nil {
 			return err
 		}
-		if err := c.Free(*x.b); err != nil {
+		if err := c.Grow(x.b, n); err != nil {
 			return err
 		}
-		*x.b = gpurt.Buffer{}
-		nb, err := c.Alloc(n + n/4)
-		if err != nil {
-			return err
-		}
-		*x.b = nb
 	}
 	if n := 4 * (s.downHead + s.scratchCap); s.down.Len() < n {
 		if err := s.down.Grow(c, n+n/4); err != nil {

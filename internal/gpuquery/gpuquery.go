@@ -60,15 +60,8 @@ func (gpuEngine) Device() (engine.Device, error) {
 	if err := gpurt.Present(); err != nil {
 		return engine.Device{Kind: engine.GPU, Name: "no GPU"}, engine.Unavailable(engine.Cannot("%v", err))
 	}
-	info := deviceInfo()
+	info := gpurt.FirstInfo()
 	return engine.Device{Kind: engine.GPU, Name: info.Name, Memory: int64(info.Memory), Parallelism: info.SMs}, nil
-}
-
-// deviceInfo describes the first GPU once the driver has been probed, and
-// before that a device of unknown memory (0), which the planner does not
-// hold the index against.
-func deviceInfo() gpurt.Info {
-	return gpurt.FirstInfo(gpurt.Info{Name: "the first GPU (not opened yet)"})
 }
 
 // residentBytes is the device memory an index takes.
@@ -138,22 +131,25 @@ func gpuDense(ix *invindex.Index) []uint32 {
 	return terms
 }
 
-var (
-	residentMu sync.Mutex
-	residents  = map[residentKey]*resident{}
-)
+// residents holds each device's resident indexes.
+var residents gpurt.PerDevice[*deviceIndexes]
 
-type residentKey struct {
-	dev *gpurt.Device
-	ix  *invindex.Index
+// deviceIndexes is the indexes resident on one device.
+type deviceIndexes struct {
+	mu sync.Mutex
+	m  map[*invindex.Index]*resident
+}
+
+func indexesOn(dev *gpurt.Device) *deviceIndexes {
+	return residents.Get(dev, func() *deviceIndexes { return &deviceIndexes{m: map[*invindex.Index]*resident{}} })
 }
 
 // acquire returns ix's lists on dev, uploading them the first time.
 func acquire(dev *gpurt.Device, ix *invindex.Index) (*resident, error) {
-	residentMu.Lock()
-	defer residentMu.Unlock()
-	k := residentKey{dev, ix}
-	if r := residents[k]; r != nil {
+	on := indexesOn(dev)
+	on.mu.Lock()
+	defer on.mu.Unlock()
+	if r := on.m[ix]; r != nil {
 		r.refs++
 		return r, nil
 	}
@@ -228,24 +224,24 @@ func acquire(dev *gpurt.Device, ix *invindex.Index) (*resident, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query: uploading the index to the GPU: %w", err)
 	}
-	residents[k] = r
+	on.m[ix] = r
 	return r, nil
 }
 
 // release drops one reference to ix's lists on dev, freeing them after
 // the last.
 func release(dev *gpurt.Device, ix *invindex.Index) error {
-	residentMu.Lock()
-	defer residentMu.Unlock()
-	k := residentKey{dev, ix}
-	r := residents[k]
+	on := indexesOn(dev)
+	on.mu.Lock()
+	defer on.mu.Unlock()
+	r := on.m[ix]
 	if r == nil {
 		return nil
 	}
 	if r.refs--; r.refs > 0 {
 		return nil
 	}
-	delete(residents, k)
+	delete(on.m, ix)
 	return dev.Do(func(c *gpurt.Ctx) error {
 		if err := c.Synchronize(); err != nil {
 			return err

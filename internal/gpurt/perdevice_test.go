@@ -1,6 +1,7 @@
 package gpurt
 
 import (
+	"errors"
 	"sync"
 	"testing"
 )
@@ -46,5 +47,29 @@ func TestPerDevice(t *testing.T) {
 	}
 	if calls != 1 {
 		t.Errorf("made a zero state %d times, want 1", calls)
+	}
+}
+
+func TestPerDeviceOpenForget(t *testing.T) {
+	var p PerDevice[*int]
+	d := new(Device)
+	fail := errors.New("cannot open")
+	if _, err := p.Open(d, func() (*int, error) { return nil, fail }); err != fail {
+		t.Fatalf("Open = %v, want the opener's error", err)
+	}
+	one, two := new(int), new(int)
+	if v, err := p.Open(d, func() (*int, error) { return one, nil }); err != nil || v != one {
+		t.Fatalf("Open after a failure = %p, %v; want the new state", v, err)
+	}
+	if v, _ := p.Open(d, func() (*int, error) { return two, nil }); v != one {
+		t.Error("Open made a state again")
+	}
+	p.Forget(d, two) // not d's state: kept
+	if v := p.Get(d, func() *int { return two }); v != one {
+		t.Error("Forget dropped a state it was not given")
+	}
+	p.Forget(d, one)
+	if v := p.Get(d, func() *int { return two }); v != two {
+		t.Error("after Forget, Get did not make a new state")
 	}
 }

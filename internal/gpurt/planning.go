@@ -53,11 +53,20 @@ func KnownDevices() []Info {
 }
 
 // FirstInfo describes the first GPU for a planner: the driver's answer
-// once it has given one (KnownDevices), and before that standIn, the
-// device the planner's cost model assumes until the GPU is open.
-func FirstInfo(standIn Info) Info {
+// once it has given one (KnownDevices), and before that StandIn.
+func FirstInfo() Info {
 	if all := KnownDevices(); all != nil {
 		return all[0]
 	}
-	return standIn
+	return StandIn()
+}
+
+// StandIn is the device planners assume before the driver has described
+// the first GPU: the reference device (ReferenceH100) with the smallest
+// data-center GPU's memory, 16 GiB, so that work planned before the driver
+// answers fits any.
+func StandIn() Info {
+	info := ReferenceH100()
+	info.Name, info.Memory = "the first GPU (not opened yet)", 16<<30
+	return info
 }

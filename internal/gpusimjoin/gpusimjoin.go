@@ -99,12 +99,12 @@ func (gpuEngine) Device() (engine.Device, error) {
 	if err := gpurt.Present(); err != nil {
 		return engine.Device{Kind: engine.GPU, Name: "no GPU"}, engine.Unavailable(engine.Cannot("%v", err))
 	}
-	info := deviceInfo()
+	info := gpurt.FirstInfo()
 	return engine.Device{Kind: engine.GPU, Name: info.Name, Parallelism: info.SMs}, nil
 }
 
 func (e gpuEngine) Estimate(p *simjoin.Problem) (engine.Estimate, error) {
-	info := deviceInfo()
+	info := gpurt.FirstInfo()
 	sp := spreadOf(p.GPUs)
 	pl, err := e.plan(p, info, sp)
 	if err != nil {
@@ -119,7 +119,7 @@ func (e gpuEngine) Estimate(p *simjoin.Problem) (engine.Estimate, error) {
 
 func (e gpuEngine) Run(ctx context.Context, p *simjoin.Problem, out *simjoin.Output) error {
 	gpurt.PrewarmGPUs(p.GPUs) // opens while the filters start
-	pl, err := e.plan(p, deviceInfo(), spreadOf(p.GPUs))
+	pl, err := e.plan(p, gpurt.FirstInfo(), spreadOf(p.GPUs))
 	if err != nil {
 		return err
 	}
@@ -177,14 +177,6 @@ func spreadOf(list []int) gpuSpread {
 		sp.share = max(sp.share, per[o])
 	}
 	return sp
-}
-
-// deviceInfo describes the first GPU once the driver has answered, and
-// before that the device the cost model was fitted on.
-func deviceInfo() gpurt.Info {
-	standIn := gpurt.ReferenceH100()
-	standIn.Name = "the first GPU (not opened)"
-	return gpurt.FirstInfo(standIn)
 }
 
 // state is an owner's state for this package: its module and a stager,

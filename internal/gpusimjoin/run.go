@@ -264,10 +264,11 @@ func (r *runner) device(c *gpurt.Ctx, st *state, upload *sync.Mutex, acct *stats
 			recs[2*x+1] = s.Size(x)
 		}
 		eb := (4*len(s.Orig.Elements) + 7) &^ 7
-		b, err := st.grow(c, buf, eb+4*len(recs))
-		if err != nil {
+		n := max(eb+4*len(recs), 8)
+		if err := c.Grow(buf, n); err != nil {
 			return d, err
 		}
+		b := buf.Slice(0, n)
 		d.elems, d.recs = b.Slice(0, eb), b.Slice(eb, b.Len()-eb)
 		u := st.stage.Uploads(st.up)
 		if err := u.Add(d.elems.Slice(0, 4*len(s.Orig.Elements)), gpurt.Bytes(s.Orig.Elements)); err != nil {
@@ -613,22 +614,4 @@ func (st *state) freeSlots(c *gpurt.Ctx) error {
 	}
 	st.slotProbes, st.slotCands = 0, 0
 	return errors.Join(errs...)
-}
-
-// grow returns the first n bytes (at least 8) of the device buffer *b,
-// which it reallocates when it is shorter.
-func (st *state) grow(c *gpurt.Ctx, b *gpurt.Buffer, n int) (gpurt.Buffer, error) {
-	n = max(n, 8)
-	if b.Len() < n {
-		if err := c.Free(*b); err != nil {
-			return gpurt.Buffer{}, err
-		}
-		*b = gpurt.Buffer{}
-		nb, err := c.Alloc(n)
-		if err != nil {
-			return gpurt.Buffer{}, err
-		}
-		*b = nb
-	}
-	return b.Slice(0, n), nil
 }

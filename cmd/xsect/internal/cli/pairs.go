@@ -16,7 +16,7 @@ import (
 	"time"
 
 	eng "github.com/xsect/xsect/internal/engine"
-	"github.com/xsect/xsect/internal/gpubatmap"
+	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/progress"
 	"github.com/xsect/xsect/pairs"
@@ -104,7 +104,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if *genOut == "" && (*engine == "auto" || *engine == "batmap") && worthPrewarm(*device, args...) {
 					// Open the GPU (driver, context, kernels) while the
 					// input is read.
-					gpubatmap.PrewarmGPUs(gpus)
+					gpurt.PrewarmGPUs(gpus)
 				}
 				w, err := openOutput(env, outPath)
 				if err != nil {
