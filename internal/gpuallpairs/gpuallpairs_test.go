@@ -360,6 +360,7 @@ func TestPairsMatchCPU(t *testing.T) {
 					if !slices.Equal(got, want) {
 						t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
 					}
+					checkCount(t, pl, len(want))
 				})
 			}
 		}
@@ -402,8 +403,22 @@ func TestMMHalfMatchCPU(t *testing.T) {
 				if !slices.Equal(got, want) {
 					t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
 				}
+				checkCount(t, pl, len(want))
 			})
 		}
+	}
+}
+
+// checkCount checks that pl counts want pairs: a count-only run, which
+// counts them on the device.
+func checkCount(t *testing.T, pl *overlap.Plan, want int) {
+	t.Helper()
+	n, err := pl.Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(want) {
+		t.Fatalf("Count = %d, Collect gave %d pairs", n, want)
 	}
 }
 
@@ -569,6 +584,7 @@ func TestPiecesMatchCPU(t *testing.T) {
 							if !slices.Equal(got, wantPairs) {
 								t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(wantPairs), firstDiff(got, wantPairs))
 							}
+							checkCount(t, pp, len(wantPairs))
 							return
 						}
 						got, ap, err := tilesOf(r, s, rows, cols, opt, e)

@@ -68,6 +68,7 @@ func TestOwnersMatchOneGPU(t *testing.T) {
 							t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(wantPairs), firstDiff(got, wantPairs))
 						}
 						checkNotes(t, pl, len(gpus))
+						checkCount(t, pl, len(wantPairs))
 					})
 				}
 			}

@@ -2,6 +2,7 @@ package gpuallpairs
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -310,6 +311,12 @@ type runner struct {
 	sums        gpurt.Buffer // scan-count's partial sums of the list lengths
 	up          *gpurt.Stream
 
+	// devCount: the plan wants only the number of pairs (not tiles), which
+	// count_ge counts on the device; needR and needS are the sets'
+	// thresholds there where they differ (containment), else empty.
+	devCount     bool
+	needR, needS gpurt.Buffer
+
 	rBuf   []*piece // R's piece buffers (one is also S's when shared)
 	sBuf   *piece
 	rp, sp *piece // the pieces of the super-tiles being queued
@@ -351,6 +358,7 @@ type slot struct {
 	d, pk  gpurt.Buffer
 	a, b   gpurt.Buffer // the matrix product's slices, when not resident
 	host   []byte
+	count  gpurt.Buffer  // the slot's number of pairs, when devCount
 	done   chan struct{} // closed when the host is done with host
 }
 
@@ -531,7 +539,8 @@ func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *overlap.Problem, t te
 		tr = &trace{name: t.name(), last: time.Now()}
 	}
 	var err error
-	r := &runner{st: st, p: p, pl: pl, t: t, info: c.Info(), cols: cols, trace: tr}
+	_, _, tiled := p.Tiled()
+	r := &runner{st: st, p: p, pl: pl, t: t, info: c.Info(), cols: cols, trace: tr, devCount: !tiled && out.CountOnly()}
 	r.mark("plan")
 	slots := make([]*slot, pl.slots)
 	defer r.report()
@@ -563,6 +572,15 @@ func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *overlap.Problem, t te
 		if sl.d, err = r.alloc(c, 4*int64(pl.g.sr)*int64(pl.ldd)); err != nil {
 			return err
 		}
+		if r.devCount {
+			if sl.count, err = r.alloc(c, 8); err != nil {
+				return err
+			}
+			if err = c.Memset32(sl.count, 0, sl.stream); err != nil {
+				return err
+			}
+			continue
+		}
 		if sl.pk, err = r.alloc(c, 4*int64(pl.g.sr)*int64(pl.g.sc)); err != nil {
 			return err
 		}
@@ -572,6 +590,11 @@ func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *overlap.Problem, t te
 	}
 	if r.up, err = c.NewStream(); err != nil {
 		return err
+	}
+	if _, constant := p.ConstNeed(); r.devCount && !constant {
+		if err := r.uploadNeeds(c); err != nil {
+			return err
+		}
 	}
 	if t.usesColumns() {
 		if r.colOf, err = r.alloc(c, 4*int64(p.Universe)); err != nil {
@@ -738,6 +761,9 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, item
 	}
 	r.mark("count and copy")
 	wg.Wait()
+	if err == nil && r.devCount {
+		err = r.deliverCount(c, slots, out)
+	}
 	r.mark("deliver")
 	if err == nil {
 		err = failed()
@@ -814,6 +840,15 @@ func (r *runner) queue(c *gpurt.Ctx, sl *slot, s super) error {
 	if _, ok := r.t.(mmTech); ok && r.pl.half {
 		isFloat = 1
 	}
+	if r.devCount {
+		need, _ := r.p.ConstNeed()
+		if err := r.launch(c, "count_ge", blocks(min(ceilDiv(n, 256), r.info.SMs*32)), threads, 0, sl.stream,
+			sl.d, isFloat, uint64(r.pl.ldd), uint32(s.rows), uint32(s.cols), uint64(s.r0), uint64(s.c0), self,
+			need, r.needR, r.needS, sl.count); err != nil {
+			return err
+		}
+		return c.Record(sl.ev, sl.stream)
+	}
 	rows, cols := min(g.rows, s.rows), min(g.cols, s.cols)
 	if err := r.launch(c, "repack", blocks(min(ceilDiv(n, 256), r.info.SMs*32)), threads, 0, sl.stream,
 		sl.d, isFloat, uint64(r.pl.ldd), uint32(s.rows), uint32(s.cols), uint32(rows), uint32(cols),
@@ -846,8 +881,12 @@ func (r *runner) queue(c *gpurt.Ctx, sl *slot, s super) error {
 // deliver hands a super-tile, now in pinned memory, to out: the caller's
 // tiles one by one, or for pair plans row strips filtered in parallel.
 func (r *runner) deliver(s super, sl *slot, out *overlap.Output) error {
-	all := gpurt.Uint32s(sl.host)
 	g := r.pl.g
+	if r.devCount {
+		out.Progress(pairsIn(g.self, s.r0, s.c0, s.rows, s.cols))
+		return nil
+	}
+	all := gpurt.Uint32s(sl.host)
 	if _, _, ok := r.p.Tiled(); ok {
 		for _, t := range g.parts(s) {
 			tile := &overlap.Tile{Row0: t.row0, Col0: t.col0, Rows: t.rows, Cols: t.cols, Counts: all[t.off : t.off+t.rows*t.cols]}
@@ -878,4 +917,50 @@ func (r *runner) deliver(s super, sl *slot, out *overlap.Output) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// uploadNeeds puts the sets' thresholds on the device for count_ge.
+func (r *runner) uploadNeeds(c *gpurt.Ctx) error {
+	up := func(k int, need func(int) uint32) (gpurt.Buffer, error) {
+		v := make([]uint32, k)
+		for i := range v {
+			v[i] = need(i)
+		}
+		b, err := r.alloc(c, 4*int64(k))
+		if err != nil || k == 0 {
+			return b, err
+		}
+		mu := r.st.dev.UploadLock()
+		mu.Lock()
+		defer mu.Unlock()
+		return b, r.st.stage.Upload(c, r.up, b, gpurt.Bytes(v))
+	}
+	var err error
+	if r.needR, err = up(r.p.R.Len(), r.p.NeedR); err != nil {
+		return err
+	}
+	if r.needS, err = up(r.p.S.Len(), r.p.NeedS); err != nil {
+		return err
+	}
+	return c.Sync(r.up) // before the first count_ge, on another stream
+}
+
+// deliverCount adds the slots' numbers of pairs to out, once the device
+// is done with them.
+func (r *runner) deliverCount(c *gpurt.Ctx, slots []*slot, out *overlap.Output) error {
+	var n int64
+	for _, sl := range slots {
+		if err := c.Sync(sl.stream); err != nil {
+			return err
+		}
+		var v [8]byte
+		if err := c.CopyToHost(v[:], sl.count); err != nil {
+			return err
+		}
+		n += int64(binary.LittleEndian.Uint64(v[:]))
+	}
+	w := out.Writer()
+	w.AddCount(n)
+	w.Close()
+	return nil
 }

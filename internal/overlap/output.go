@@ -40,6 +40,10 @@ func (o *Output) Err() error { return o.first.Err() }
 // device), which the plan's Notes return.
 func (o *Output) Note(format string, args ...any) { o.notes.Add(format, args...) }
 
+// CountOnly reports whether the caller wants only the number of pairs:
+// an engine may then count them where it computes them (Writer.AddCount).
+func (o *Output) CountOnly() bool { return o.countOnly }
+
 // Progress records that n more pairs of the problem are done.
 func (o *Output) Progress(n int64) {
 	d := o.done.Add(n)

@@ -342,3 +342,24 @@ extern "C" __global__ void repack(const u32* d, u32 isFloat, u64 ldd, u32 sr, u3
 		p[(u64)a * rows * sc + (u64)b * cols * h + (u64)xr * w + yr] = v;
 	}
 }
+
+// count_ge adds to *total the number of the sr x sc counts of d (rows ldd
+// apart; float32 if isFloat) that reach their threshold: need, or where
+// needR is not null, needR[r0 + x] or needS[c0 + y]. In a self-join only
+// entries with r0 + x < c0 + y count. For plans that want only the number
+// of pairs, which then never leave the device.
+extern "C" __global__ void count_ge(const u32* d, u32 isFloat, u64 ldd, u32 sr, u32 sc, u64 r0, u64 c0, u32 self,
+	u32 need, const u32* needR, const u32* needS, u64* total) {
+	const u64 n = (u64)sr * sc;
+	u32 k = 0;
+	for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += (u64)gridDim.x * blockDim.x) {
+		const u32 x = (u32)(idx / sc), y = (u32)(idx % sc);
+		const u64 at = (u64)x * ldd + y;
+		const u32 v = isFloat ? __float2uint_rn(((const float*)d)[at]) : d[at];
+		bool ok = needR ? (v >= needR[r0 + x] || v >= needS[c0 + y]) : v >= need;
+		if (self && r0 + x >= c0 + y) ok = false;
+		k += ok;
+	}
+	k = warpSum(k);
+	if ((threadIdx.x & 31) == 0 && k) atomicAdd(total, (u64)k);
+}
