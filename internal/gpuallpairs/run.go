@@ -315,6 +315,7 @@ type runner struct {
 	// count_ge counts on the device; needR and needS are the sets'
 	// thresholds there where they differ (containment), else empty.
 	devCount     bool
+	devPairs     bool // the plan wants pairs (not tiles): compact_ge selects them on the device
 	needR, needS gpurt.Buffer
 
 	rBuf   []*piece // R's piece buffers (one is also S's when shared)
@@ -358,7 +359,8 @@ type slot struct {
 	d, pk  gpurt.Buffer
 	a, b   gpurt.Buffer // the matrix product's slices, when not resident
 	host   []byte
-	count  gpurt.Buffer  // the slot's number of pairs, when devCount
+	count  gpurt.Buffer  // the number of pairs: the slot's when devCount, the super-tile's when devPairs
+	pairs  int           // the pairs fetch copied to host; -1: every count instead
 	done   chan struct{} // closed when the host is done with host
 }
 
@@ -540,7 +542,8 @@ func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *overlap.Problem, t te
 	}
 	var err error
 	_, _, tiled := p.Tiled()
-	r := &runner{st: st, p: p, pl: pl, t: t, info: c.Info(), cols: cols, trace: tr, devCount: !tiled && out.CountOnly()}
+	r := &runner{st: st, p: p, pl: pl, t: t, info: c.Info(), cols: cols, trace: tr,
+		devCount: !tiled && out.CountOnly(), devPairs: !tiled && !out.CountOnly() && int64(pl.g.sr)*int64(pl.g.sc) < 1<<31}
 	r.mark("plan")
 	slots := make([]*slot, pl.slots)
 	defer r.report()
@@ -584,6 +587,11 @@ func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *overlap.Problem, t te
 		if sl.pk, err = r.alloc(c, 4*int64(pl.g.sr)*int64(pl.g.sc)); err != nil {
 			return err
 		}
+		if r.devPairs {
+			if sl.count, err = r.alloc(c, 8); err != nil {
+				return err
+			}
+		}
 		if sl.host, err = st.pinnedBuf(c, i, 4*pl.g.sr*pl.g.sc); err != nil {
 			return err
 		}
@@ -591,7 +599,7 @@ func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *overlap.Problem, t te
 	if r.up, err = c.NewStream(); err != nil {
 		return err
 	}
-	if _, constant := p.ConstNeed(); r.devCount && !constant {
+	if _, constant := p.ConstNeed(); (r.devCount || r.devPairs) && !constant {
 		if err := r.uploadNeeds(c); err != nil {
 			return err
 		}
@@ -665,6 +673,11 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, item
 		sl := slots[k%len(slots)]
 		if err := c.Wait(sl.ev); err != nil {
 			return err
+		}
+		if r.devPairs {
+			if err := r.fetch(c, sl, s); err != nil {
+				return err
+			}
 		}
 		sl.done = make(chan struct{})
 		wg.Add(1)
@@ -824,35 +837,63 @@ func (r *runner) enter(c *gpurt.Ctx, it item, u *gpurt.Uploads, pc *piece) error
 	return nil
 }
 
-// queue queues one super-tile: its counts, the repacking into the
-// caller's tiles, and the copy to the slot's pinned memory.
+// queue queues one super-tile: its counts, then what leaves the device:
+// for count-only plans the number of qualifying pairs (count_ge), for pair
+// plans those pairs (compact_ge; fetch copies them), for tile plans every
+// count, repacked into the caller's tiles and copied to the slot's pinned
+// memory.
 func (r *runner) queue(c *gpurt.Ctx, sl *slot, s super) error {
-	g := r.pl.g
 	if err := r.t.fill(c, r, sl, s); err != nil {
 		return err
 	}
-	n := s.rows * s.cols
-	self := uint32(0)
-	if g.self {
-		self = 1
+	var err error
+	switch {
+	case r.devCount:
+		err = r.launchSelect(c, "count_ge", sl, s, sl.count)
+	case r.devPairs:
+		if err = c.Memset32(sl.count.Slice(0, 4), 0, sl.stream); err != nil {
+			return err
+		}
+		err = r.launchSelect(c, "compact_ge", sl, s, sl.pk, uint32(sl.pk.Len()/12), sl.count)
+	default:
+		err = r.repack(c, sl, s)
 	}
-	isFloat := uint32(0)
+	if err != nil {
+		return err
+	}
+	return c.Record(sl.ev, sl.stream)
+}
+
+// superArgs returns the kernel arguments that describe super-tile s in
+// sl.d, as repack, count_ge and compact_ge take them.
+func (r *runner) superArgs(s super) (isFloat uint32, ldd uint64, sr, sc uint32, r0, c0 uint64, self uint32) {
 	if _, ok := r.t.(mmTech); ok && r.pl.half {
 		isFloat = 1
 	}
-	if r.devCount {
-		need, _ := r.p.ConstNeed()
-		if err := r.launch(c, "count_ge", blocks(min(ceilDiv(n, 256), r.info.SMs*32)), threads, 0, sl.stream,
-			sl.d, isFloat, uint64(r.pl.ldd), uint32(s.rows), uint32(s.cols), uint64(s.r0), uint64(s.c0), self,
-			need, r.needR, r.needS, sl.count); err != nil {
-			return err
-		}
-		return c.Record(sl.ev, sl.stream)
+	if r.pl.g.self {
+		self = 1
 	}
+	return isFloat, uint64(r.pl.ldd), uint32(s.rows), uint32(s.cols), uint64(s.r0), uint64(s.c0), self
+}
+
+// launchSelect launches count_ge or compact_ge on super-tile s, with the
+// problem's thresholds and the kernel's own last arguments.
+func (r *runner) launchSelect(c *gpurt.Ctx, name string, sl *slot, s super, rest ...any) error {
+	isFloat, ldd, sr, sc, r0, c0, self := r.superArgs(s)
+	need, _ := r.p.ConstNeed()
+	args := append([]any{sl.d, isFloat, ldd, sr, sc, r0, c0, self, need, r.needR, r.needS}, rest...)
+	return r.launch(c, name, blocks(min(ceilDiv(s.rows*s.cols, 256), r.info.SMs*32)), threads, 0, sl.stream, args...)
+}
+
+// repack queues the repacking of super-tile s into the caller's tiles and
+// their copy to the slot's pinned memory.
+func (r *runner) repack(c *gpurt.Ctx, sl *slot, s super) error {
+	g := r.pl.g
+	n := s.rows * s.cols
+	isFloat, ldd, sr, sc, r0, c0, self := r.superArgs(s)
 	rows, cols := min(g.rows, s.rows), min(g.cols, s.cols)
 	if err := r.launch(c, "repack", blocks(min(ceilDiv(n, 256), r.info.SMs*32)), threads, 0, sl.stream,
-		sl.d, isFloat, uint64(r.pl.ldd), uint32(s.rows), uint32(s.cols), uint32(rows), uint32(cols),
-		uint64(s.r0), uint64(s.c0), self, sl.pk); err != nil {
+		sl.d, isFloat, ldd, sr, sc, uint32(rows), uint32(cols), r0, c0, self, sl.pk); err != nil {
 		return err
 	}
 	// Copy only the tiles the caller gets (not those below the diagonal),
@@ -875,7 +916,33 @@ func (r *runner) queue(c *gpurt.Ctx, sl *slot, s super) error {
 			return err
 		}
 	}
-	return c.Record(sl.ev, sl.stream)
+	return nil
+}
+
+// fetch copies a pair plan's super-tile s, counted on sl's stream, to the
+// slot's pinned memory: its qualifying pairs, or where more qualify than
+// the slot holds, every count (sl.pairs < 0). Once the super-tile's event
+// has passed.
+func (r *runner) fetch(c *gpurt.Ctx, sl *slot, s super) error {
+	var v [4]byte
+	if err := c.CopyToHost(v[:], sl.count.Slice(0, 4)); err != nil {
+		return err
+	}
+	n := int(binary.LittleEndian.Uint32(v[:]))
+	if n > sl.pk.Len()/12 {
+		sl.pairs = -1
+		if err := r.repack(c, sl, s); err != nil {
+			return err
+		}
+	} else {
+		sl.pairs = n
+		if n > 0 {
+			if err := c.CopyToHostAsync(sl.host[:12*n], sl.pk.Slice(0, 12*n), sl.stream); err != nil {
+				return err
+			}
+		}
+	}
+	return c.Sync(sl.stream)
 }
 
 // deliver hands a super-tile, now in pinned memory, to out: the caller's
@@ -885,6 +952,9 @@ func (r *runner) deliver(s super, sl *slot, out *overlap.Output) error {
 	if r.devCount {
 		out.Progress(pairsIn(g.self, s.r0, s.c0, s.rows, s.cols))
 		return nil
+	}
+	if r.devPairs && sl.pairs >= 0 {
+		return r.deliverPairs(s, sl, out)
 	}
 	all := gpurt.Uint32s(sl.host)
 	if _, _, ok := r.p.Tiled(); ok {
@@ -917,6 +987,30 @@ func (r *runner) deliver(s super, sl *slot, out *overlap.Output) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// deliverPairs reports the pairs fetch copied, in parallel parts.
+func (r *runner) deliverPairs(s super, sl *slot, out *overlap.Output) error {
+	triples := gpurt.Uint32s(sl.host)[:3*sl.pairs]
+	parts := clamp(r.p.Threads, 1, max(1, sl.pairs/(1<<14)))
+	h := ceilDiv(sl.pairs, parts)
+	var wg sync.WaitGroup
+	for k := range parts {
+		lo, hi := k*h, min(sl.pairs, (k+1)*h)
+		if lo >= hi {
+			break
+		}
+		wg.Go(func() {
+			w := out.Writer()
+			for t := range slices.Chunk(triples[3*lo:3*hi], 3) {
+				w.Add(s.r0+int(t[0]), s.c0+int(t[1]), t[2])
+			}
+			w.Close()
+		})
+	}
+	wg.Wait()
+	out.Progress(pairsIn(r.pl.g.self, s.r0, s.c0, s.rows, s.cols))
+	return out.Err()
 }
 
 // uploadNeeds puts the sets' thresholds on the device for count_ge.

@@ -363,3 +363,37 @@ extern "C" __global__ void count_ge(const u32* d, u32 isFloat, u64 ldd, u32 sr, 
 	k = warpSum(k);
 	if ((threadIdx.x & 31) == 0 && k) atomicAdd(total, (u64)k);
 }
+
+// compact_ge writes the entries of d that count_ge counts as triples (x,
+// y, count) into out, up to cap of them, in no particular order, and their
+// number, which may exceed cap, into *n (zeroed by the caller). For plans
+// that want the pairs: only those cross the bus, not every count.
+extern "C" __global__ void compact_ge(const u32* d, u32 isFloat, u64 ldd, u32 sr, u32 sc, u64 r0, u64 c0, u32 self,
+	u32 need, const u32* needR, const u32* needS, u32* out, u32 cap, u32* n) {
+	const u64 total = (u64)sr * sc;
+	const u32 lane = threadIdx.x & 31;
+	// Whole warps go round the loop together, for the ballot.
+	const u64 stride = (u64)gridDim.x * blockDim.x;
+	for (u64 base = (u64)blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < total; base += stride) {
+		const u64 idx = base + lane;
+		u32 x = 0, y = 0, v = 0;
+		bool ok = false;
+		if (idx < total) {
+			x = (u32)(idx / sc), y = (u32)(idx % sc);
+			const u64 at = (u64)x * ldd + y;
+			v = isFloat ? __float2uint_rn(((const float*)d)[at]) : d[at];
+			ok = needR ? (v >= needR[r0 + x] || v >= needS[c0 + y]) : v >= need;
+			if (self && r0 + x >= c0 + y) ok = false;
+		}
+		const u32 mask = __ballot_sync(0xffffffffu, ok);
+		if (!mask) continue;
+		u32 at = 0;
+		if (lane == 0) at = atomicAdd(n, (u32)__popc(mask));
+		at = __shfl_sync(0xffffffffu, at, 0) + __popc(mask & ((1u << lane) - 1));
+		if (ok && at < cap) {
+			out[3 * (u64)at] = x;
+			out[3 * (u64)at + 1] = y;
+			out[3 * (u64)at + 2] = v;
+		}
+	}
+}
