@@ -14,6 +14,7 @@ import (
 
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 	"github.com/xsect/xsect/internal/simjoin"
 	"github.com/xsect/xsect/internal/simjoin/simjointest"
 	"github.com/xsect/xsect/sets"
@@ -28,9 +29,7 @@ var bitmaps = []int{bitmapOn, bitmapOff}
 // needGPU skips the test, saying why, where no GPU can be used.
 func needGPU(t testing.TB) {
 	t.Helper()
-	if err := gpurt.Available(); err != nil {
-		t.Skipf("GPU verification needs a GPU: %v; skipping", err)
-	}
+	gputest.Need(t, gpurt.Available())
 }
 
 // chunks returns tu with chunks of at most n candidates (n/3 probes; 0:
