@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/intersect"
 )
@@ -12,9 +13,7 @@ import (
 // TestPairwise cross-checks every method of the public engine against the
 // CPU, on host sets and on resident ones.
 func TestPairwise(t *testing.T) {
-	if err := Available(); err != nil {
-		t.Skipf("no GPU: %v", err)
-	}
+	gputest.Need(t, Available())
 	p, err := OpenPairwise(0)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,8 @@
 #   scripts/device.sh allpairs           # there: the GPU all-pairs tests and the
 #                                        # MISI benchmark (BENCH=0: tests only)
 #
+# run and allpairs set XSECT_REQUIRE_GPU=1: there a test that finds no GPU fails
+# instead of skipping (internal/gpurt/gputest).
 # Environment: TESTRUN (a -test.run pattern), NOBENCH=1 (tests only), DATA=1 (build:
 # carry the real data the GPU tests read), GPUPKGS (build: the GPU packages),
 # IPITEMS (ip block shapes to compare, e.g. 512x23f,256x15). For allpairs:
@@ -86,7 +88,7 @@ run)
 	mkdir -p "$out"
 	nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
 	echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-	export XSECT_CACHE_DIR=/tmp/xsect-cache
+	export XSECT_CACHE_DIR=/tmp/xsect-cache XSECT_REQUIRE_GPU=1
 	if [ -d "$bin/data" ]; then
 		# The tests read plain files where the data folder has them plain.
 		rm -rf /tmp/xsect-data && cp -r "$bin/data" /tmp/xsect-data
@@ -147,7 +149,7 @@ build-allpairs)
 allpairs)
 	out="${OUT:-.device-out}"
 	mkdir -p "$out"
-	export XSECT_CACHE_DIR=/tmp/xsect-cache
+	export XSECT_CACHE_DIR=/tmp/xsect-cache XSECT_REQUIRE_GPU=1
 	t="$bin/gpuallpairs.test"
 	echo "=== gpuallpairs tests"
 	start=$(date +%s)

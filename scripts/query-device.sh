@@ -27,7 +27,7 @@ build)
 	;;
 run)
 	cd "$(dirname "$0")"
-	export XSECT_CACHE_DIR=/tmp/xc XSECT_DATA=$PWD/data
+	export XSECT_CACHE_DIR=/tmp/xc XSECT_DATA=$PWD/data XSECT_REQUIRE_GPU=1 # a GPU test that finds no GPU fails
 	nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
 	echo "cores $(nproc); load $(cut -d' ' -f1-3 /proc/loadavg)"
 	timeout 120 ./gpuquery.test -test.v -test.run GPU 2>&1 | grep -v '^=== RUN' | tail -12

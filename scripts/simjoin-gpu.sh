@@ -19,7 +19,7 @@
 # Use parentheses for alternatives within a step's REGEX: bench:count/t=0.5/(tags|gcide).
 set -u
 cd "$(dirname "$0")"
-export XSECT_CACHE_DIR=/tmp/xc XSECT_DATA=/tmp/data
+export XSECT_CACHE_DIR=/tmp/xc XSECT_DATA=/tmp/data XSECT_REQUIRE_GPU=1 # a GPU test that finds no GPU fails
 mkdir -p /tmp/data
 cp -r data/* /tmp/data/
 for f in /tmp/data/fimi/*.gz /tmp/data/hypergraphs/*.gz; do gunzip -f "$f"; done

@@ -7,7 +7,9 @@
 #        as .device-bin/xsect-old.gz (optional), then
 #        run(command="bash scripts/startup.sh", carry=[".device-bin"])
 #        run(command="bash scripts/startup.sh tests", carry=[".device-bin"])
-#        (the second: every GPU package's tests with the driver alone)
+#        (the second: every GPU package's tests with the driver alone, through
+#        device.sh run, so with XSECT_REQUIRE_GPU=1: a test that finds no GPU
+#        fails; those that need NVRTC or cuBLAS skip, saying so)
 # There: for each command, whole-process wall seconds, alternating the binaries,
 #        each with empty kernel caches (xsect's and the driver's) and warm;
 #        then with the toolkit's libnvrtc and libcublas moved out of the

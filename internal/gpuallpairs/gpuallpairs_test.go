@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/sets"
 )
@@ -18,9 +19,7 @@ import (
 // needGPU skips the test, saying why, where no GPU can be used.
 func needGPU(t testing.TB) {
 	t.Helper()
-	if err := gpurt.Available(); err != nil {
-		t.Skipf("%v; skipping", err)
-	}
+	gputest.Need(t, gpurt.Available())
 }
 
 // needBLAS skips a test of the matrix-product techniques, saying why,

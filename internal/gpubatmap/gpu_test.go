@@ -11,6 +11,7 @@ import (
 	"github.com/xsect/xsect/batmap"
 	"github.com/xsect/xsect/internal/freqpairs"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/sets"
 )
@@ -18,9 +19,7 @@ import (
 // needGPU skips the test, saying why, where no GPU can be used.
 func needGPU(t testing.TB) *gpurt.Device {
 	t.Helper()
-	if err := gpurt.Available(); err != nil {
-		t.Skipf("%v; skipping", err)
-	}
+	gputest.Need(t, gpurt.Available())
 	dev, err := gpurt.Default()
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 )
 
 // processStart approximates the test process's start, for TestOpenSteps.
@@ -22,9 +23,7 @@ var processStart = time.Now()
 // the end; compare "in process" with the process's wall time for the cost
 // of its exit.
 func TestOpenSteps(t *testing.T) {
-	if err := gpurt.Present(); err != nil {
-		t.Skipf("%v; skipping", err)
-	}
+	gputest.Need(t, gpurt.Present())
 	t0 := time.Now()
 	lap := func(what string) {
 		t.Logf("%-40s %7.1f ms", what, float64(time.Since(t0).Microseconds())/1e3)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 	"github.com/xsect/xsect/intersect"
 )
 
@@ -33,9 +34,7 @@ func BenchmarkSISI(b *testing.B) {
 	// Start-up, timed in this fresh process: the driver, the context and
 	// the kernels (from the disk cache when the tests ran first).
 	t0 := time.Now()
-	if err := gpurt.Available(); err != nil {
-		b.Skipf("%v; skipping", err)
-	}
+	gputest.Need(b, gpurt.Available())
 	t1 := time.Now()
 	dev, err := gpurt.Open(0)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 	"github.com/xsect/xsect/intersect"
 )
 
@@ -15,9 +16,7 @@ import (
 // no GPU.
 func openEngine(t testing.TB) *Engine {
 	t.Helper()
-	if err := gpurt.Available(); err != nil {
-		t.Skipf("%v; skipping", err)
-	}
+	gputest.Need(t, gpurt.Available())
 	dev, err := gpurt.Open(0)
 	if err != nil {
 		t.Fatal(err)
@@ -422,9 +421,7 @@ func FuzzMethods(f *testing.F) {
 	f.Add([]byte{255, 255, 255, 255}, []byte{255, 255, 255, 255}, uint8(3))
 	f.Add(make([]byte, 4000), []byte{0, 0, 0, 0, 7}, uint8(200))
 	f.Fuzz(func(t *testing.T, da, db []byte, shift uint8) {
-		if err := gpurt.Available(); err != nil {
-			t.Skipf("%v; skipping", err)
-		}
+		gputest.Need(t, gpurt.Available())
 		fuzzOnce.Do(func() {
 			dev, err := gpurt.Open(0)
 			if err == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/xsect/xsect/internal/conj/conjtest"
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 	"github.com/xsect/xsect/internal/invindex"
 	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
@@ -27,9 +28,7 @@ import (
 // GPU.
 func openRunner(t testing.TB, ix *invindex.Index, threads int) conj.Runner {
 	t.Helper()
-	if err := gpurt.Available(); err != nil {
-		t.Skipf("no GPU: %v; skipping", err)
-	}
+	gputest.Need(t, gpurt.Available())
 	dev, err := gpurt.Default()
 	if err != nil {
 		t.Fatal(err)
@@ -232,9 +231,7 @@ func multiTerm(qs []conj.Query) []conj.Query {
 
 // anchors' 2,451,938.
 func TestGPURealData(t *testing.T) {
-	if err := gpurt.Available(); err != nil {
-		t.Skipf("no GPU: %v; skipping", err)
-	}
+	gputest.Need(t, gpurt.Available())
 	ix, qs := gcideTREC(t)
 	{
 		r := openRunner(t, ix, 0)

@@ -12,14 +12,13 @@ import (
 	"testing"
 
 	"github.com/xsect/xsect/internal/cuda"
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 )
 
 // openTest opens device 0, or skips the test saying why there is no GPU.
 func openTest(t *testing.T) *Device {
 	t.Helper()
-	if err := Available(); err != nil {
-		t.Skipf("%v; skipping", err)
-	}
+	gputest.Need(t, Available())
 	t.Setenv("XSECT_CACHE_DIR", t.TempDir())
 	d, err := Open(0)
 	if err != nil {
@@ -473,9 +472,7 @@ func TestCompileErrorShowsLog(t *testing.T) {
 }
 
 func TestCacheReuse(t *testing.T) {
-	if err := Available(); err != nil {
-		t.Skipf("%v; skipping", err)
-	}
+	gputest.Need(t, Available())
 	if _, _, err := Compiler(); err != nil {
 		t.Skipf("%v: this test compiles its own kernels at run time; skipping", err)
 	}
@@ -554,9 +551,7 @@ func TestConcurrentDo(t *testing.T) {
 }
 
 func TestPanicAndClose(t *testing.T) {
-	if err := Available(); err != nil {
-		t.Skipf("%v; skipping", err)
-	}
+	gputest.Need(t, Available())
 	d, err := Open(0)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 )
 
 // TestRegistered round-trips data through Registered buffers and the
@@ -74,9 +76,7 @@ func TestRegistered(t *testing.T) {
 // BenchmarkHostWrite compares the CPU's speed writing and reading
 // AllocHost memory, Registered memory and plain Go memory (1 MiB).
 func BenchmarkHostWrite(b *testing.B) {
-	if err := Available(); err != nil {
-		b.Skipf("%v; skipping", err)
-	}
+	gputest.Need(b, Available())
 	d, err := Open(0)
 	if err != nil {
 		b.Fatal(err)

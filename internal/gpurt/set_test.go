@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 )
 
 func TestParseGPUs(t *testing.T) {
@@ -304,9 +306,7 @@ func TestReportString(t *testing.T) {
 // owners are distinct devices with their own threads, owner 0 is the
 // default device, and work handed to them runs at once.
 func TestOpenSetGPU(t *testing.T) {
-	if err := Available(); err != nil {
-		t.Skipf("%v; skipping", err)
-	}
+	gputest.Need(t, Available())
 	s, err := OpenSet([]int{0, 0, 0})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 	"github.com/xsect/xsect/internal/simjoin"
 	"github.com/xsect/xsect/internal/simjoin/simjointest"
 	"github.com/xsect/xsect/sets"
@@ -28,9 +29,7 @@ var bitmaps = []int{bitmapOn, bitmapOff}
 // needGPU skips the test, saying why, where no GPU can be used.
 func needGPU(t testing.TB) {
 	t.Helper()
-	if err := gpurt.Available(); err != nil {
-		t.Skipf("GPU verification needs a GPU: %v; skipping", err)
-	}
+	gputest.Need(t, gpurt.Available())
 }
 
 // chunks returns tu with chunks of at most n candidates (n/3 probes; 0:
@@ -93,7 +92,7 @@ func check(t *testing.T, name string, r, s *sets.Collection, th simjoin.Threshol
 				t.Fatal(err)
 			}
 			tag := fmt.Sprintf("%s: %s %s, distinct %v, %s", name, th.Measure, th, distinct, tech)
-			comparePairs(t, tag+" on the CPU", fromCPU, want)
+			simjointest.ComparePairs(t, tag+" on the CPU", fromCPU, want)
 			for _, bm := range bitmaps {
 				tu.bitmap = bm
 				for ki, kernel := range simjoin.GPUKernels {
@@ -111,7 +110,7 @@ func check(t *testing.T, name string, r, s *sets.Collection, th simjoin.Threshol
 					if err != nil {
 						t.Fatalf("%s: %v", tag, err)
 					}
-					comparePairs(t, tag, got, want)
+					simjointest.ComparePairs(t, tag, got, want)
 					tu.cpuTail = tail[1]
 					n, err := gpuPlan(t, r, s, opt, tech, kernel, tu).Count(context.Background())
 					if err != nil || n != int64(len(want)) {
@@ -137,8 +136,8 @@ func TestGPURandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 4 {
 		u := 40 + rng.IntN(200)
-		r := randomCollection(rng, 150+rng.IntN(150), 3+round*6, u)
-		s := randomCollection(rng, 100+rng.IntN(150), 3+round*5, u+rng.IntN(20))
+		r := simjointest.Random(rng, 150+rng.IntN(150), 3+round*6, u)
+		s := simjointest.Random(rng, 100+rng.IntN(150), 3+round*5, u+rng.IntN(20))
 		limit := 0
 		if round%2 == 0 {
 			limit = 50
@@ -248,12 +247,12 @@ func TestGPULong(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				comparePairs(t, tag, got, want)
+				simjointest.ComparePairs(t, tag, got, want)
 				got, err = gpuPlan(t, r, s, simjoin.Options{Threshold: th}, tech, "pair", tu).Collect(context.Background())
 				if err != nil {
 					t.Fatal(err)
 				}
-				comparePairs(t, tag+" R x S", got, wantRS)
+				simjointest.ComparePairs(t, tag+" R x S", got, wantRS)
 			}
 		}
 		// The other kernels, on the same long records.
@@ -303,7 +302,7 @@ func TestGPUAdversarial(t *testing.T) {
 func TestGPUJoinStops(t *testing.T) {
 	needGPU(t)
 	rng := rand.New(rand.NewPCG(9, 9))
-	c := randomCollection(rng, 3000, 8, 100)
+	c := simjointest.Random(rng, 3000, 8, 100)
 	th := mustThreshold(t, simjoin.Jaccard, "0.5")
 	tu := chunks(tuning{}, 200)
 	for _, gpus := range [][]int{nil, {0, 0}, {0, 0, 0}} {
@@ -335,8 +334,8 @@ var ownerChunks = regexp.MustCompile(`verify on GPU 0[^:]*: (\d+) owners?, (\d+)
 func TestGPUOwners(t *testing.T) {
 	needGPU(t)
 	rng := rand.New(rand.NewPCG(11, 12))
-	r := randomCollection(rng, 600, 20, 150)
-	s := randomCollection(rng, 400, 20, 160)
+	r := simjointest.Random(rng, 600, 20, 150)
+	s := simjointest.Random(rng, 400, 20, 160)
 	th := mustThreshold(t, simjoin.Jaccard, "0.4")
 	tu := chunks(tuning{}, 60)
 	for _, ss := range []*sets.Collection{nil, s} {
@@ -348,7 +347,7 @@ func TestGPUOwners(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s, one owner: %v", tag, err)
 				}
-				comparePairs(t, tag+", one owner", want, reference(r, ss, th, false))
+				simjointest.ComparePairs(t, tag+", one owner", want, reference(r, ss, th, false))
 				for _, owners := range []int{2, 3} {
 					opt.GPUs = slices.Repeat([]int{0}, owners)
 					tag := fmt.Sprintf("%s, %d owners", tag, owners)
@@ -357,7 +356,7 @@ func TestGPUOwners(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s: %v", tag, err)
 					}
-					comparePairs(t, tag, got, want)
+					simjointest.ComparePairs(t, tag, got, want)
 					checkOwnersNote(t, tag, pl.Notes(), owners)
 					n, err := gpuPlan(t, r, ss, opt, tech, kernel, tu).Count(context.Background())
 					if err != nil || n != int64(len(want)) {
@@ -464,7 +463,7 @@ func TestGPURealData(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					comparePairs(t, tag, got, want)
+					simjointest.ComparePairs(t, tag, got, want)
 					t.Logf("%s: %s", tag, strings.TrimSpace(pl.Notes()))
 				}
 			}

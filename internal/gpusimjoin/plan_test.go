@@ -9,6 +9,7 @@ import (
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/simjoin"
+	"github.com/xsect/xsect/internal/simjoin/simjointest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -46,7 +47,7 @@ func TestChoose(t *testing.T) {
 // says whether it was forced; the planner's chunks grow with the pairs.
 func TestEstimate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	c := randomCollection(rng, 4000, 40, 300)
+	c := simjointest.Random(rng, 4000, 40, 300)
 	th := mustThreshold(t, simjoin.Jaccard, "0.5")
 	for _, kernel := range append([]string{"auto"}, simjoin.GPUKernels...) {
 		pl, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Device: "cpu", GPUKernel: kernel})
@@ -111,7 +112,7 @@ func TestSpread(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	c := randomCollection(rng, 4000, 40, 300)
+	c := simjointest.Random(rng, 4000, 40, 300)
 	th := mustThreshold(t, simjoin.Jaccard, "0.5")
 	sp, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: th, Device: "cpu"})
 	if err != nil {
@@ -151,7 +152,7 @@ func TestSpread(t *testing.T) {
 // without the bitmap filter more pairs go to the device.
 func TestFilterChoice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	c := randomCollection(rng, 4000, 40, 300)
+	c := simjointest.Random(rng, 4000, 40, 300)
 	sp, err := simjoin.NewPlan(c, nil, simjoin.Options{Threshold: mustThreshold(t, simjoin.Jaccard, "0.5"), Device: "cpu"})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 )
 
 // TestPrebuiltUpToDate fails when a kernel source, or the options an
@@ -97,9 +98,7 @@ func TestCheckFindsStale(t *testing.T) {
 // cubin and as PTX: the driver accepts what kernelgen wrote. The engines'
 // own GPU tests check what the kernels compute.
 func TestPrebuiltLoad(t *testing.T) {
-	if err := gpurt.Available(); err != nil {
-		t.Skipf("%v; skipping", err)
-	}
+	gputest.Need(t, gpurt.Available())
 	dev, err := gpurt.Default()
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/simjoin/simjointest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -65,8 +66,8 @@ func (e batchVerifier) Run(ctx context.Context, p *Problem, out *Output) error {
 // VerifyBatch, verifying them instead, finds the same pairs.
 func TestCandidates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	r := randomCollection(rng, 700, 12, 80)
-	s := randomCollection(rng, 400, 12, 80)
+	r := simjointest.Random(rng, 700, 12, 80)
+	s := simjointest.Random(rng, 400, 12, 80)
 	for _, alg := range algorithms {
 		var handed [2]int64
 		for i, noBitmap := range []bool{false, true} {
@@ -122,7 +123,7 @@ func candidatesWith(t *testing.T, r, s *sets.Collection, alg string, noBitmap, b
 					t.Fatal(err)
 				}
 				tag := fmt.Sprintf("%s verified in batches (no bitmap %v, VerifyBatch %v), %s %s, R x S %v, distinct %v", alg, noBitmap, byVerifyBatch, th.Measure, th, other, distinct)
-				comparePairs(t, tag, got, want)
+				simjointest.ComparePairs(t, tag, got, want)
 				pl, _ = NewPlan(r, ss, opt)
 				if n, err := pl.Count(context.Background()); err != nil || n != int64(len(want)) {
 					t.Fatalf("%s: Count = %d, %v; want %d", tag, n, err, len(want))

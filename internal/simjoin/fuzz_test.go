@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/xsect/xsect/internal/simjoin/simjointest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -68,6 +69,6 @@ func FuzzJoin(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		comparePairs(t, fmt.Sprintf("%s %s %s cross=%v distinct=%v", alg, m, th, cross, distinctSets), got, want)
+		simjointest.ComparePairs(t, fmt.Sprintf("%s %s %s cross=%v distinct=%v", alg, m, th, cross, distinctSets), got, want)
 	})
 }

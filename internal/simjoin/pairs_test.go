@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/xsect/xsect/internal/simjoin/simjointest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -18,8 +19,8 @@ func TestPairJoinSizes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	for round := range 4 {
 		u := 20 + rng.IntN(100)
-		r := randomCollection(rng, 200+rng.IntN(200), 4+round*3, u)
-		s := randomCollection(rng, 150+rng.IntN(100), 4+round*2, u)
+		r := simjointest.Random(rng, 200+rng.IntN(200), 4+round*3, u)
+		s := simjointest.Random(rng, 150+rng.IntN(100), 4+round*2, u)
 		for m, ths := range randomThresholds {
 			for _, ts := range ths {
 				th := mustThreshold(t, m, ts)
@@ -35,7 +36,7 @@ func TestPairJoinSizes(t *testing.T) {
 								if err != nil {
 									t.Fatal(err)
 								}
-								comparePairs(t, tag, got, want)
+								simjointest.ComparePairs(t, tag, got, want)
 								pl, err := NewPlan(rs, ss, opt)
 								if err != nil {
 									t.Fatal(err)
@@ -101,7 +102,7 @@ func TestPairsShared(t *testing.T) {
 // a run of records, equals the one built by one, directory and lists.
 func TestPairIndexParts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
-	c := randomCollection(rng, 16000, 16, 60)
+	c := simjointest.Random(rng, 16000, 16, 60)
 	for _, ts := range []string{"0.5", "0.7"} {
 		p, err := newProblem(c, nil, Options{Threshold: mustThreshold(t, Jaccard, ts), Distinct: true}, 1, 1<<30)
 		if err != nil {

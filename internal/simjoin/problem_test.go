@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xsect/xsect/internal/simjoin/simjointest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -203,7 +204,7 @@ func FuzzSortPrefix(f *testing.F) {
 // probing prefix sorted, and DupIDs lists every equal set.
 func TestPrepare(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 11))
-	c := randomCollection(rng, 400, 30, 60)
+	c := simjointest.Random(rng, 400, 30, 60)
 	th := mustThreshold(t, Jaccard, "0.6")
 	p, err := newProblem(c, nil, Options{Threshold: th}, 3, 1<<30)
 	if err != nil {
@@ -261,7 +262,7 @@ func TestPrepare(t *testing.T) {
 // so does a canceled context.
 func TestStops(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 13))
-	c := randomCollection(rng, 3000, 8, 40)
+	c := simjointest.Random(rng, 3000, 8, 40)
 	th := mustThreshold(t, Jaccard, "0.5")
 	for _, alg := range algorithms {
 		pl, err := NewPlan(c, nil, Options{Threshold: th, Technique: alg})
@@ -290,8 +291,8 @@ func TestStops(t *testing.T) {
 // records.
 func TestProgress(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 15))
-	r := randomCollection(rng, 500, 10, 50)
-	s := randomCollection(rng, 300, 10, 50)
+	r := simjointest.Random(rng, 500, 10, 50)
+	s := simjointest.Random(rng, 300, 10, 50)
 	th := mustThreshold(t, Dice, "0.6")
 	for _, pair := range [][2]*sets.Collection{{r, nil}, {r, s}} {
 		for _, alg := range algorithms {

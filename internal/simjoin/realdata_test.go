@@ -62,7 +62,7 @@ func TestMannCounts(t *testing.T) {
 				if first == nil {
 					first = ps
 				} else {
-					comparePairs(t, fmt.Sprintf("%s at %s, %s against %s", d.Name, ts, alg, algs[0]), ps, first)
+					simjointest.ComparePairs(t, fmt.Sprintf("%s at %s, %s against %s", d.Name, ts, alg, algs[0]), ps, first)
 				}
 			}
 		}
@@ -111,7 +111,7 @@ func TestRealDataEverySet(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			comparePairs(t, "kosarak's first 2000 sets at "+ts+", "+alg, got, want)
+			simjointest.ComparePairs(t, "kosarak's first 2000 sets at "+ts+", "+alg, got, want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/xsect/xsect/internal/simjoin/simjointest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -44,7 +45,7 @@ func check(t *testing.T, name string, r, s *sets.Collection, th Threshold) {
 				if err != nil {
 					t.Fatalf("%s: Collect: %v", tag, err)
 				}
-				comparePairs(t, tag+" "+alg, got, want)
+				simjointest.ComparePairs(t, tag+" "+alg, got, want)
 				pl, err = NewPlan(r, s, opt)
 				if err != nil {
 					t.Fatal(err)
@@ -58,87 +59,6 @@ func check(t *testing.T, name string, r, s *sets.Collection, th Threshold) {
 	}
 }
 
-func comparePairs(t *testing.T, tag string, got, want []Pair) {
-	t.Helper()
-	if len(got) == len(want) {
-		ok := true
-		for i := range got {
-			g, w := got[i], want[i]
-			if g.I != w.I || g.J != w.J || g.Overlap != w.Overlap || g.Similarity != w.Similarity {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return
-		}
-	}
-	// Say what differs.
-	type key struct{ i, j uint32 }
-	gm, wm := map[key]Pair{}, map[key]Pair{}
-	for _, p := range got {
-		gm[key{p.I, p.J}] = p
-	}
-	for _, p := range want {
-		wm[key{p.I, p.J}] = p
-	}
-	shown := 0
-	for k, w := range wm {
-		if g, ok := gm[k]; !ok || g != w {
-			if shown++; shown <= 5 {
-				t.Errorf("%s: pair (%d, %d): got %+v (found %v), want %+v", tag, k.i, k.j, g, ok, w)
-			}
-		}
-	}
-	for k, g := range gm {
-		if _, ok := wm[k]; !ok {
-			if shown++; shown <= 10 {
-				t.Errorf("%s: extra pair %+v", tag, g)
-			}
-		}
-	}
-	t.Fatalf("%s: %d pairs, want %d", tag, len(got), len(want))
-}
-
-// randomCollection returns n sets with sizes up to maxSize over a universe
-// whose elements are drawn with a skew (low values are frequent), some of
-// them repeated, some empty, some near copies of others: so that many
-// pairs are similar at every threshold.
-func randomCollection(rng *rand.Rand, n, maxSize, universe int) *sets.Collection {
-	c := sets.New()
-	var made [][]uint32
-	for range n {
-		var s []uint32
-		switch x := rng.IntN(10); {
-		case x == 0:
-			// empty
-		case x <= 2 && len(made) > 0:
-			// A near copy of an earlier set: a few elements changed.
-			s = slices.Clone(made[rng.IntN(len(made))])
-			for range rng.IntN(3) {
-				if len(s) > 0 && rng.IntN(2) == 0 {
-					s = slices.Delete(s, 0, 1)
-				} else {
-					s = append(s, uint32(rng.IntN(universe)))
-				}
-			}
-		case x == 3 && len(made) > 0:
-			s = slices.Clone(made[rng.IntN(len(made))])
-		default:
-			size := 1 + rng.IntN(maxSize)
-			for range size {
-				// A skewed draw: the square of a uniform value.
-				f := rng.Float64()
-				s = append(s, uint32(f*f*float64(universe)))
-			}
-		}
-		s = sets.Normalize(s)
-		made = append(made, s)
-		c.Add(s)
-	}
-	return c
-}
-
 var randomThresholds = map[Measure][]string{
 	Jaccard: {"0.5", "0.7", "0.8", "0.9", "1", "1/3", "0.123456789"},
 	Cosine:  {"0.5", "0.75", "0.9", "1", "2/3"},
@@ -149,7 +69,7 @@ var randomThresholds = map[Measure][]string{
 func TestRandomSelfJoin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 6 {
-		c := randomCollection(rng, 150+rng.IntN(150), 3+round*4, 30+rng.IntN(200))
+		c := simjointest.Random(rng, 150+rng.IntN(150), 3+round*4, 30+rng.IntN(200))
 		for m, ths := range randomThresholds {
 			for _, s := range ths {
 				check(t, fmt.Sprintf("round %d", round), c, nil, mustThreshold(t, m, s))
@@ -161,7 +81,7 @@ func TestRandomSelfJoin(t *testing.T) {
 // TestLargerRandom: enough sets that preparation spreads over threads.
 func TestLargerRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	c := randomCollection(rng, 6000, 6, 400)
+	c := simjointest.Random(rng, 6000, 6, 400)
 	for _, th := range []Threshold{mustThreshold(t, Jaccard, "0.6"), mustThreshold(t, Cosine, "0.8"), mustThreshold(t, Overlap, "2")} {
 		check(t, "larger", c, nil, th)
 	}
@@ -171,8 +91,8 @@ func TestRandomCrossJoin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for round := range 5 {
 		u := 30 + rng.IntN(200)
-		r := randomCollection(rng, 100+rng.IntN(150), 3+round*4, u)
-		s := randomCollection(rng, 100+rng.IntN(150), 3+round*3, u+rng.IntN(20))
+		r := simjointest.Random(rng, 100+rng.IntN(150), 3+round*4, u)
+		s := simjointest.Random(rng, 100+rng.IntN(150), 3+round*3, u+rng.IntN(20))
 		for m, ths := range randomThresholds {
 			for _, th := range ths {
 				check(t, fmt.Sprintf("round %d", round), r, s, mustThreshold(t, m, th))

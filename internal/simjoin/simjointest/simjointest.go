@@ -1,15 +1,18 @@
 // Package simjointest holds what the tests of package simjoin and of its
-// GPU engines share: a brute-force reference that decides in rational
-// arithmetic, independently of simjoin's integer comparisons, and the real
-// data sets with Mann et al.'s exact counts.
+// GPU engines share: a brute-force reference join that decides in
+// rational arithmetic, independently of simjoin's integer comparisons,
+// the comparison of a join's pairs with it, random collections with many
+// similar pairs, and the real data sets with Mann et al.'s exact counts.
 //
 // It does not import package simjoin, so that simjoin's own tests can use
-// it: measures are named by their strings and pairs are this package's.
+// it: measures are named by their strings or passed as a Measure, and
+// Join and ComparePairs take any pair type laid out as simjoin.Pair.
 package simjointest
 
 import (
 	"fmt"
 	"math/big"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -21,25 +24,27 @@ import (
 
 // SimilarRat decides in rational arithmetic whether sets of sizes a and b
 // sharing c elements are similar under measure (jaccard, cosine, dice or
-// overlap) at the threshold num/den. Empty sets and disjoint ones never
-// are.
+// overlap) at the threshold num/den, exactly for any sizes (big.Int: the
+// squares of cosine overflow 64 bits past 2^32). Empty sets and disjoint
+// ones never are.
 func SimilarRat(measure string, num, den uint64, c, a, b int) bool {
 	if a == 0 || b == 0 || c == 0 {
 		return false
 	}
 	th := new(big.Rat).SetFrac(new(big.Int).SetUint64(num), new(big.Int).SetUint64(den))
+	C, A, B := big.NewInt(int64(c)), big.NewInt(int64(a)), big.NewInt(int64(b))
 	var sim *big.Rat
 	switch measure {
 	case "jaccard":
-		sim = big.NewRat(int64(c), int64(a+b-c))
+		sim = new(big.Rat).SetFrac(C, new(big.Int).Sub(new(big.Int).Add(A, B), C))
 	case "cosine":
 		// c/sqrt(ab) >= t  <=>  c²/(ab) >= t², all of it positive
-		sim = big.NewRat(int64(c)*int64(c), int64(a)*int64(b))
+		sim = new(big.Rat).SetFrac(new(big.Int).Mul(C, C), new(big.Int).Mul(A, B))
 		th.Mul(th, th)
 	case "dice":
-		sim = big.NewRat(2*int64(c), int64(a+b))
+		sim = new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(2), C), new(big.Int).Add(A, B))
 	case "overlap":
-		sim = big.NewRat(int64(c), 1)
+		sim = new(big.Rat).SetInt(C)
 	default:
 		panic("simjointest: no measure " + measure)
 	}
@@ -96,6 +101,113 @@ func Reference(r, s *sets.Collection, similar func(c, a, b int) bool, distinct b
 		return int(a.J) - int(b.J)
 	})
 	return out
+}
+
+// SimPair is the layout of simjoin.Pair, which this package cannot name:
+// Join and ComparePairs take any pair type laid out so.
+type SimPair = struct {
+	I, J, Overlap uint32
+	Similarity    float64
+}
+
+// Measure is what Join asks of simjoin.Measure: its name, for SimilarRat,
+// and the similarity its pairs carry.
+type Measure interface {
+	String() string
+	Similarity(c, a, b uint32) float64
+}
+
+// Join is the join that simjoin's engines, CPU and GPU, are checked
+// against: Reference decided by SimilarRat under m at the threshold
+// num/den, each pair carrying its similarity under m. With distinct, each
+// group of equal sets is its smallest id only.
+func Join[P ~SimPair](r, s *sets.Collection, m Measure, num, den uint64, distinct bool) []P {
+	name := m.String()
+	ref := Reference(r, s, func(c, a, b int) bool { return SimilarRat(name, num, den, c, a, b) }, distinct)
+	if s == nil {
+		s = r
+	}
+	out := make([]P, len(ref))
+	for k, p := range ref {
+		a, b := r.SetLen(int(p.I)), s.SetLen(int(p.J))
+		out[k] = P(SimPair{I: p.I, J: p.J, Overlap: p.Overlap, Similarity: m.Similarity(p.Overlap, uint32(a), uint32(b))})
+	}
+	return out
+}
+
+// ComparePairs fails tb, tagged with tag, unless got and want are the
+// same pairs in the same order, saying which pairs differ, are missing or
+// are extra (the first few of each).
+func ComparePairs[P ~SimPair](tb testing.TB, tag string, got, want []P) {
+	tb.Helper()
+	if slices.Equal(got, want) {
+		return
+	}
+	type key struct{ i, j uint32 }
+	gm, wm := map[key]SimPair{}, map[key]SimPair{}
+	for _, p := range got {
+		q := SimPair(p)
+		gm[key{q.I, q.J}] = q
+	}
+	for _, p := range want {
+		q := SimPair(p)
+		wm[key{q.I, q.J}] = q
+	}
+	shown := 0
+	for k, w := range wm {
+		if g, ok := gm[k]; !ok || g != w {
+			if shown++; shown <= 5 {
+				tb.Errorf("%s: pair (%d, %d): got %+v (found %v), want %+v", tag, k.i, k.j, g, ok, w)
+			}
+		}
+	}
+	for k, g := range gm {
+		if _, ok := wm[k]; !ok {
+			if shown++; shown <= 10 {
+				tb.Errorf("%s: extra pair %+v", tag, g)
+			}
+		}
+	}
+	tb.Fatalf("%s: %d pairs, want %d", tag, len(got), len(want))
+}
+
+// Random returns n sets with sizes up to maxSize over a universe whose
+// elements are drawn with a skew (low values are frequent), some of them
+// repeated, some empty, some near copies of others: so that many pairs
+// are similar at every threshold.
+func Random(rng *rand.Rand, n, maxSize, universe int) *sets.Collection {
+	c := sets.New()
+	var made [][]uint32
+	for range n {
+		var s []uint32
+		switch x := rng.IntN(10); {
+		case x == 0:
+			// empty
+		case x <= 2 && len(made) > 0:
+			// A near copy of an earlier set: a few elements changed.
+			s = slices.Clone(made[rng.IntN(len(made))])
+			for range rng.IntN(3) {
+				if len(s) > 0 && rng.IntN(2) == 0 {
+					s = slices.Delete(s, 0, 1)
+				} else {
+					s = append(s, uint32(rng.IntN(universe)))
+				}
+			}
+		case x == 3 && len(made) > 0:
+			s = slices.Clone(made[rng.IntN(len(made))])
+		default:
+			size := 1 + rng.IntN(maxSize)
+			for range size {
+				// A skewed draw: the square of a uniform value.
+				f := rng.Float64()
+				s = append(s, uint32(f*f*float64(universe)))
+			}
+		}
+		s = sets.Normalize(s)
+		made = append(made, s)
+		c.Add(s)
+	}
+	return c
 }
 
 // Keep reports, for each set of c, whether a distinct join keeps it: the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xsect/xsect/internal/gpuintersect"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 )
 
 func TestDevices(t *testing.T) {
@@ -18,6 +19,7 @@ func TestDevices(t *testing.T) {
 		t.Fatalf("devices: code %d, stderr %q", code, stderr)
 	}
 	if err := gpurt.Available(); err != nil {
+		gputest.Without(t, err)
 		if want := "no GPU: " + err.Error() + "\n"; stdout != want {
 			t.Errorf("devices without a GPU printed %q, want %q", stdout, want)
 		}
@@ -53,6 +55,7 @@ func TestIntersectDevice(t *testing.T) {
 		}
 	}
 	if err := gpurt.Available(); err != nil {
+		gputest.Without(t, err)
 		code, _, stderr := run(t, "intersect", "--device", "gpu", a, b)
 		if code != ExitFailure || !strings.Contains(stderr, err.Error()) {
 			t.Errorf("--device gpu without a GPU: code %d, stderr %q; want it to say %q", code, stderr, err)
@@ -101,7 +104,8 @@ func TestGPUsFlag(t *testing.T) {
 			}
 		}
 	}
-	if gpurt.Available() != nil {
+	if err := gpurt.Available(); err != nil {
+		gputest.Without(t, err)
 		return
 	}
 	infos, err := gpurt.Devices()
@@ -122,9 +126,7 @@ func TestGPUsFlag(t *testing.T) {
 // GPU with one, two and three owners of GPU 0: the same output, and
 // --explain names the owners after the run.
 func TestGPUsOwners(t *testing.T) {
-	if err := gpurt.Available(); err != nil {
-		t.Skipf("%v; skipping", err)
-	}
+	gputest.Need(t, gpurt.Available())
 	var b strings.Builder
 	r := rand.New(rand.NewPCG(61, 62))
 	for range 600 {
