@@ -106,13 +106,13 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		return err
 	}
 	defer w.abort()
-	r, _, err := loadCollection(env, args[0], b)
+	r, err := loadReadOnly(env, args[0], b)
 	if err != nil {
 		return err
 	}
 	var s *sets.Collection
 	if *jo.with != "" {
-		if s, _, err = loadCollection(env, *jo.with, b.left(memoryOf(r))); err != nil {
+		if s, err = loadReadOnly(env, *jo.with, b.left(memoryOf(r))); err != nil {
 			return err
 		}
 	}

@@ -28,9 +28,10 @@ type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 
-	stdinTaken bool      // an input "-" has read Stdin
-	uncatch    func()    // stops Main's catching of signals, for a command that handles them
-	started    time.Time // when Main began, for --explain's account of the process
+	stdinTaken bool           // an input "-" has read Stdin
+	uncatch    func()         // stops Main's catching of signals, for a command that handles them
+	started    time.Time      // when Main began, for --explain's account of the process
+	closers    []func() error // run when the command ends: the inputs' mappings
 }
 
 // command is one subcommand.
@@ -105,6 +106,12 @@ func writeHelp(env *Env, help string) int {
 }
 
 func runCommand(c *command, args []string, env *Env) int {
+	defer func() {
+		for _, close := range env.closers {
+			close()
+		}
+		env.closers = nil
+	}()
 	// A command's budget sets the runtime's memory limit for its run.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	flags := flag.NewFlagSet("xsect "+c.name, flag.ContinueOnError)

@@ -34,6 +34,41 @@ func loadCollection(env *Env, path string, b budget) (*sets.Collection, setio.Fo
 	return c, format, b.readError(err)
 }
 
+// loadReadOnly is loadCollection for a command that never writes the
+// collection: a binary file (not standard input, not a pipe) is mapped
+// into memory and used in place (setio.Map), after the checks a read
+// makes, rather than copied into the heap: for a file of 800 MB that is
+// a third of a second against one to three. The mapping lasts until the
+// command ends. Its pages are the page cache's, which the kernel can
+// evict, so the budget does not bound them.
+func loadReadOnly(env *Env, path string, b budget) (*sets.Collection, error) {
+	if path != "-" && isBinaryFile(path) {
+		c, close, err := setio.Map(path)
+		if err != nil {
+			return nil, inputError{err}
+		}
+		env.closers = append(env.closers, close)
+		return c, nil
+	}
+	c, _, err := loadCollection(env, path, b)
+	return c, err
+}
+
+// isBinaryFile reports whether path is a regular file in xsect's binary
+// format. Any doubt (an error) is false: loadCollection then reports it.
+func isBinaryFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	format, err := setio.Detect(bufio.NewReaderSize(f, 16))
+	return err == nil && format == setio.Binary
+}
+
 // input is an opened input file. Its read errors do not repeat the path,
 // which setio puts in front of them.
 type input struct {
