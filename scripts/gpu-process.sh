@@ -26,12 +26,15 @@ ngpus=$(nvidia-smi -L | wc -l)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -c
 echo "host: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 
-# problems: NAME|GEN FLAGS (empty: the command generates its input)|COMMAND
+# problems: NAME|GEN FLAGS (empty: the command generates its input; =NAME:
+# NAME's input)|COMMAND. words-pairs writes the pairs of WORDS-100K with
+# overlap >= 540, about 10^8 (9.6e7), to a file.
 problems=(
 	"enron|--sets 100000 --avg-size 258 --universe 1100000 --dist zipf|allpairs IN --count-only"
 	"orkut|--sets 100000 --avg-size 905 --universe 8700000 --dist zipf|allpairs IN --count-only"
 	"words|--sets 100000 --avg-size 2021 --universe 11000 --dist uniform|allpairs IN --count-only"
 	"twitter|--sets 100000 --avg-size 140 --universe 37000 --dist zipf|allpairs IN --count-only"
+	"words-pairs|=words|allpairs IN --min-overlap 540 -o OUTFILE"
 	"batmap||pairs --gen-items 128000 --min-support 0.003 --count --engine batmap"
 )
 
@@ -43,6 +46,17 @@ for r in $(seq "$rounds"); do
 	echo "wall $w s; $(grep -E '^(gpu start|process)' "$work/last.err" | tr '\n' ';')"
 done
 
+# outcome says what the last command gave: its count, or the lines and
+# bytes it wrote (the same whatever their order; the tests compare pairs).
+outcome() {
+	if [ -s "$work/pairs.out" ]; then
+		echo "$(wc -lc <"$work/pairs.out" | awk '{print $1 " lines, " $2 " bytes"}')"
+		rm -f "$work/pairs.out"
+	else
+		head -c 40 "$work/last"
+	fi
+}
+
 variants=("--device gpu --gpus 1")
 [ "$ngpus" -gt 1 ] && variants+=("--device gpu --gpus $ngpus")
 variants+=("--device cpu" "--device auto")
@@ -53,11 +67,17 @@ printf '%-8s %-26s %s\n' problem variant "wall seconds (rounds)"
 for p in "${problems[@]}"; do
 	IFS='|' read -r name gen cmd <<<"$p"
 	[ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]] && continue
-	if [ -n "$gen" ] && [ ! -f "$work/$name.bin" ]; then
-		# shellcheck disable=SC2086
-		"$x" gen $gen --format binary -o "$work/$name.bin" || exit 1
+	input=$name
+	if [[ $gen == =* ]]; then
+		input=${gen#=}
+		gen=$(printf '%s\n' "${problems[@]}" | grep "^$input|" | cut -d'|' -f2)
 	fi
-	cmd=${cmd/IN/$work/$name.bin}
+	if [ -n "$gen" ] && [ ! -f "$work/$input.bin" ]; then
+		# shellcheck disable=SC2086
+		"$x" gen $gen --format binary -o "$work/$input.bin" || exit 1
+	fi
+	cmd=${cmd/IN/$work/$input.bin}
+	cmd=${cmd/OUTFILE/$work/pairs.out}
 	# One untimed run first: the page cache holds the input and the kernel
 	# cache what a stale prebuilt kernel compiles, for every round alike.
 	# shellcheck disable=SC2086
@@ -68,14 +88,14 @@ for p in "${problems[@]}"; do
 		for v in "${variants[@]}"; do
 			# shellcheck disable=SC2086
 			row[$v]+="$(timed "$x" $cmd $v) "
-			result[$v]=$(head -c 40 "$work/last")
+			result[$v]=$(outcome)
 		done
 		if [ -x "$old" ]; then
 			# shellcheck disable=SC2086
 			row[old]+="$(timed "$old" $cmd --device gpu --gpus "$ngpus") "
-			result[old]=$(head -c 40 "$work/last")
+			result[old]=$(outcome)
 		fi
-		if [ -f "$peer" ] && [[ $cmd == allpairs* ]] && python3 -c 'import torch' 2>/dev/null; then
+		if [ -f "$peer" ] && [[ $cmd == allpairs*--count-only ]] && python3 -c 'import torch' 2>/dev/null; then
 			row[peer]+="$(timed python3 "$peer" "$work/$name.bin" dense) "
 			result[peer]=$(grep -o 'pairs>=1: [0-9]*.*' "$work/last")
 		fi
