@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,5 +132,36 @@ func TestAllPairsRealData(t *testing.T) {
 	_, forced, _ := run(t, "containment", path, "--largest", "3000", "--count-only", "--min-degree", "0.5", "--technique", "scancount")
 	if forced != stdout {
 		t.Errorf("scancount counts %q, planner %q", forced, stdout)
+	}
+}
+
+// TestAllPairsMappedInput checks a binary input, which allpairs maps in
+// place: the same lines as the text it came from, from --with too, and a
+// damaged file named in a bad-input error.
+func TestAllPairsMappedInput(t *testing.T) {
+	a := writeFile(t, "a.txt", "3 2 1\n2 3 4\n\n1 2 3 3\n9\n1\n")
+	bin := filepath.Join(t.TempDir(), "a.xsb")
+	if code, _, stderr := run(t, "convert", a, bin); code != ExitOK {
+		t.Fatalf("convert: exit %d: %s", code, stderr)
+	}
+	for _, args := range [][]string{{"--sort"}, {"--with", a, "--sort"}, {"--count-only"}} {
+		_, want, _ := run(t, append([]string{"allpairs", a}, args...)...)
+		code, got, stderr := run(t, append([]string{"allpairs", bin}, args...)...)
+		if code != ExitOK || got != want {
+			t.Errorf("%v from the binary file: exit %d %q, got %q, want %q", args, code, stderr, got, want)
+		}
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-1] ^= 0xff // the last element: the checksum no longer matches
+	bad := filepath.Join(t.TempDir(), "bad.xsb")
+	if err := os.WriteFile(bad, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "allpairs", bad, "--count-only")
+	if code != ExitUsage || !strings.Contains(stderr, bad) || !strings.Contains(stderr, "checksum") {
+		t.Errorf("a damaged binary file: exit %d, stderr %q; want exit %d naming the file and its checksum", code, stderr, ExitUsage)
 	}
 }
