@@ -5,7 +5,6 @@ package setio
 import (
 	"bytes"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"sync"
 	"unsafe"
@@ -71,7 +70,7 @@ func viewBinary(data []byte, name string) (*sets.Collection, error) {
 	if err != nil {
 		return nil, err
 	}
-	if crc := crc32.Checksum(data[headerSize:], castagnoli); crc != h.payloadCRC {
+	if crc := checksum(data[headerSize:]); crc != h.payloadCRC {
 		return nil, &ParseError{File: name, Msg: fmt.Sprintf("payload checksum mismatch: header says %08x, data has %08x", h.payloadCRC, crc)}
 	}
 	padAt := h.offsetsAt + 8*(h.k+1)
