@@ -211,7 +211,7 @@ func runPairs(ctx context.Context, job *Job, tx *sets.Collection, rows, cols set
 		return 0, "", err
 	}
 	how := plan.Technique() + " on " + plan.Device()
-	n, err := runPlan(ctx, job, plan, out, appendItemPairs)
+	n, err := runPlan(ctx, job, plan, out, pairs.AppendLines)
 	return n, how, err
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -204,7 +205,7 @@ func TestWriteSortedError(t *testing.T) {
 		}
 		ps = ps[100:]
 	}
-	err := writeSorted(failingWriter{}, s, formatPairs)
+	err := writeSorted(failingWriter{}, s, pairs.AppendLines)
 	if !errors.Is(err, errDiskFull) {
 		t.Fatalf("writeSorted to a failing writer: %v", err)
 	}
