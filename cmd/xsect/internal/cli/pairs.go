@@ -151,11 +151,11 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				case *sorted:
 					planBudget = left.left(minSortBudget)
 				default:
-					queue = queueChunks(*threads, left.bytes)
+					queue = queueChunks(*threads, left.Bytes)
 					planBudget = left.left(int64(queue) * chunkCap)
 				}
 				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Technique: *engine, Device: *device, Threads: *threads,
-					Memory: planBudget.bytes, Progress: prog.update, CountOnly: *count, GPUs: gpus})
+					Memory: planBudget.Bytes, Progress: prog.update, CountOnly: *count, GPUs: gpus})
 				if plan != nil && *explain {
 					prog.done()
 					if err := plan.Explain(env.Stderr); err != nil {
@@ -170,7 +170,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if err != nil {
 					return planError(err, *engine, *device, planBudget)
 				}
-				err = runPairs(plan, w, *sorted, *count, prog, queue, left.left(plan.Memory()).bytes)
+				err = runPairs(plan, w, *sorted, *count, prog, queue, left.left(plan.Memory()).Bytes)
 				if *explain {
 					defer explainProcess(env)
 				}

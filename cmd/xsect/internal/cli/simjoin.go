@@ -128,7 +128,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					Device:    *device,
 					Threads:   *threads,
 					Distinct:  *distinct,
-					Memory:    planBudget.bytes,
+					Memory:    planBudget.Bytes,
 					Progress:  bar.update,
 					GPUKernel: *gpuKernel,
 					GPUs:      gpus,
@@ -150,7 +150,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					err = writeCount(w, n, err)
 				case *sorted:
 					_, planMemory := plan.Estimate()
-					n, err = sortJoin(w, left.left(planMemory).bytes, func(add func([]sets.Pair) error) error {
+					n, err = sortJoin(w, left.left(planMemory).Bytes, func(add func([]sets.Pair) error) error {
 						return plan.Join(context.Background(), overlapPairs(add))
 					}, bar.done, func(b []byte, ps []sets.Pair) []byte {
 						return appendSimLines(b, ps, r, s, m)
