@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
@@ -393,5 +396,35 @@ func checkSorted(t *testing.T, name string) {
 			t.Fatalf("%s:%d: %d %d after %d %d", name, k+1, i, j, last[0], last[1])
 		}
 		last = [2]int{i, j}
+	}
+}
+
+// A worker's default budget is the process's, which GOMEMLIMIT (like a
+// container's limit) lowers: a tile whose collection takes more than half
+// of it cannot run, and --memory sets the budget instead.
+func TestWorkerBudget(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "r.sets")
+	c := sets.New()
+	for i := range 64 {
+		s := make([]uint32, 8192)
+		for x := range s {
+			s[x] = uint32(i*8192 + x)
+		}
+		c.Add(s)
+	}
+	writeCollection(t, in, c)
+	job := Job{Workload: "allpairs", Input: in, Output: filepath.Join(dir, "out"), MinOverlap: 1, CountOnly: true}
+	tiles, _, err := Plan(context.Background(), &job, "", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(4 << 20))
+	if _, err := RunTile(context.Background(), &job, tiles[0]); !errors.Is(err, allpairs.ErrOverBudget) {
+		t.Errorf("GOMEMLIMIT 4 MiB: %v, want over budget", err)
+	}
+	job.MemoryMiB = 256
+	if n, err := RunTile(context.Background(), &job, tiles[0]); err != nil || n != 0 {
+		t.Errorf("--memory 256: %d pairs, %v", n, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/gpu"
+	"github.com/xsect/xsect/internal/membudget"
 	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/simjoin"
@@ -53,10 +54,14 @@ func RunTile(ctx context.Context, job *Job, t Tile) (int64, error) {
 		defer out.abort(ctx)
 	}
 	rows, cols := sets.Range{Lo: t.RowLo, Hi: t.RowHi}, sets.Range{Lo: t.ColLo, Hi: t.ColHi}
-	memory := int64(0)
+	// The worker's budget is --memory, or by default the process's, which
+	// heeds a container's limit as the xsect command does; the tile gets
+	// what the collections leave.
+	budget := membudget.Process()
 	if job.MemoryMiB > 0 {
-		memory = max(job.MemoryMiB<<20-bytesOf(r)-bytesOf(s), 1<<20)
+		budget = membudget.Budget{Bytes: job.MemoryMiB << 20, Source: "--memory"}
 	}
+	memory := budget.Left(bytesOf(r) + bytesOf(s)).Bytes
 	gpus, err := gpu.ParseGPUs(job.GPUs)
 	if err != nil {
 		return 0, badJob("--%v", err)
