@@ -12,6 +12,7 @@ import (
 
 	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/pairsort"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -121,7 +122,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	left := b.left(memoryOf(r) + memoryOf(s))
 	planBudget := left
 	if *jo.sorted && !*jo.countOnly {
-		planBudget = left.left(minSortBudget)
+		planBudget = left.left(pairsort.MinBudget)
 	}
 	bar := newJoinBar()
 	opt := allpairs.Options{

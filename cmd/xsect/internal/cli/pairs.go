@@ -16,6 +16,7 @@ import (
 	"github.com/xsect/xsect/internal/gpubatmap"
 	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/linefmt"
+	"github.com/xsect/xsect/internal/pairsort"
 	"github.com/xsect/xsect/internal/progress"
 	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/setio"
@@ -149,7 +150,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				switch {
 				case *count:
 				case *sorted:
-					planBudget = left.left(minSortBudget)
+					planBudget = left.left(pairsort.MinBudget)
 				default:
 					queue = queueChunks(*threads, left.Bytes)
 					planBudget = left.left(int64(queue) * chunkCap)
@@ -225,7 +226,7 @@ func pairsInput(env *Env, args []string, n int, p, occ float64, seed uint64, b b
 // runPairs mines the pairs and writes them to w, which it commits.
 // Unsorted pairs are formatted by the workers that find them and written
 // while they come, through a queue of queue chunks; sorted ones go
-// through a pairSorter of sortBudget bytes. A file is written under a
+// through a pairsort.Sorter of sortBudget bytes. A file is written under a
 // temporary name renamed at the end, so a failed run leaves no file.
 func runPairs(plan *pairs.Plan, w *outputFile, sorted, count bool, prog *stageBars, queue int, sortBudget int64) error {
 	ctx := context.Background()

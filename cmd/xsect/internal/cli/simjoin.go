@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xsect/xsect/internal/pairsort"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/simjoin"
 )
@@ -120,7 +121,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 				left := b.left(memoryOf(r) + memoryOf(s))
 				planBudget := left
 				if *sorted && !*countOnly {
-					planBudget = left.left(minSortBudget)
+					planBudget = left.left(pairsort.MinBudget)
 				}
 				opt := simjoin.Options{
 					Threshold: th,
@@ -192,7 +193,7 @@ func (sw *simPairWriter) write(ps []simjoin.Pair) error {
 	return err
 }
 
-// overlapPairs hands similar pairs on to a pairSorter's add with their
+// overlapPairs hands similar pairs on to a pairsort.Sorter's Add with their
 // overlap as the count: the similarity follows from it and the sets'
 // sizes, so the sorter keeps 12 bytes a pair, and 2 or 3 in its runs,
 // rather than the float's 8 more. Safe for concurrent use, as add is.
