@@ -164,6 +164,7 @@ func cases(in, with string) []pipelineCase {
 		{"simjoin-distinct", Job{Workload: "simjoin", Input: in, Measure: "cosine", Threshold: "0.7", Distinct: true}, "", []string{"simjoin", "--measure", "cosine", "--threshold", "0.7", "--distinct", in}},
 		{"simjoin-with", Job{Workload: "simjoin", Input: in, With: with, Measure: "overlap", Threshold: "2"}, "", []string{"simjoin", "--measure", "overlap", "--threshold", "2", in, "--with", with}},
 		{"simjoin-count", Job{Workload: "simjoin", Input: in, Measure: "dice", Threshold: "0.6", CountOnly: true}, "", []string{"simjoin", "--measure", "dice", "--threshold", "0.6", "--count-only", in}},
+		{"simjoin-sort", Job{Workload: "simjoin", Input: in, With: with, Measure: "jaccard", Threshold: "0.4", Sort: true}, "", []string{"simjoin", "--threshold", "0.4", in, "--with", with}},
 	}
 }
 
@@ -426,5 +427,65 @@ func TestWorkerBudget(t *testing.T) {
 	job.MemoryMiB = 256
 	if n, err := RunTile(context.Background(), &job, tiles[0]); err != nil || n != 0 {
 		t.Errorf("--memory 256: %d pairs, %v", n, err)
+	}
+}
+
+// A sorted tile whose pairs take more than the worker's budget spills
+// them to temporary files under $TMPDIR (with none there, it fails saying
+// so) rather than hold them, and writes exactly the sorted lines of the
+// xsect command, leaving nothing in $TMPDIR.
+func TestSortedTileSpills(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(14, 8))
+	c := sets.New()
+	for range 2500 {
+		// Element 0 in most sets: millions of pairs.
+		var s []uint32
+		if rng.IntN(10) > 0 {
+			s = append(s, 0)
+		}
+		for range rng.IntN(6) {
+			s = append(s, 1+rng.Uint32N(300))
+		}
+		c.AddUnsorted(s)
+	}
+	in := filepath.Join(dir, "r.sets")
+	writeCollection(t, in, c)
+	for _, tc := range []struct {
+		job  Job
+		args []string
+	}{
+		{Job{Workload: "allpairs", MinOverlap: 1}, []string{"allpairs"}},
+		{Job{Workload: "simjoin", Measure: "jaccard", Threshold: "0.05"}, []string{"simjoin", "--threshold", "0.05"}},
+	} {
+		job := tc.job
+		job.Input, job.Output, job.Sort, job.MemoryMiB = in, filepath.Join(dir, job.Workload), true, 8
+		tiles, _, err := Plan(context.Background(), &job, "", Limits{Blocks: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("TMPDIR", filepath.Join(dir, "missing"))
+		if _, err := RunTile(context.Background(), &job, tiles[0]); err == nil || !strings.Contains(err.Error(), "set TMPDIR") {
+			t.Fatalf("%s without a TMPDIR: %v, want the sort's error", job.Workload, err)
+		}
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		if _, err := RunTile(context.Background(), &job, tiles[0]); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(FileName(job.Output, 0, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := exec.Command(xsectBin, append(tc.args, in, "--sort")...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) || len(want) < 20<<20 {
+			t.Errorf("%s: %d bytes, want the %d of xsect --sort", job.Workload, len(got), len(want))
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("%s: left %d entries in TMPDIR", job.Workload, len(left))
+		}
 	}
 }
