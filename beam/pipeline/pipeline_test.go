@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
@@ -161,6 +164,7 @@ func cases(in, with string) []pipelineCase {
 		{"simjoin-distinct", Job{Workload: "simjoin", Input: in, Measure: "cosine", Threshold: "0.7", Distinct: true}, "", []string{"simjoin", "--measure", "cosine", "--threshold", "0.7", "--distinct", in}},
 		{"simjoin-with", Job{Workload: "simjoin", Input: in, With: with, Measure: "overlap", Threshold: "2"}, "", []string{"simjoin", "--measure", "overlap", "--threshold", "2", in, "--with", with}},
 		{"simjoin-count", Job{Workload: "simjoin", Input: in, Measure: "dice", Threshold: "0.6", CountOnly: true}, "", []string{"simjoin", "--measure", "dice", "--threshold", "0.6", "--count-only", in}},
+		{"simjoin-sort", Job{Workload: "simjoin", Input: in, With: with, Measure: "jaccard", Threshold: "0.4", Sort: true}, "", []string{"simjoin", "--threshold", "0.4", in, "--with", with}},
 	}
 }
 
@@ -393,5 +397,95 @@ func checkSorted(t *testing.T, name string) {
 			t.Fatalf("%s:%d: %d %d after %d %d", name, k+1, i, j, last[0], last[1])
 		}
 		last = [2]int{i, j}
+	}
+}
+
+// A worker's default budget is the process's, which GOMEMLIMIT (like a
+// container's limit) lowers: a tile whose collection takes more than half
+// of it cannot run, and --memory sets the budget instead.
+func TestWorkerBudget(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "r.sets")
+	c := sets.New()
+	for i := range 64 {
+		s := make([]uint32, 8192)
+		for x := range s {
+			s[x] = uint32(i*8192 + x)
+		}
+		c.Add(s)
+	}
+	writeCollection(t, in, c)
+	job := Job{Workload: "allpairs", Input: in, Output: filepath.Join(dir, "out"), MinOverlap: 1, CountOnly: true}
+	tiles, _, err := Plan(context.Background(), &job, "", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(4 << 20))
+	if _, err := RunTile(context.Background(), &job, tiles[0]); !errors.Is(err, allpairs.ErrOverBudget) {
+		t.Errorf("GOMEMLIMIT 4 MiB: %v, want over budget", err)
+	}
+	job.MemoryMiB = 256
+	if n, err := RunTile(context.Background(), &job, tiles[0]); err != nil || n != 0 {
+		t.Errorf("--memory 256: %d pairs, %v", n, err)
+	}
+}
+
+// A sorted tile whose pairs take more than the worker's budget spills
+// them to temporary files under $TMPDIR (with none there, it fails saying
+// so) rather than hold them, and writes exactly the sorted lines of the
+// xsect command, leaving nothing in $TMPDIR.
+func TestSortedTileSpills(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(14, 8))
+	c := sets.New()
+	for range 2500 {
+		// Element 0 in most sets: millions of pairs.
+		var s []uint32
+		if rng.IntN(10) > 0 {
+			s = append(s, 0)
+		}
+		for range rng.IntN(6) {
+			s = append(s, 1+rng.Uint32N(300))
+		}
+		c.AddUnsorted(s)
+	}
+	in := filepath.Join(dir, "r.sets")
+	writeCollection(t, in, c)
+	for _, tc := range []struct {
+		job  Job
+		args []string
+	}{
+		{Job{Workload: "allpairs", MinOverlap: 1}, []string{"allpairs"}},
+		{Job{Workload: "simjoin", Measure: "jaccard", Threshold: "0.05"}, []string{"simjoin", "--threshold", "0.05"}},
+	} {
+		job := tc.job
+		job.Input, job.Output, job.Sort, job.MemoryMiB = in, filepath.Join(dir, job.Workload), true, 8
+		tiles, _, err := Plan(context.Background(), &job, "", Limits{Blocks: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("TMPDIR", filepath.Join(dir, "missing"))
+		if _, err := RunTile(context.Background(), &job, tiles[0]); err == nil || !strings.Contains(err.Error(), "set TMPDIR") {
+			t.Fatalf("%s without a TMPDIR: %v, want the sort's error", job.Workload, err)
+		}
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		if _, err := RunTile(context.Background(), &job, tiles[0]); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(FileName(job.Output, 0, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := exec.Command(xsectBin, append(tc.args, in, "--sort")...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) || len(want) < 20<<20 {
+			t.Errorf("%s: %d bytes, want the %d of xsect --sort", job.Workload, len(got), len(want))
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("%s: left %d entries in TMPDIR", job.Workload, len(left))
+		}
 	}
 }

@@ -17,6 +17,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/gpu"
+	"github.com/xsect/xsect/internal/membudget"
+	"github.com/xsect/xsect/internal/pairsort"
+	sj "github.com/xsect/xsect/internal/simjoin"
 	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/simjoin"
@@ -53,10 +56,14 @@ func RunTile(ctx context.Context, job *Job, t Tile) (int64, error) {
 		defer out.abort(ctx)
 	}
 	rows, cols := sets.Range{Lo: t.RowLo, Hi: t.RowHi}, sets.Range{Lo: t.ColLo, Hi: t.ColHi}
-	memory := int64(0)
+	// The worker's budget is --memory, or by default the process's, which
+	// heeds a container's limit as the xsect command does; the tile gets
+	// what the collections leave.
+	budget := membudget.Process()
 	if job.MemoryMiB > 0 {
-		memory = max(job.MemoryMiB<<20-bytesOf(r)-bytesOf(s), 1<<20)
+		budget = membudget.Budget{Bytes: job.MemoryMiB << 20, Source: "--memory"}
 	}
+	memory := budget.Left(bytesOf(r) + bytesOf(s)).Bytes
 	gpus, err := gpu.ParseGPUs(job.GPUs)
 	if err != nil {
 		return 0, badJob("--%v", err)
@@ -137,18 +144,34 @@ func (w *batches[P]) add(ps []P) error {
 	return err
 }
 
-// writeSorted formats sorted pairs in pieces and writes them in order.
-func writeSorted[P any](out *tileFile, ps []P, format func([]byte, []P) []byte) error {
-	var b []byte
-	for len(ps) > 0 {
-		k := min(len(ps), 1<<14)
-		b = format(b[:0], ps[:k])
-		if err := out.write(b); err != nil {
-			return err
-		}
-		ps = ps[k:]
+// tileLines says how a workload's pairs become lines: format makes the
+// lines of pairs as they come. A sorted tile goes through a
+// pairsort.Sorter, which holds sets.Pair: sortable hands the pairs on to
+// its Add, and sorted makes the lines of what it returns.
+type tileLines[P any] struct {
+	format   func([]byte, []P) []byte
+	sortable func(add func([]sets.Pair) error) func([]P) error
+	sorted   func([]byte, []sets.Pair) []byte
+}
+
+// setPairLines are the tileLines of the workloads whose pairs are
+// sets.Pair, sorted as they are.
+func setPairLines(format func([]byte, []sets.Pair) []byte) tileLines[sets.Pair] {
+	return tileLines[sets.Pair]{
+		format:   format,
+		sortable: func(add func([]sets.Pair) error) func([]sets.Pair) error { return add },
+		sorted:   format,
 	}
-	return nil
+}
+
+// planMemory is what a tile's plan may use of the memory its budget
+// leaves: all of it, less a sort's least buffers when the lines are
+// sorted (the sort takes what the plan does not use).
+func planMemory(job *Job, memory int64) int64 {
+	if job.Sort && !job.CountOnly {
+		return max(memory-pairsort.MinBudget, membudget.MinBytes)
+	}
+	return memory
 }
 
 func runJoin(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols sets.Range, memory int64, gpus []int, out *tileFile) (int64, string, error) {
@@ -162,7 +185,7 @@ func runJoin(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols se
 		q = allpairs.Query{Containment: d}
 	}
 	plan, err := allpairs.NewPlan(r, s, q, allpairs.Options{Device: job.Device, Technique: job.Technique, Threads: job.Threads,
-		Largest: job.Largest, Memory: memory, GPUs: gpus, Rows: rows, Cols: cols})
+		Largest: job.Largest, Memory: planMemory(job, memory), GPUs: gpus, Rows: rows, Cols: cols})
 	if plan != nil {
 		explain(ctx, job, plan.Explain)
 	}
@@ -170,7 +193,9 @@ func runJoin(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols se
 		return 0, "", err
 	}
 	how := plan.Technique() + " on " + plan.Device()
-	n, err := runPlan(ctx, job, plan, out, func(b []byte, ps []allpairs.Pair) []byte { return allpairs.AppendLines(b, ps, r, s, degree) })
+	n, err := runPlan(ctx, job, plan, out, memory, setPairLines(func(b []byte, ps []allpairs.Pair) []byte {
+		return allpairs.AppendLines(b, ps, r, s, degree)
+	}))
 	return n, how, err
 }
 
@@ -178,32 +203,35 @@ func runJoin(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols se
 // to run a tile.
 type tilePlan[P any] interface {
 	Count(ctx context.Context) (int64, error)
-	Collect(ctx context.Context) ([]P, error)
 	Join(ctx context.Context, fn func([]P) error) error
+	Memory() int64
 }
 
 // runPlan runs a tile's plan as the job asks: counting only, writing its
-// pairs sorted, or writing them in batches as they come, lines made by
-// format. It returns the number of pairs.
-func runPlan[P any](ctx context.Context, job *Job, plan tilePlan[P], out *tileFile, format func([]byte, []P) []byte) (int64, error) {
+// pairs sorted, or writing them in batches as they come, lines made as
+// lines says. A sort uses what the plan leaves of memory bytes, spilling
+// to temporary files past it, so that a tile's output need not fit in
+// memory. It returns the number of pairs.
+func runPlan[P any](ctx context.Context, job *Job, plan tilePlan[P], out *tileFile, memory int64, lines tileLines[P]) (int64, error) {
 	switch {
 	case job.CountOnly:
 		return plan.Count(ctx)
 	case job.Sort:
-		ps, err := plan.Collect(ctx)
-		if err == nil {
-			err = writeSorted(out, ps, format)
+		s := pairsort.New(memory - plan.Memory())
+		if err := plan.Join(ctx, lines.sortable(s.Add)); err != nil {
+			s.Close()
+			return s.Len(), err
 		}
-		return int64(len(ps)), err
+		return s.Len(), s.WriteLines(out, lines.sorted)
 	}
-	w := &batches[P]{out: out, format: format}
+	w := &batches[P]{out: out, format: lines.format}
 	err := plan.Join(ctx, w.add)
 	return w.n.Load(), err
 }
 
 func runPairs(ctx context.Context, job *Job, tx *sets.Collection, rows, cols sets.Range, memory int64, gpus []int, out *tileFile) (int64, string, error) {
 	plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: job.MinSupport, Technique: job.Technique, Device: job.Device,
-		Threads: job.Threads, Memory: memory, CountOnly: job.CountOnly, GPUs: gpus, Rows: rows, Cols: cols})
+		Threads: job.Threads, Memory: planMemory(job, memory), CountOnly: job.CountOnly, GPUs: gpus, Rows: rows, Cols: cols})
 	if plan != nil {
 		explain(ctx, job, plan.Explain)
 	}
@@ -211,7 +239,7 @@ func runPairs(ctx context.Context, job *Job, tx *sets.Collection, rows, cols set
 		return 0, "", err
 	}
 	how := plan.Technique() + " on " + plan.Device()
-	n, err := runPlan(ctx, job, plan, out, appendItemPairs)
+	n, err := runPlan(ctx, job, plan, out, memory, setPairLines(pairs.AppendLines))
 	return n, how, err
 }
 
@@ -221,7 +249,7 @@ func runSim(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols set
 		return 0, "", err
 	}
 	plan, err := simjoin.NewPlan(r, s, simjoin.Options{Threshold: th, Technique: job.Technique, Device: job.Device, Threads: job.Threads,
-		Distinct: job.Distinct, Memory: memory, GPUs: gpus, Rows: rows, Cols: cols})
+		Distinct: job.Distinct, Memory: planMemory(job, memory), GPUs: gpus, Rows: rows, Cols: cols})
 	if plan != nil {
 		explain(ctx, job, plan.Explain)
 	}
@@ -229,7 +257,18 @@ func runSim(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols set
 		return 0, "", err
 	}
 	how := plan.Technique() + " on " + plan.Device()
-	n, err := runPlan(ctx, job, plan, out, func(b []byte, ps []simjoin.Pair) []byte { return simjoin.AppendLines(b, ps, th.Measure) })
+	n, err := runPlan(ctx, job, plan, out, memory, tileLines[simjoin.Pair]{
+		format: func(b []byte, ps []simjoin.Pair) []byte { return simjoin.AppendLines(b, ps, th.Measure) },
+		// Sorted with their overlap as the count: 12 bytes a pair.
+		sortable: sj.Overlaps,
+		sorted: func(b []byte, ps []sets.Pair) []byte {
+			for _, p := range ps {
+				one := [1]simjoin.Pair{sj.FromOverlap(p, r, s, th.Measure)}
+				b = simjoin.AppendLines(b, one[:], th.Measure)
+			}
+			return b
+		},
+	})
 	return n, how, err
 }
 
@@ -256,12 +295,14 @@ var writing struct {
 	files map[*tileFile]bool
 }
 
-// Abandon removes the files that this process's tiles are writing, for a
-// signal that ends the process: a run stopped that way never reaches its
-// finishing step, and would leave behind partial files of gigabytes. It
+// Abandon removes the files that this process's tiles are writing, and
+// the runs their sorts spilled, for a signal that ends the process: a run
+// stopped that way never reaches its finishing step, and would leave
+// behind partial files of gigabytes. It
 // keeps the lock that creating a file takes, so that the tiles still
 // running create none after it: call it only on the way out.
 func Abandon() {
+	pairsort.Abandon()
 	writing.Lock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -311,6 +352,14 @@ func canMove(fsys filesystem.Interface) bool {
 	_, c := fsys.(filesystem.Copier)
 	_, r := fsys.(filesystem.Remover)
 	return c && r
+}
+
+// Write writes b, for pairsort's WriteLines.
+func (f *tileFile) Write(b []byte) (int, error) {
+	if err := f.write(b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 func (f *tileFile) write(b []byte) error {

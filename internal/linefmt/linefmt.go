@@ -1,5 +1,5 @@
 // Package linefmt formats the numbers of the result lines that xsect prints
-// (see allpairs.AppendLines and simjoin.AppendLines).
+// (see allpairs.AppendLines, pairs.AppendLines and simjoin.AppendLines).
 package linefmt
 
 import (

@@ -159,7 +159,7 @@ func commonFlags(fs *flag.FlagSet, job *pipeline.Job, explain string) {
 	fs.StringVar(&job.Device, "device", "auto", "device of each worker: cpu, gpu or auto")
 	fs.StringVar(&job.GPUs, "gpus", "all", "GPUs of each worker to use: all, the first N, or a comma-separated `LIST` of ordinals (\"2,\" is GPU 2 alone)")
 	fs.IntVar(&job.Threads, "threads", 0, "CPU threads of each worker, up to 4096 (0: one per core)")
-	fs.Int64Var(&job.MemoryMiB, "memory", 0, "memory budget of each worker in `MiB` (0: half of its memory)")
+	fs.Int64Var(&job.MemoryMiB, "memory", 0, "memory budget of each worker in `MiB` (0: half of its memory, or of its GOMEMLIMIT, address-space or cgroup limit when lower)")
 	fs.BoolVar(&job.Explain, "explain", false, explain)
 	fs.IntVar(&tileFlags.blocks, "tiles", 0, "cut each side of the pair space into `G` blocks (0: from the tile limits)")
 	fs.Float64Var(&tileFlags.pairs, "tile-pairs", pipeline.DefaultLimits.TilePairs, "the most pairs a tile covers (0: the default; Inf: no limit)")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/pairsort"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -121,7 +122,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	left := b.left(memoryOf(r) + memoryOf(s))
 	planBudget := left
 	if *jo.sorted && !*jo.countOnly {
-		planBudget = left.left(minSortBudget)
+		planBudget = left.left(pairsort.MinBudget)
 	}
 	bar := newJoinBar()
 	opt := allpairs.Options{
@@ -129,7 +130,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		Technique: *jo.technique,
 		Threads:   *jo.threads,
 		Largest:   *jo.largest,
-		Memory:    planBudget.bytes,
+		Memory:    planBudget.Bytes,
 		Progress:  bar.update,
 		GPUs:      gpus,
 	}
@@ -155,7 +156,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		err = writeCount(w, n, err)
 	case *jo.sorted:
 		join := func(add func([]allpairs.Pair) error) error { return plan.Join(context.Background(), add) }
-		n, err = sortJoin(w, left.left(plan.Memory()).bytes, join, bar.done, func(b []byte, ps []allpairs.Pair) []byte {
+		n, err = sortJoin(w, left.left(plan.Memory()).Bytes, join, bar.done, func(b []byte, ps []allpairs.Pair) []byte {
 			return allpairs.AppendLines(b, ps, r, s, degree)
 		})
 	default:

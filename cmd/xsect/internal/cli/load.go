@@ -30,7 +30,7 @@ func loadCollection(env *Env, path string, b budget) (*sets.Collection, setio.Fo
 	bar := progress.Start("reading "+in.name, "B", max(in.size, 0))
 	defer bar.Done()
 	br := bufio.NewReaderSize(bar.Reader(in), 1<<20)
-	c, format, err := setio.ReadLimited(br, in.name, in.size, b.bytes)
+	c, format, err := setio.ReadLimited(br, in.name, in.size, b.Bytes)
 	return c, format, b.readError(err)
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/xsect/xsect/internal/pairsort"
 	"github.com/xsect/xsect/internal/sigexit"
 )
 
@@ -254,37 +255,11 @@ func (o *outputFile) abort() {
 	}
 }
 
-// temps are the temporary files of the outputs being written, and the
-// temporary directories of work in progress (sorted runs), which a signal
-// that ends the process removes first.
+// temps are the temporary files of the outputs being written, which a
+// signal that ends the process removes first.
 var temps struct {
 	sync.Mutex
 	names map[string]bool
-	dirs  map[string]bool
-}
-
-// makeTempDir creates a directory for temporary files under $TMPDIR (or
-// /tmp), registered for removal on a signal.
-func makeTempDir(prefix string) (string, error) {
-	temps.Lock()
-	defer temps.Unlock()
-	dir, err := os.MkdirTemp("", prefix)
-	if err != nil {
-		return "", err
-	}
-	if temps.dirs == nil {
-		temps.dirs = map[string]bool{}
-	}
-	temps.dirs[dir] = true
-	return dir, nil
-}
-
-// removeTempDir removes a directory of makeTempDir and what it holds.
-func removeTempDir(dir string) {
-	temps.Lock()
-	defer temps.Unlock()
-	os.RemoveAll(dir)
-	delete(temps.dirs, dir)
 }
 
 // createTemp creates a hidden temporary file in target's directory, mode
@@ -321,17 +296,16 @@ func createTemp(target string) (*os.File, string, error) {
 }
 
 // catchSignals makes a hangup, an interrupt or a termination remove the
-// temporary files of the outputs before the process ends by that signal
-// (sigexit.Catch). stop undoes it; it may be called more than once.
+// temporary files of the outputs, and the runs of a sort in progress,
+// before the process ends by that signal (sigexit.Catch). stop undoes it;
+// it may be called more than once.
 func catchSignals() (stop func()) {
 	return sigexit.Catch(func() {
 		temps.Lock() // held to the end: no file is created or renamed after this
 		for name := range temps.names {
 			os.Remove(name)
 		}
-		for dir := range temps.dirs {
-			os.RemoveAll(dir)
-		}
+		pairsort.Abandon()
 	})
 }
 

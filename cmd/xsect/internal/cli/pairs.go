@@ -2,14 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math/bits"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +15,8 @@ import (
 	eng "github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/hugepage"
+	"github.com/xsect/xsect/internal/linefmt"
+	"github.com/xsect/xsect/internal/pairsort"
 	"github.com/xsect/xsect/internal/progress"
 	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/setio"
@@ -151,13 +150,13 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				switch {
 				case *count:
 				case *sorted:
-					planBudget = left.left(minSortBudget)
+					planBudget = left.left(pairsort.MinBudget)
 				default:
-					queue = queueChunks(*threads, left.bytes)
+					queue = queueChunks(*threads, left.Bytes)
 					planBudget = left.left(int64(queue) * chunkCap)
 				}
 				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Technique: *engine, Device: *device, Threads: *threads,
-					Memory: planBudget.bytes, Progress: prog.update, CountOnly: *count, GPUs: gpus})
+					Memory: planBudget.Bytes, Progress: prog.update, CountOnly: *count, GPUs: gpus})
 				if plan != nil && *explain {
 					prog.done()
 					if err := plan.Explain(env.Stderr); err != nil {
@@ -172,7 +171,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if err != nil {
 					return planError(err, *engine, *device, planBudget)
 				}
-				err = runPairs(plan, w, *sorted, *count, prog, queue, left.left(plan.Memory()).bytes)
+				err = runPairs(plan, w, *sorted, *count, prog, queue, left.left(plan.Memory()).Bytes)
 				if *explain {
 					defer explainProcess(env)
 				}
@@ -227,7 +226,7 @@ func pairsInput(env *Env, args []string, n int, p, occ float64, seed uint64, b b
 // runPairs mines the pairs and writes them to w, which it commits.
 // Unsorted pairs are formatted by the workers that find them and written
 // while they come, through a queue of queue chunks; sorted ones go
-// through a pairSorter of sortBudget bytes. A file is written under a
+// through a pairsort.Sorter of sortBudget bytes. A file is written under a
 // temporary name renamed at the end, so a failed run leaves no file.
 func runPairs(plan *pairs.Plan, w *outputFile, sorted, count bool, prog *stageBars, queue int, sortBudget int64) error {
 	ctx := context.Background()
@@ -241,7 +240,7 @@ func runPairs(plan *pairs.Plan, w *outputFile, sorted, count bool, prog *stageBa
 		err = writeCount(w, n, err)
 	case sorted:
 		join := func(add func([]sets.Pair) error) error { return plan.Join(ctx, add) }
-		_, err = sortJoin(w, sortBudget, join, func() { prog.done(); prog.mark("write") }, formatPairs)
+		_, err = sortJoin(w, sortBudget, join, func() { prog.done(); prog.mark("write") }, pairs.AppendLines)
 	default:
 		out := newStreamOut(w, queue)
 		err = plan.Join(ctx, out.add)
@@ -291,11 +290,11 @@ type streamOut struct {
 
 // chunkCap is the capacity of a chunk, and chunkBytes the length from
 // which it is written: room for one more batch of the pairs package's
-// writers (4096 pairs, 33 bytes each at most; larger batches make it
-// grow). A chunk is one huge page where the kernel gives them.
+// writers (4096 pairs; larger batches make it grow), and the formatter's
+// slack. A chunk is one huge page where the kernel gives them.
 const (
 	chunkCap   = 2 << 20
-	chunkBytes = chunkCap - 33<<12 - 8
+	chunkBytes = chunkCap - linefmt.MaxCountLine<<12 - 8
 )
 
 // queueChunks is the number of chunks a streamOut may use with threads
@@ -343,7 +342,7 @@ func (o *streamOut) add(ps []pairs.Pair) error {
 		}
 	}
 	o.mu.Unlock()
-	b = formatPairs(b, ps)
+	b = pairs.AppendLines(b, ps)
 	full := len(b) >= chunkBytes
 	o.mu.Lock()
 	if full {
@@ -410,97 +409,6 @@ func (o *streamOut) finish(ok bool) error {
 		return o.err
 	}
 	return o.w.commit()
-}
-
-// formatPairs appends a line "a<TAB>b<TAB>support" for each pair. The
-// digits are written in place: numbers below 2^16 (item ids and supports,
-// mostly) as one 8-byte store from a table, larger ones two digits at a
-// time; strconv's copies cost more than the conversion when millions of
-// pairs are printed.
-func formatPairs(b []byte, ps []pairs.Pair) []byte {
-	n := len(b)
-	// 3 × 10 digits and 3 separators a line, and slack for the last
-	// 8-byte store.
-	b = slices.Grow(b, 33*len(ps)+8)
-	b = b[:cap(b)]
-	tab := smallDecimals()
-	for _, p := range ps {
-		if p.I|p.J|p.Count < 1<<16 {
-			x, y, z := tab[p.I], tab[p.J], tab[p.Count]
-			binary.LittleEndian.PutUint64(b[n:], x)
-			n += int(x >> 56)
-			binary.LittleEndian.PutUint64(b[n:], y)
-			n += int(y >> 56)
-			// The support's tab becomes a newline.
-			l := z >> 56
-			binary.LittleEndian.PutUint64(b[n:], z^('\t'^'\n')<<(8*(l-1)&63))
-			n += int(l)
-			continue
-		}
-		n = putDecimal(b, n, p.I)
-		b[n] = '\t'
-		n = putDecimal(b, n+1, p.J)
-		b[n] = '\t'
-		n = putDecimal(b, n+1, p.Count)
-		b[n] = '\n'
-		n++
-	}
-	return b[:n]
-}
-
-// smallDecimals returns, for each v < 2^16, v's digits followed by a tab
-// in the low bytes of an entry (the first digit lowest: the order of a
-// little-endian store) and their number (digits and tab) in the top byte.
-// It is built on first use, each entry from that of v/10, in about 0.1 ms.
-var smallDecimals = sync.OnceValue(buildSmallDecimals)
-
-func buildSmallDecimals() *[1 << 16]uint64 {
-	t := new([1 << 16]uint64)
-	for v := range 10 {
-		t[v] = uint64('0'+v) | '\t'<<8 | 2<<56
-	}
-	for v := 10; v < len(t); v++ {
-		h := t[v/10]
-		l := h >> 56     // digits of v/10, and the tab
-		d := 8 * (l - 1) // where the tab of v/10 is
-		h &^= 0xff<<56 | 0xff<<d
-		t[v] = h | uint64('0'+v%10)<<d | '\t'<<(d+8) | (l+1)<<56
-	}
-	return t
-}
-
-// pow10 holds the powers of ten that fit in 32 bits.
-var pow10 = [...]uint32{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
-
-// decimalLen returns the number of decimal digits of v.
-func decimalLen(v uint32) int {
-	x := v | 1 // the same digits; never 0
-	t := bits.Len32(x) * 1233 >> 12
-	if x < pow10[t] {
-		return t
-	}
-	return t + 1
-}
-
-const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
-
-// putDecimal writes v's digits at b[n:] and returns where they end.
-func putDecimal(b []byte, n int, v uint32) int {
-	end := n + decimalLen(v)
-	i := end
-	for v >= 100 {
-		q := v / 100
-		r := 2 * (v - 100*q)
-		i -= 2
-		b[i], b[i+1] = digitPairs[r], digitPairs[r+1]
-		v = q
-	}
-	if v >= 10 {
-		b[i-2], b[i-1] = digitPairs[2*v], digitPairs[2*v+1]
-	} else {
-		b[i-1] = byte('0' + v)
-	}
-	return end
 }
 
 // stageBars shows one progress bar per stage of a run.

@@ -2,14 +2,11 @@ package cli
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -167,28 +164,6 @@ func TestPairsGenerated(t *testing.T) {
 	}
 }
 
-// TestFormatPairs checks the digit writer against strconv.
-func TestFormatPairs(t *testing.T) {
-	vals := []uint32{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 65535, 99999, 100000, 999999999, 1000000000, 4294967295}
-	for p := uint32(10); p < 1e9; p *= 10 {
-		vals = append(vals, p-1, p, p+1)
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 10000 {
-		vals = append(vals, r.Uint32()>>r.IntN(32))
-	}
-	var ps []pairs.Pair
-	var want []byte
-	for i, v := range vals {
-		p := pairs.Pair{I: v, J: vals[(i*7+3)%len(vals)], Count: vals[(i*13+5)%len(vals)]}
-		ps = append(ps, p)
-		want = fmt.Appendf(want, "%d\t%d\t%d\n", p.I, p.J, p.Count)
-	}
-	if got := formatPairs([]byte("x"), ps); string(got) != "x"+string(want) {
-		t.Fatalf("formatPairs differs from fmt")
-	}
-}
-
 // TestStreamOut writes batches from several goroutines at once, enough
 // for many chunks, and checks that the file holds every line once; and
 // that a failed write is reported and leaves no file.
@@ -343,76 +318,5 @@ func TestStreamOutBackpressure(t *testing.T) {
 	}
 	if lines := bytes.Count(gate.data, []byte("\n")); lines != workers*batches*batch {
 		t.Errorf("%d lines written, want %d", lines, workers*batches*batch)
-	}
-}
-
-// TestSmallDecimals checks every entry of the table of numbers below 2^16
-// against strconv, and formatPairs at the numbers where the table ends and
-// at every length, in each field of a line, on buffers with and without
-// room to spare.
-func TestSmallDecimals(t *testing.T) {
-	tab := smallDecimals()
-	for v := range len(tab) {
-		e := tab[v]
-		want := strconv.Itoa(v) + "\t"
-		var got [8]byte
-		binary.LittleEndian.PutUint64(got[:], e)
-		l := int(e >> 56)
-		if l != len(want) || string(got[:l]) != want || e<<8>>(8+8*l) != 0 { // nothing between the tab and the length
-			t.Fatalf("entry %d: %q (length %d), want %q", v, got, l, want)
-		}
-	}
-	vals := []uint32{0, 65535, 65536, 1<<32 - 1}
-	for p := uint64(1); p < 1<<32; p *= 10 {
-		vals = append(vals, uint32(p), uint32(p-1), uint32(min(p+1, 1<<32-1))) // every length
-	}
-	for _, x := range vals {
-		for _, y := range vals {
-			for field := range 3 {
-				p := pairs.Pair{I: 7, J: 12345, Count: 65535}
-				switch field {
-				case 0:
-					p.I = x
-				case 1:
-					p.J = x
-				case 2:
-					p.Count = x
-				}
-				q := pairs.Pair{I: y, J: y, Count: y}
-				want := "ab" + strconv.FormatUint(uint64(p.I), 10) + "\t" + strconv.FormatUint(uint64(p.J), 10) + "\t" + strconv.FormatUint(uint64(p.Count), 10) + "\n" +
-					strconv.FormatUint(uint64(y), 10) + "\t" + strconv.FormatUint(uint64(y), 10) + "\t" + strconv.FormatUint(uint64(y), 10) + "\n"
-				for _, b := range [][]byte{[]byte("ab"), append(make([]byte, 0, 1000), "ab"...)} {
-					if got := formatPairs(b, []pairs.Pair{p, q}); string(got) != want {
-						t.Fatalf("formatPairs(%v, %v) = %q, want %q", p, q, got, want)
-					}
-				}
-			}
-		}
-	}
-}
-
-// BenchmarkFormatPairs formats the lines of a pair miner's output: item
-// ids below 16000 and supports below 1000 (the table), or every number
-// from 2^16 on (two digits at a time).
-func BenchmarkFormatPairs(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, c := range []struct {
-		name string
-		base uint32
-		ids  int
-		sup  int
-	}{{"small", 0, 16000, 1000}, {"large", 1 << 16, 16000, 1000}} {
-		ps := make([]pairs.Pair, 4096)
-		for i := range ps {
-			ps[i] = pairs.Pair{I: c.base + uint32(r.IntN(c.ids)), J: c.base + uint32(r.IntN(c.ids)), Count: c.base + 38 + uint32(r.IntN(c.sup))}
-		}
-		buf := make([]byte, 0, 1<<20)
-		b.Run(c.name, func(b *testing.B) {
-			for b.Loop() {
-				buf = formatPairs(buf[:0], ps)
-			}
-			b.SetBytes(int64(len(buf)))
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ps)), "ns/pair")
-		})
 	}
 }

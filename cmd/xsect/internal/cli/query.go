@@ -149,7 +149,7 @@ func buildIndex(env *Env, docsPath, outPath string, text bool, opt query.BuildOp
 		}
 		defer in.Close()
 		bar := progress.Start("reading "+in.name, "B", max(in.size, 0))
-		opt.Memory = b.bytes
+		opt.Memory = b.Bytes
 		ix, err = query.BuildText(bar.Reader(in), in.name, opt)
 		bar.Done()
 		if err != nil {
@@ -160,7 +160,7 @@ func buildIndex(env *Env, docsPath, outPath string, text bool, opt query.BuildOp
 		if err != nil {
 			return err
 		}
-		opt.Memory = b.left(memoryOf(docs)).bytes
+		opt.Memory = b.left(memoryOf(docs)).Bytes
 		if ix, err = query.Build(docs, opt); err != nil {
 			var me *query.MemoryError
 			if errors.As(err, &me) {

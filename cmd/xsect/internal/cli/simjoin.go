@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xsect/xsect/internal/pairsort"
+	sj "github.com/xsect/xsect/internal/simjoin"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/simjoin"
 )
@@ -120,7 +122,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 				left := b.left(memoryOf(r) + memoryOf(s))
 				planBudget := left
 				if *sorted && !*countOnly {
-					planBudget = left.left(minSortBudget)
+					planBudget = left.left(pairsort.MinBudget)
 				}
 				opt := simjoin.Options{
 					Threshold: th,
@@ -128,7 +130,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					Device:    *device,
 					Threads:   *threads,
 					Distinct:  *distinct,
-					Memory:    planBudget.bytes,
+					Memory:    planBudget.Bytes,
 					Progress:  bar.update,
 					GPUKernel: *gpuKernel,
 					GPUs:      gpus,
@@ -150,8 +152,8 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					err = writeCount(w, n, err)
 				case *sorted:
 					_, planMemory := plan.Estimate()
-					n, err = sortJoin(w, left.left(planMemory).bytes, func(add func([]sets.Pair) error) error {
-						return plan.Join(context.Background(), overlapPairs(add))
+					n, err = sortJoin(w, left.left(planMemory).Bytes, func(add func([]sets.Pair) error) error {
+						return plan.Join(context.Background(), sj.Overlaps(add))
 					}, bar.done, func(b []byte, ps []sets.Pair) []byte {
 						return appendSimLines(b, ps, r, s, m)
 					})
@@ -192,38 +194,11 @@ func (sw *simPairWriter) write(ps []simjoin.Pair) error {
 	return err
 }
 
-// overlapPairs hands similar pairs on to a pairSorter's add with their
-// overlap as the count: the similarity follows from it and the sets'
-// sizes, so the sorter keeps 12 bytes a pair, and 2 or 3 in its runs,
-// rather than the float's 8 more. Safe for concurrent use, as add is.
-func overlapPairs(add func([]sets.Pair) error) func([]simjoin.Pair) error {
-	var pool sync.Pool
-	return func(ps []simjoin.Pair) error {
-		bp, _ := pool.Get().(*[]sets.Pair)
-		if bp == nil {
-			bp = new([]sets.Pair)
-		}
-		b := (*bp)[:0]
-		for _, p := range ps {
-			b = append(b, sets.Pair{I: p.I, J: p.J, Count: p.Overlap})
-		}
-		err := add(b)
-		*bp = b
-		pool.Put(bp)
-		return err
-	}
-}
-
-// appendSimLines formats the pairs of overlapPairs as simjoin's lines,
-// their similarity computed again from the overlap and the sizes of set I
-// of r and set J of s (nil: r), exactly as the join computed it.
+// appendSimLines formats the pairs of sj.Overlaps as simjoin's lines,
+// their similarity computed again (sj.FromOverlap).
 func appendSimLines(b []byte, ps []sets.Pair, r, s *sets.Collection, m simjoin.Measure) []byte {
-	if s == nil {
-		s = r
-	}
 	for _, p := range ps {
-		sim := m.Similarity(p.Count, uint32(r.SetLen(int(p.I))), uint32(s.SetLen(int(p.J))))
-		one := [1]simjoin.Pair{{I: p.I, J: p.J, Overlap: p.Count, Similarity: sim}}
+		one := [1]simjoin.Pair{sj.FromOverlap(p, r, s, m)}
 		b = simjoin.AppendLines(b, one[:], m)
 	}
 	return b

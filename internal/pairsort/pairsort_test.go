@@ -1,4 +1,4 @@
-package cli
+package pairsort
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/xsect/xsect/internal/linefmt"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -41,7 +42,7 @@ func randomPairs(r *rand.Rand, n int, ids uint32) []sets.Pair {
 
 // sortAll adds ps to s from several goroutines, in batches of random
 // sizes, and returns what finish emits.
-func sortAll(t *testing.T, r *rand.Rand, s *pairSorter, ps []sets.Pair) ([]sets.Pair, error) {
+func sortAll(t *testing.T, r *rand.Rand, s *Sorter, ps []sets.Pair) ([]sets.Pair, error) {
 	t.Helper()
 	const workers = 4
 	var wg sync.WaitGroup
@@ -59,7 +60,7 @@ func sortAll(t *testing.T, r *rand.Rand, s *pairSorter, ps []sets.Pair) ([]sets.
 		go func() {
 			defer wg.Done()
 			for _, k := range sizes {
-				if err := s.add(part[:k]); err != nil {
+				if err := s.Add(part[:k]); err != nil {
 					mu.Lock()
 					addErr = err
 					mu.Unlock()
@@ -71,12 +72,12 @@ func sortAll(t *testing.T, r *rand.Rand, s *pairSorter, ps []sets.Pair) ([]sets.
 	}
 	wg.Wait()
 	if addErr != nil {
-		s.close()
+		s.Close()
 		return nil, addErr
 	}
 	var got []sets.Pair
-	err := s.finish(func(b []sets.Pair) error {
-		if len(b) == 0 || len(b) > mergeBatch {
+	err := s.Finish(func(b []sets.Pair) error {
+		if len(b) == 0 || len(b) > MaxBatch {
 			return fmt.Errorf("a batch of %d pairs", len(b))
 		}
 		got = append(got, b...)
@@ -108,7 +109,7 @@ func TestPairSorter(t *testing.T) {
 		{"runs in a file, sparse ids", 100000, math.MaxUint32, 3000, 0, true},
 		{"merged in passes", 200000, 500, 400, 0, true},
 	} {
-		s := &pairSorter{runPairs: tc.runPairs, memLimit: tc.memLimit}
+		s := &Sorter{runPairs: tc.runPairs, memLimit: tc.memLimit}
 		ps := randomPairs(r, tc.n, tc.ids)
 		want := slices.Clone(ps)
 		sets.SortPairs(want)
@@ -116,8 +117,8 @@ func TestPairSorter(t *testing.T) {
 		if err != nil || !slices.Equal(got, want) {
 			t.Fatalf("%s: %v; %d pairs, want %d sorted", tc.name, err, len(got), len(want))
 		}
-		if s.total != int64(tc.n) {
-			t.Errorf("%s: total %d, want %d", tc.name, s.total, tc.n)
+		if s.Len() != int64(tc.n) {
+			t.Errorf("%s: Len %d, want %d", tc.name, s.Len(), tc.n)
 		}
 		if tc.file != (s.runs != nil) {
 			t.Errorf("%s: runs in a file %v, want %v", tc.name, s.runs != nil, tc.file)
@@ -130,9 +131,9 @@ func TestPairSorter(t *testing.T) {
 
 // The memory of a sorter's buffers and runs stays within its budget.
 func TestPairSorterBudget(t *testing.T) {
-	for _, budget := range []int64{0, minSortBudget, 100 << 20, 10 << 30} {
-		s := newPairSorter(budget)
-		if used := int64(s.runPairs)*sorterBytesPerPair + s.memLimit; used > max(budget, minSortBudget) || s.runPairs < 1 || s.runPairs > maxRunPairs {
+	for _, budget := range []int64{0, MinBudget, 100 << 20, 10 << 30} {
+		s := New(budget)
+		if used := int64(s.runPairs)*bytesPerPair + s.memLimit; used > max(budget, MinBudget) || s.runPairs < 1 || s.runPairs > maxRunPairs {
 			t.Errorf("budget %d: %d pairs a buffer and %d bytes of runs in memory", budget, s.runPairs, s.memLimit)
 		}
 	}
@@ -143,7 +144,7 @@ func TestPairSorterBudget(t *testing.T) {
 func TestPairSorterSpillError(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
 	r := rand.New(rand.NewPCG(23, 24))
-	s := &pairSorter{runPairs: 1000}
+	s := &Sorter{runPairs: 1000}
 	_, err := sortAll(t, r, s, randomPairs(r, 50000, 1000))
 	if err == nil || !strings.Contains(err.Error(), "set TMPDIR") || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("runs under a missing directory: %v", err)
@@ -193,20 +194,46 @@ func TestRunEncoding(t *testing.T) {
 	}
 }
 
+// WriteLines writes the lines of the pairs in order, formatted on several
+// goroutines, from runs in a file; its temporary directory is gone
+// afterwards.
+func TestWriteLines(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	r := rand.New(rand.NewPCG(29, 30))
+	s := &Sorter{runPairs: 1000}
+	ps := randomPairs(r, 300000, 5000)
+	for rest := ps; len(rest) > 0; rest = rest[min(len(rest), 700):] {
+		if err := s.Add(rest[:min(len(rest), 700)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sets.SortPairs(ps)
+	var got strings.Builder
+	if err := s.WriteLines(&got, linefmt.AppendCounts); err != nil {
+		t.Fatal(err)
+	}
+	if want := string(linefmt.AppendCounts(nil, ps)); got.String() != want {
+		t.Fatalf("%d bytes of lines, want the %d of the sorted pairs", got.Len(), len(want))
+	}
+	if names := entries(t, os.Getenv("TMPDIR")); len(names) != 0 {
+		t.Fatalf("left %q", names)
+	}
+}
+
 // A write that fails stops the merge and is the error returned.
-func TestWriteSortedError(t *testing.T) {
+func TestWriteLinesError(t *testing.T) {
 	r := rand.New(rand.NewPCG(27, 28))
-	s := &pairSorter{runPairs: 1000, memLimit: 1 << 20}
+	s := &Sorter{runPairs: 1000, memLimit: 1 << 20}
 	ps := randomPairs(r, 20000, 1000)
 	for len(ps) > 0 {
-		if err := s.add(ps[:100]); err != nil {
+		if err := s.Add(ps[:100]); err != nil {
 			t.Fatal(err)
 		}
 		ps = ps[100:]
 	}
-	err := writeSorted(failingWriter{}, s, formatPairs)
+	err := s.WriteLines(failingWriter{}, linefmt.AppendCounts)
 	if !errors.Is(err, errDiskFull) {
-		t.Fatalf("writeSorted to a failing writer: %v", err)
+		t.Fatalf("WriteLines to a failing writer: %v", err)
 	}
 }
 
@@ -215,3 +242,50 @@ var errDiskFull = errors.New("disk full")
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errDiskFull }
+
+// Abandon removes the runs of a sort in progress, and a sort that would
+// spill after it fails rather than leave files behind.
+func TestAbandon(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	defer func() {
+		temps.Lock()
+		temps.abandoned = false
+		temps.Unlock()
+	}()
+	r := rand.New(rand.NewPCG(31, 32))
+	s := &Sorter{runPairs: 1000}
+	if err := s.Add(randomPairs(r, 5000, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	if names := entries(t, tmp); len(names) != 1 {
+		t.Fatalf("a sort that spilled: %q in TMPDIR, want its directory", names)
+	}
+	Abandon()
+	if names := entries(t, tmp); len(names) != 0 {
+		t.Fatalf("after Abandon: %q in TMPDIR", names)
+	}
+	late := &Sorter{runPairs: 1000}
+	if err := late.Add(randomPairs(r, 5000, 1000)); !errors.Is(err, errAbandoned) {
+		t.Errorf("a sort spilling after Abandon: %v", err)
+	}
+	if names := entries(t, tmp); len(names) != 0 {
+		t.Fatalf("a sort after Abandon left %q", names)
+	}
+	s.Close()
+	late.Close()
+}
+
+// entries lists the names in dir.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
