@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/xsect/xsect/internal/simjoin/simjointest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -15,8 +16,8 @@ import (
 // R × S joins, for every measure.
 func TestOverlapsRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	r := randomCollection(rng, 300, 8, 60)
-	s := randomCollection(rng, 200, 8, 60)
+	r := simjointest.Random(rng, 300, 8, 60)
+	s := simjointest.Random(rng, 200, 8, 60)
 	seen := map[Measure]int{}
 	for m, ths := range randomThresholds {
 		for _, th := range ths {
