@@ -55,9 +55,10 @@ type Job struct {
 	Measure, Threshold string
 	Distinct           bool
 
-	// Technique is --technique, --engine or --algorithm; Device --device;
-	// GPUs --gpus ("all", N or a list of ordinals; gpu.ParseGPUs);
-	// Threads --threads; MemoryMiB --memory, of each worker.
+	// Technique is --technique (--engine and --algorithm are its old
+	// names); Device --device; GPUs --gpus ("all", N or a list of
+	// ordinals; gpu.ParseGPUs); Threads --threads; MemoryMiB --memory, of
+	// each worker.
 	Technique string
 	Device    string
 	GPUs      string

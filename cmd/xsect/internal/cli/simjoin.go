@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xsect/xsect/internal/flagalias"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/simjoin"
 )
@@ -45,7 +46,8 @@ groupjoin (PPJoin over groups of sets with equal prefixes), and pairjoin
 (PPJoin that indexes small sets by pairs of their prefix elements, the k = 2
 case of Wang et al.'s k-wise prefix filter), filtering on every core. A planner samples each on the data and picks the fastest; --explain
 prints its statistics, estimates and choice on standard error, and the time
-the run took. --algorithm and --device force a choice.
+the run took. --technique (or its old name --algorithm) and --device force a
+choice.
 
 With --device gpu (or auto, where the planner expects it to pay) the
 candidates that the filters find are verified on the GPU, in chunks, while
@@ -58,7 +60,8 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 			measure := fs.String("measure", "jaccard", "similarity `measure`: jaccard, cosine, dice or overlap")
 			threshold := fs.String("threshold", "", "report pairs whose similarity is at least `T` (required)")
 			distinct := fs.Bool("distinct", false, "count equal sets once, as the smallest of their ids")
-			algorithm := fs.String("algorithm", "auto", "algorithm `NAME`, or auto: "+strings.Join(simjoin.Techniques(), ", "))
+			technique := fs.String("technique", "auto", "technique `NAME` (an algorithm), or auto: "+strings.Join(simjoin.Techniques(), ", "))
+			flagalias.Declare(fs, "technique", "algorithm")
 			device := fs.String("device", "auto", "device: cpu, gpu or auto")
 			gpuKernel := fs.String("gpu-kernel", "auto", "the GPU's verification `kernel`, or auto: "+strings.Join(simjoin.GPUKernels, ", "))
 			gpusValue := gpusFlag(fs)
@@ -66,7 +69,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 			memory := memoryFlag(fs)
 			countOnly := fs.Bool("count-only", false, "print only the number of pairs")
 			sorted := fs.Bool("sort", false, "print the pairs sorted by i, then j")
-			explain := fs.Bool("explain", false, "print the statistics, every algorithm's estimate and the choice on standard error")
+			explain := fs.Bool("explain", false, "print the statistics, every technique's estimate and the choice on standard error")
 			out := fs.String("o", "-", "output `file` (- for standard output)")
 			return func(env *Env, args []string) error {
 				if len(args) != 1 {
@@ -124,7 +127,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 				}
 				opt := simjoin.Options{
 					Threshold: th,
-					Technique: *algorithm,
+					Technique: *technique,
 					Device:    *device,
 					Threads:   *threads,
 					Distinct:  *distinct,
@@ -140,7 +143,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					}
 				}
 				if err != nil {
-					return planError(err, *algorithm, *device, planBudget)
+					return planError(err, *technique, *device, planBudget)
 				}
 				start := time.Now()
 				var n int64
