@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/xsect/xsect/internal/hugepage"
+	"github.com/xsect/xsect/internal/par"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -29,29 +29,23 @@ func buildBitmaps(threads int, c *sets.Collection, columns int, col func(q uint6
 	// Fresh memory, filled at once: with huge pages, a page fault maps
 	// 2 MiB rather than 4 KiB (the faults cost more than the bits).
 	b.bits = hugepage.Make[uint64](k*b.words, k*b.words)
-	var wg sync.WaitGroup
 	workers := max(1, min(threads, k/64))
 	bounds := splitEven(c.Offsets, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := bounds[w]; i < bounds[w+1]; i++ {
-				r := b.row(i)
-				lo := c.Offsets[i]
-				for q, e := range c.Elements[lo:c.Offsets[i+1]] {
-					x := int(e)
-					if col != nil {
-						if x = col(lo+uint64(q), e); x < 0 {
-							continue
-						}
+	par.Do(workers, func(w int) {
+		for i := bounds[w]; i < bounds[w+1]; i++ {
+			r := b.row(i)
+			lo := c.Offsets[i]
+			for q, e := range c.Elements[lo:c.Offsets[i+1]] {
+				x := int(e)
+				if col != nil {
+					if x = col(lo+uint64(q), e); x < 0 {
+						continue
 					}
-					r[x>>6] |= 1 << (x & 63)
 				}
+				r[x>>6] |= 1 << (x & 63)
 			}
-		}(w)
-	}
-	wg.Wait()
+		}
+	})
 	return b
 }
 
@@ -194,7 +188,7 @@ func (bitmapDynamic) Run(ctx context.Context, p *Problem, out *Output) error {
 		return int64(p.Stats.S.Elements)
 	})
 	bms := make([][]uint64, p.Threads)
-	return parallel(ctx, p.Threads, len(spans), func(w, t int) error {
+	return par.Tasks(ctx, len(spans), p.Threads, func(w, t int) error {
 		if bms[w] == nil {
 			bms[w] = make([]uint64, words)
 		}

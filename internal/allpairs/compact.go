@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/xsect/xsect/internal/hugepage"
+	"github.com/xsect/xsect/internal/par"
 	"github.com/xsect/xsect/internal/radix"
 	"github.com/xsect/xsect/sets"
 )
@@ -43,7 +44,7 @@ func (a *dfSummary) add(b dfSummary) {
 // compactPair returns the selected sets of r and s (s may be nil) over a
 // common element range, the document frequency of every element in each,
 // and their summary.
-func compactPair(pp par, r *sets.Collection, rids []uint32, s *sets.Collection, sids []uint32) compacted {
+func compactPair(pp spread, r *sets.Collection, rids []uint32, s *sets.Collection, sids []uint32) compacted {
 	var maxV uint32
 	var n int64
 	scan := func(c *sets.Collection, ids []uint32) {
@@ -102,7 +103,7 @@ func compactPair(pp par, r *sets.Collection, rids []uint32, s *sets.Collection, 
 	for c := 1; c < len(parts); c++ {
 		base[c] = base[c-1] + parts[c-1].distinct
 	}
-	forEach(pp.threads, len(parts), func(c int) {
+	par.Each(len(parts), pp.threads, func(c int) {
 		u := uint32(base[c])
 		for v := parts[c].lo; v < parts[c].hi; v++ {
 			dr := out.dfr[v]
@@ -140,7 +141,7 @@ type dfPart struct {
 
 // summarize measures dfr and dfs (nil with no S, else as long as dfr) in
 // parts of the value range, in parallel when they are long.
-func summarize(pp par, dfr, dfs []uint32) []dfPart {
+func summarize(pp spread, dfr, dfs []uint32) []dfPart {
 	n := len(dfr)
 	parts := make([]dfPart, max(1, min(4*pp.threads, n>>17)))
 	if pp.threads <= 1 {
@@ -149,7 +150,7 @@ func summarize(pp par, dfr, dfs []uint32) []dfPart {
 	for c := range parts {
 		parts[c].lo, parts[c].hi = c*n/len(parts), (c+1)*n/len(parts)
 	}
-	forEach(pp.threads, len(parts), func(c int) {
+	par.Each(len(parts), pp.threads, func(c int) {
 		pt := &parts[c]
 		var sum dfSummary
 		var top uint32
@@ -194,31 +195,19 @@ func large[T any](n int) []T {
 }
 
 // minParallel is the fewest elements that a pass spreads over threads by
-// default (par.min):
+// default (spread.min):
 // below it, a pass takes under a millisecond, and a worker waiting for a
 // core that another process holds would cost more than it saves.
 const minParallel = 1 << 20
 
-// par is how a pass may spread: over up to threads goroutines once it has
+// spread is how a pass may spread: over up to threads goroutines once it has
 // min elements or more (tests lower min to run the parallel code on small
 // inputs).
-type par struct{ threads, min int }
-
-// forEach calls fn(i) for every i in [0, n), on up to threads goroutines
-// (on the caller's alone when one suffices).
-func forEach(threads, n int, fn func(i int)) {
-	if threads <= 1 || n <= 1 {
-		for i := 0; i < n; i++ {
-			fn(i)
-		}
-		return
-	}
-	parallelRange(threads, n, fn)
-}
+type spread struct{ threads, min int }
 
 // compactSparse renumbers values that are too sparse for a table over
 // [0, max], through the sorted distinct values.
-func compactSparse(pp par, r *sets.Collection, rids []uint32, s *sets.Collection, sids []uint32, n int64) compacted {
+func compactSparse(pp spread, r *sets.Collection, rids []uint32, s *sets.Collection, sids []uint32, n int64) compacted {
 	all := make([]uint32, 0, n)
 	gather := func(c *sets.Collection, ids []uint32) {
 		for _, id := range ids {
@@ -258,7 +247,7 @@ func compactSparse(pp par, r *sets.Collection, rids []uint32, s *sets.Collection
 func identity(c *sets.Collection, ids []uint32) bool { return len(ids) == c.Len() }
 
 // copySets returns the selected sets: c itself when all are selected.
-func copySets(pp par, c *sets.Collection, ids []uint32) *sets.Collection {
+func copySets(pp spread, c *sets.Collection, ids []uint32) *sets.Collection {
 	if identity(c, ids) {
 		return c
 	}
@@ -272,7 +261,7 @@ func copySets(pp par, c *sets.Collection, ids []uint32) *sets.Collection {
 		workers = 1
 	}
 	bounds := splitEven(out.Offsets, workers)
-	forEach(workers, workers, func(w int) {
+	par.Do(workers, func(w int) {
 		for x := bounds[w]; x < bounds[w+1]; x++ {
 			copy(out.Elements[out.Offsets[x]:], c.Set(int(ids[x])))
 		}
@@ -283,7 +272,7 @@ func copySets(pp par, c *sets.Collection, ids []uint32) *sets.Collection {
 // countDF counts, for every value below size, the selected sets (all if ids
 // is nil) that hold it. Workers count into private arrays when those are
 // small enough, and the arrays are summed.
-func countDF(pp par, c *sets.Collection, ids []uint32, size int) []uint32 {
+func countDF(pp spread, c *sets.Collection, ids []uint32, size int) []uint32 {
 	k := c.Len()
 	if ids != nil {
 		k = len(ids)
@@ -341,7 +330,7 @@ const dfBlock = 1 << 15
 
 // addDF adds to df[v], for every element v of the k sets that set returns,
 // one: what countDF does, into an array that already holds counts.
-func addDF(pp par, df []uint32, k int, set func(int) []uint32) {
+func addDF(pp spread, df []uint32, k int, set func(int) []uint32) {
 	var n int64
 	for x := 0; x < k; x++ {
 		n += int64(len(set(x)))
@@ -374,7 +363,7 @@ func blockedDFPays(k, size int, n int64) bool {
 // most occurrences in the first blocks), each starting its cursors by a
 // search. Blocks shrink, down to 2,048 values, until there are a few per
 // worker, while the sets still have several elements per block.
-func addDFBlocked(pp par, df []uint32, k int, set func(int) []uint32, n int64) {
+func addDFBlocked(pp spread, df []uint32, k int, set func(int) []uint32, n int64) {
 	size := len(df)
 	workers := max(pp.threads, 1)
 	if n < int64(pp.min) {
@@ -389,7 +378,7 @@ func addDFBlocked(pp par, df []uint32, k int, set func(int) []uint32, n int64) {
 	if workers == 1 {
 		ranges = 1
 	}
-	forEach(workers, ranges, func(r int) {
+	par.Each(ranges, workers, func(r int) {
 		b0, b1 := r*blocks/ranges, (r+1)*blocks/ranges
 		lo := uint32(b0 * block)
 		cur := make([]int, k)
@@ -418,7 +407,7 @@ func addDFBlocked(pp par, df []uint32, k int, set func(int) []uint32, n int64) {
 
 // renumber copies the selected sets with every element replaced by its
 // rank: rank(dst, src) writes the ranks of the elements of src to dst.
-func renumber(pp par, c *sets.Collection, ids []uint32, rank func(dst, src []uint32)) *sets.Collection {
+func renumber(pp spread, c *sets.Collection, ids []uint32, rank func(dst, src []uint32)) *sets.Collection {
 	out := &sets.Collection{Offsets: make([]uint64, len(ids)+1)}
 	for x, id := range ids {
 		out.Offsets[x+1] = out.Offsets[x] + uint64(c.SetLen(int(id)))

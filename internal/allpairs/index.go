@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/xsect/xsect/internal/par"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -190,7 +191,7 @@ func (x *index) fillRadix(threads int, c *sets.Collection, chunk int) {
 			}(w)
 		}
 		wg.Wait()
-		parallelRange(threads, buckets, func(b int) {
+		par.Each(buckets, threads, func(b int) {
 			for _, t := range tmp[bstart[b]:bstart[b+1]] {
 				e := uint32(t >> 32)
 				x.post[fill[e]] = uint32(t)
@@ -199,32 +200,6 @@ func (x *index) fillRadix(threads int, c *sets.Collection, chunk int) {
 		})
 		i0 = i1
 	}
-}
-
-// parallelRange calls fn(i) for every i in [0, n) on up to threads
-// goroutines, which take indices in order.
-func parallelRange(threads, n int, fn func(i int)) {
-	workers := max(1, min(threads, n))
-	var mu sync.Mutex
-	next := 0
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // lowerBound returns the first position in the increasing list with a value

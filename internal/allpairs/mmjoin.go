@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/xsect/xsect/internal/par"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -364,18 +365,12 @@ func parallelSets(threads int, c *sets.Collection, fn func(q uint64, e uint32)) 
 	k := c.Len()
 	workers := max(1, min(threads, k/64))
 	bounds := splitEven(c.Offsets, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			lo, hi := c.Offsets[bounds[w]], c.Offsets[bounds[w+1]]
-			for q := lo; q < hi; q++ {
-				fn(q, c.Elements[q])
-			}
-		}(w)
-	}
-	wg.Wait()
+	par.Do(workers, func(w int) {
+		lo, hi := c.Offsets[bounds[w]], c.Offsets[bounds[w+1]]
+		for q := lo; q < hi; q++ {
+			fn(q, c.Elements[q])
+		}
+	})
 }
 
 // add reports internal pair (ri, sj), which reached its threshold, in the
@@ -507,7 +502,7 @@ func (m *mmParts) runSelf(ctx context.Context, out *Output) error {
 	}
 	counters := make([][]uint32, p.Threads)
 	tiles := make([][]uint32, p.Threads)
-	return parallel(ctx, p.Threads, len(tasks), func(w, t int) error {
+	return par.Tasks(ctx, len(tasks), p.Threads, func(w, t int) error {
 		if counters[w] == nil {
 			counters[w] = make([]uint32, k)
 		}
@@ -570,7 +565,7 @@ func (m *mmParts) runCross(ctx context.Context, out *Output) error {
 	}
 	counters := make([][]uint32, p.Threads)
 	tiles := make([][]uint32, p.Threads)
-	return parallel(ctx, p.Threads, len(tasks), func(w, t int) error {
+	return par.Tasks(ctx, len(tasks), p.Threads, func(w, t int) error {
 		if counters[w] == nil {
 			counters[w] = make([]uint32, ks)
 		}
@@ -636,7 +631,7 @@ func (m *mmParts) runElementMajor(ctx context.Context, out *Output, sp *MMJoinSp
 	spans := splitWork(p.Universe, p.Threads*tasksPerThread, func(e int) int64 { return elementWork(p, e) + 8 })
 	mats := make([][]uint32, p.Threads)
 	total := max(p.Stats.ScanWork, 1)
-	err := parallel(ctx, p.Threads, len(spans), func(w, t int) error {
+	err := par.Tasks(ctx, len(spans), p.Threads, func(w, t int) error {
 		if mats[w] == nil {
 			mats[w] = make([]uint32, kr*ks)
 		}
@@ -703,7 +698,7 @@ func (m *mmParts) runElementMajor(ctx context.Context, out *Output, sp *MMJoinSp
 	}
 	sums := make([][]uint32, p.Threads)
 	prods := make([][]uint32, p.Threads)
-	return parallel(ctx, p.Threads, len(tasks), func(w, t int) error {
+	return par.Tasks(ctx, len(tasks), p.Threads, func(w, t int) error {
 		wr := out.Writer()
 		defer wr.Close()
 		a0, a1 := tasks[t].lo, tasks[t].hi

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/xsect/xsect/internal/par"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -287,7 +288,7 @@ func dfHistogram(p *Problem) []int64 {
 			parts = 1 // private histograms would outweigh the pass
 		}
 		hists := make([][]int64, parts)
-		forEach(p.Threads, parts, func(w int) {
+		par.Each(parts, p.Threads, func(w int) {
 			h := make([]int64, top+1)
 			lo, hi := w*u/parts, (w+1)*u/parts
 			if p.Self {
@@ -317,7 +318,7 @@ func heavySums(threads int, dr, ds []uint32, self bool, theta int64) (int64, int
 	u := len(dr)
 	parts := max(1, min(threads, u>>18))
 	ns, sums := make([]int64, parts), make([]int64, parts)
-	forEach(threads, parts, func(w int) {
+	par.Each(parts, threads, func(w int) {
 		var n, sum int64
 		for e := w * u / parts; e < (w+1)*u/parts; e++ {
 			a, b := int64(dr[e]), int64(ds[e])
@@ -643,10 +644,10 @@ func wantedElements(p *Problem, want []bool, dTop uint32) []wantedPart {
 	parts := max(1, min(64, u>>14))
 	found := make([]wantedPart, parts)
 	threads := p.Threads
-	if u < p.par().min {
+	if u < p.spread().min {
 		threads = 1
 	}
-	forEach(threads, parts, func(w int) {
+	par.Each(parts, threads, func(w int) {
 		f := &found[w]
 		lo, hi := w*u/parts, (w+1)*u/parts
 		add := func(e int, d uint32) {
@@ -770,12 +771,12 @@ func (h *heavySample) add(cnt []uint32, c *sets.Collection, order []uint32, from
 	set := func(x int) []uint32 { return c.Set(int(ids[x])) }
 	runs := h.runs
 	if len(runs) == 1 && runs[0].lo == 0 && int(runs[0].hi) == h.p.Universe {
-		addDF(h.p.par(), cnt, len(ids), set) // every value
+		addDF(h.p.spread(), cnt, len(ids), set) // every value
 		return kept + len(ids)
 	}
 	// Workers take disjoint ranges of runs, so they share the counters.
 	workers := max(1, min(h.p.Threads, len(runs)/8, len(ids)*len(runs)>>12))
-	forEach(workers, workers, func(w int) {
+	par.Do(workers, func(w int) {
 		mine := runs[w*len(runs)/workers : (w+1)*len(runs)/workers]
 		if len(mine) == 0 {
 			return
@@ -934,11 +935,11 @@ func materialise(p *Problem, sp splitPlan, sc splitCosts) *MMJoinSplit {
 		if sp.heavyR < kr || sp.heavyS < ks {
 			orderR, orderS := heavyOrder(p)
 			dr = make([]uint32, p.Universe)
-			addDF(p.par(), dr, sp.heavyR, func(x int) []uint32 { return p.R.Set(int(orderR[x])) })
+			addDF(p.spread(), dr, sp.heavyR, func(x int) []uint32 { return p.R.Set(int(orderR[x])) })
 			ds = dr
 			if !p.Self {
 				ds = make([]uint32, p.Universe)
-				addDF(p.par(), ds, sp.heavyS, func(x int) []uint32 { return p.S.Set(int(orderS[x])) })
+				addDF(p.spread(), ds, sp.heavyS, func(x int) []uint32 { return p.S.Set(int(orderS[x])) })
 			}
 		}
 		cols, saved := heavyColumns(p.Threads, dr, ds, p.Self, sp.theta, nil)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/xsect/xsect/internal/par"
 	"github.com/xsect/xsect/intersect"
 	"github.com/xsect/xsect/sets"
 )
@@ -444,7 +445,7 @@ func prefixSelf(ctx context.Context, p *Problem, out *Output, r *prefixSide) err
 		return w
 	})
 	probers := make([]*prefixProber, p.Threads)
-	return parallel(ctx, p.Threads, len(spans), func(w, task int) error {
+	return par.Tasks(ctx, len(spans), p.Threads, func(w, task int) error {
 		pr := probers[w]
 		if pr == nil {
 			pr = &prefixProber{cnt: make([]uint32, k)}
@@ -544,7 +545,7 @@ func prefixCross(ctx context.Context, p *Problem, out *Output, r, s *prefixSide)
 		}
 	}
 	probers := make([]*prefixProber, p.Threads)
-	return parallel(ctx, p.Threads, len(jobs), func(w, task int) error {
+	return par.Tasks(ctx, len(jobs), p.Threads, func(w, task int) error {
 		pr := probers[w]
 		if pr == nil {
 			pr = &prefixProber{cnt: make([]uint32, max(kr, ks))}

@@ -167,21 +167,21 @@ func testCountDF(t *testing.T, minWork int) {
 			}
 		}
 		for _, threads := range []int{1, 2, 3, 8} {
-			if got := countDF(par{threads, minWork}, c, nil, sh.size); !slices.Equal(got, want) {
+			if got := countDF(spread{threads, minWork}, c, nil, sh.size); !slices.Equal(got, want) {
 				t.Fatalf("%+v threads %d: countDF differs", sh, threads)
 			}
-			if got := countDF(par{threads, minWork}, c, odd, sh.size); !slices.Equal(got, wantOdd) {
+			if got := countDF(spread{threads, minWork}, c, odd, sh.size); !slices.Equal(got, wantOdd) {
 				t.Fatalf("%+v threads %d: countDF of odd sets differs", sh, threads)
 			}
 			got := slices.Clone(wantOdd)
-			addDF(par{threads, minWork}, got, c.Len(), c.Set)
+			addDF(spread{threads, minWork}, got, c.Len(), c.Set)
 			for v := range got {
 				if got[v] != want[v]+wantOdd[v] {
 					t.Fatalf("%+v threads %d: addDF differs at %d", sh, threads, v)
 				}
 			}
 			got = make([]uint32, sh.size)
-			addDFBlocked(par{threads, minWork}, got, c.Len(), c.Set, int64(len(c.Elements)))
+			addDFBlocked(spread{threads, minWork}, got, c.Len(), c.Set, int64(len(c.Elements)))
 			if !slices.Equal(got, want) {
 				t.Fatalf("%+v threads %d: addDFBlocked differs", sh, threads)
 			}
@@ -484,8 +484,8 @@ func TestHeavySample(t *testing.T) {
 			for _, heavy := range []int{kr / 8, kr / 4, kr / 2} {
 				h.grow(heavy, heavy)
 				dr, ds := make([]uint32, p.Universe), make([]uint32, p.Universe)
-				addDF(par{1, minParallel}, dr, heavy, func(x int) []uint32 { return p.R.Set(int(orderR[x])) })
-				addDF(par{1, minParallel}, ds, heavy, func(x int) []uint32 { return p.S.Set(int(orderS[x])) })
+				addDF(spread{1, minParallel}, dr, heavy, func(x int) []uint32 { return p.R.Set(int(orderR[x])) })
+				addDF(spread{1, minParallel}, ds, heavy, func(x int) []uint32 { return p.S.Set(int(orderS[x])) })
 				for _, r := range h.runs { // the sampled values are counted exactly
 					for e := r.lo; e < r.hi; e++ {
 						if h.dr[r.at+e-r.lo] != dr[e] || !self && h.ds[r.at+e-r.lo] != ds[e] {

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/par"
 	"github.com/xsect/xsect/internal/sysinfo"
 	"github.com/xsect/xsect/sets"
 )
@@ -67,8 +68,8 @@ func (p *Problem) Memo(key string, build func() any) any {
 	return p.memos.Get(key, build)
 }
 
-// par is how the problem's passes over elements may spread over threads.
-func (p *Problem) par() par { return par{p.Threads, p.minParallel} }
+// spread is how the problem's passes over elements may spread over threads.
+func (p *Problem) spread() spread { return spread{p.Threads, p.minParallel} }
 
 // Pairs returns the number of pairs the problem covers.
 func (p *Problem) Pairs() int64 { return p.Stats.Pairs }
@@ -207,10 +208,10 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 	}
 	var cp compacted
 	if p.Self {
-		cp = compactPair(p.par(), r, p.RIDs, nil, nil)
+		cp = compactPair(p.spread(), r, p.RIDs, nil, nil)
 		cp.s, cp.dfs = cp.r, cp.dfr
 	} else {
-		cp = compactPair(p.par(), r, p.RIDs, s, p.SIDs)
+		cp = compactPair(p.spread(), r, p.RIDs, s, p.SIDs)
 	}
 	p.R, p.S, p.DFR, p.DFS, p.Universe = cp.r, cp.s, cp.dfr, cp.dfs, cp.universe
 	if p.DFR == nil { // no elements at all
@@ -514,7 +515,7 @@ func (p *Problem) SharedColumns() (colOf []int32, n int) {
 		counts := make([]int, parts+1)
 		// Count each part's columns, then number them from the count
 		// before the part.
-		forEach(p.Threads, parts, func(w int) {
+		par.Each(parts, p.Threads, func(w int) {
 			lo, hi := w*u/parts, (w+1)*u/parts
 			n := 0
 			if p.Self {
@@ -536,7 +537,7 @@ func (p *Problem) SharedColumns() (colOf []int32, n int) {
 		for w := 1; w <= parts; w++ {
 			counts[w] += counts[w-1]
 		}
-		forEach(p.Threads, parts, func(w int) {
+		par.Each(parts, p.Threads, func(w int) {
 			lo, hi := w*u/parts, (w+1)*u/parts
 			c, col := int32(counts[w]), colOf[lo:hi]
 			if p.Self {

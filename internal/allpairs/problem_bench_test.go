@@ -125,7 +125,7 @@ func BenchmarkCountDF(b *testing.B) {
 				}
 			}
 			for b.Loop() {
-				countDF(par{2, minParallel}, c, nil, size)
+				countDF(spread{2, minParallel}, c, nil, size)
 			}
 		})
 	}

@@ -4,43 +4,9 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"sync"
-	"sync/atomic"
-)
 
-// parallel runs fn(worker, task) for every task in [0, n) on up to threads
-// goroutines. Workers take tasks in increasing order, so callers put the
-// heaviest first; it stops at the first error, or when ctx is done.
-func parallel(ctx context.Context, threads, n int, fn func(worker, task int) error) error {
-	workers := max(1, min(threads, n))
-	var next atomic.Int64
-	var stop atomic.Bool
-	var once sync.Once
-	var first error
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for !stop.Load() {
-				t := int(next.Add(1) - 1)
-				if t >= n {
-					return
-				}
-				err := ctx.Err()
-				if err == nil {
-					err = fn(w, t)
-				}
-				if err != nil {
-					once.Do(func() { first = err })
-					stop.Store(true)
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
-	return first
-}
+	"github.com/xsect/xsect/internal/par"
+)
 
 // span is a half-open range of indices.
 type span struct{ lo, hi int }
@@ -166,7 +132,7 @@ func runBlocks(ctx context.Context, p *Problem, out *Output, bandCols, bandRows 
 	workers := int(max(1, min(int64(p.Threads), n)))
 	fillers := make([]filler, workers)
 	bufs := make([][]uint32, workers)
-	return parallel(ctx, workers, int(n), func(w, task int) error {
+	return par.Tasks(ctx, int(n), workers, func(w, task int) error {
 		if fillers[w] == nil {
 			fillers[w] = newFiller()
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"github.com/xsect/xsect/internal/par"
 )
 
 // scanCount is the classic scan-count over a static inverted index (the CPU
@@ -168,7 +170,7 @@ func scanSelf(ctx context.Context, p *Problem, out *Output) error {
 		return work[i] + int64(c.SetLen(i)) + int64(i)/8
 	})
 	counters := make([][]uint32, p.Threads)
-	return parallel(ctx, p.Threads, len(spans), func(w, t int) error {
+	return par.Tasks(ctx, len(spans), p.Threads, func(w, t int) error {
 		if counters[w] == nil {
 			counters[w] = make([]uint32, k)
 		}
@@ -234,7 +236,7 @@ func scanCross(ctx context.Context, p *Problem, out *Output) error {
 		return work[i] + int64(r.SetLen(i)) + int64(ks)/8
 	})
 	counters := make([][]uint32, p.Threads)
-	return parallel(ctx, p.Threads, len(spans), func(w, t int) error {
+	return par.Tasks(ctx, len(spans), p.Threads, func(w, t int) error {
 		if counters[w] == nil {
 			counters[w] = make([]uint32, ks)
 		}

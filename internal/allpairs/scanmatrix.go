@@ -1,6 +1,10 @@
 package allpairs
 
-import "context"
+import (
+	"context"
+
+	"github.com/xsect/xsect/internal/par"
+)
 
 // scanElementMajor runs scan-count element by element: each element's list
 // adds one to the counter of every pair of sets in it (self-join), or of
@@ -34,7 +38,7 @@ func scanPrivate(ctx context.Context, p *Problem, out *Output, xr, xs *index) er
 	spans := splitWork(p.Universe, p.Threads*tasksPerThread, func(e int) int64 { return elementWork(p, e) + 8 })
 	mats := make([][]uint32, p.Threads)
 	total := max(p.Stats.ScanWork, 1)
-	err := parallel(ctx, p.Threads, len(spans), func(w, t int) error {
+	err := par.Tasks(ctx, len(spans), p.Threads, func(w, t int) error {
 		if mats[w] == nil {
 			mats[w] = make([]uint32, kr*ks)
 		}
@@ -79,7 +83,7 @@ func scanPrivate(ctx context.Context, p *Problem, out *Output, xr, xs *index) er
 		return int64(ks)
 	})
 	sums := make([][]uint32, p.Threads)
-	return parallel(ctx, p.Threads, len(rows), func(w, t int) error {
+	return par.Tasks(ctx, len(rows), p.Threads, func(w, t int) error {
 		wr := out.Writer()
 		defer wr.Close()
 		var pairs int64
@@ -141,7 +145,7 @@ func scanBlocks(ctx context.Context, p *Problem, out *Output, xr, xs *index, blo
 	nblocks := max((kr+blockRows-1)/blockRows, 2*p.Threads)
 	blocks := splitWork(kr, nblocks, weight)
 	bufs := make([][]uint32, p.Threads)
-	return parallel(ctx, p.Threads, len(blocks), func(w, t int) error {
+	return par.Tasks(ctx, len(blocks), p.Threads, func(w, t int) error {
 		a0, a1 := blocks[t].lo, blocks[t].hi
 		n := (a1 - a0) * ks
 		if cap(bufs[w]) < n {

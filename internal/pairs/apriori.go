@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/xsect/xsect/internal/hugepage"
+	"github.com/xsect/xsect/internal/par"
 )
 
 // apriori counts pairs the way Apriori's second pass does: one counter per
@@ -74,7 +75,7 @@ func rowSpans[T uint32 | uint64](d *Data) []span[T] {
 	workers := min(max(d.Threads, 1), max(1, m>>10))
 	// Each worker's cursor into every tidlist: where its transactions
 	// start, found by binary search.
-	parallelDo(workers, func(w int) {
+	par.Do(workers, func(w int) {
 		lo, hi := w*m/workers, (w+1)*m/workers
 		cur := make([]uint64, f)
 		for r := range f {
@@ -200,7 +201,7 @@ func aprioriSmall(ctx context.Context, d *Data, out *Output) error {
 	for a := range f {
 		rowBase[a] = a*(2*f-a-1)/2 - a
 	}
-	parallelDo(workers, func(w int) {
+	par.Do(workers, func(w int) {
 		lo, hi := w*m/workers, (w+1)*m/workers
 		tri := hugepage.Make[uint16](n, n)
 		for t0 := lo; t0 < hi; t0 += math.MaxUint16 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/hugepage"
+	"github.com/xsect/xsect/internal/par"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -86,7 +87,7 @@ func (d *Data) Horizontal() *sets.Collection {
 		for t, n := range d.Lengths {
 			h.Offsets[t+1] = h.Offsets[t] + uint64(n)
 		}
-		parallelDo(d.workers, func(w int) {
+		par.Do(d.workers, func(w int) {
 			lo, hi := d.rangeOf(w)
 			var buf []uint32
 			for t := lo; t < hi; t++ {
@@ -284,7 +285,7 @@ func (d *Data) Vertical() *sets.Collection {
 		if d.prepared {
 			h = d.horiz
 		}
-		parallelDo(d.workers, func(w int) {
+		par.Do(d.workers, func(w int) {
 			cur := d.counts[w]
 			lo, hi := d.rangeOf(w)
 			var buf []uint32
@@ -393,7 +394,7 @@ func (d *Data) lengths(horiz bool) {
 		h = &sets.Collection{Offsets: hugepage.Make[uint64](m+1, m+1), Elements: hugepage.Make[uint32](len(tx.Elements), len(tx.Elements))}
 	}
 	kept := make([]uint64, d.workers) // the ranks each worker wrote
-	parallelDo(d.workers, func(w int) {
+	par.Do(d.workers, func(w int) {
 		c := make([]uint64, f)
 		lo, hi := d.rangeOf(w)
 		var buf []uint32
@@ -438,17 +439,4 @@ func (d *Data) lengths(horiz bool) {
 		h.Offsets[t+1] = h.Offsets[t] + uint64(n)
 	}
 	d.horiz, d.prepared = h, true
-}
-
-// parallelDo runs fn(0..n-1) on n goroutines and waits.
-func parallelDo(n int, fn func(w int)) {
-	var wg sync.WaitGroup
-	for w := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(w)
-		}()
-	}
-	wg.Wait()
 }

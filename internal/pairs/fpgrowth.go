@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/xsect/xsect/internal/par"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -247,7 +248,7 @@ func relabel(h *sets.Collection, label []uint32, threads int) *sets.Collection {
 	out := &sets.Collection{Offsets: h.Offsets, Elements: make([]uint32, len(h.Elements))}
 	m := h.Len()
 	workers := min(max(threads, 1), max(1, m>>10))
-	parallelDo(workers, func(w int) {
+	par.Do(workers, func(w int) {
 		for t := w * m / workers; t < (w+1)*m/workers; t++ {
 			dst := out.Elements[h.Offsets[t]:h.Offsets[t+1]]
 			for i, r := range h.Set(t) {
