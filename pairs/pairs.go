@@ -22,6 +22,7 @@ import (
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/pairs"
 	"github.com/xsect/xsect/sets"
+	"github.com/xsect/xsect/synth"
 
 	// The GPU engine registers itself; the CUDA libraries are loaded only
 	// when a plan runs on the GPU.
@@ -125,11 +126,11 @@ func ParseSupport(s string, transactions int) (int, error) {
 	return pairs.ParseSupport(s, transactions)
 }
 
-// GenerateBernoulli returns n transactions over occurrences/(n·p)-ish items
-// in which each item occurs in each transaction with probability p, as in
-// the BATMAP paper's synthetic experiments (deterministic for a seed).
+// GenerateBernoulli returns the BATMAP paper's synthetic transactions.
+//
+// Deprecated: use synth.GenerateBernoulli.
 func GenerateBernoulli(n int, p float64, occurrences int64, seed uint64) (*sets.Collection, error) {
-	return pairs.GenerateBernoulli(n, p, occurrences, seed)
+	return synth.GenerateBernoulli(n, p, occurrences, seed)
 }
 
 // Plan is prepared data with the technique and device chosen to mine it.

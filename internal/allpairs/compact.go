@@ -200,9 +200,9 @@ func large[T any](n int) []T {
 // core that another process holds would cost more than it saves.
 const minParallel = 1 << 20
 
-// spread is how a pass may spread: over up to threads goroutines once it has
-// min elements or more (tests lower min to run the parallel code on small
-// inputs).
+// spread is how far a pass may spread: over up to threads goroutines once
+// it has min elements or more (tests lower min to run the parallel code on
+// small inputs).
 type spread struct{ threads, min int }
 
 // compactSparse renumbers values that are too sparse for a table over

@@ -11,6 +11,7 @@ import (
 	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
+	"github.com/xsect/xsect/synth"
 )
 
 // liveHeap returns the bytes of the objects alive after a collection.
@@ -38,7 +39,7 @@ func memoryShapes(t *testing.T) []dataset {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dense, err := GenerateBernoulli(2000, 0.05, 2_000_000, 1)
+	dense, err := synth.GenerateBernoulli(2000, 0.05, 2_000_000, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

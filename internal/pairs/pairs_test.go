@@ -16,6 +16,7 @@ import (
 	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
+	"github.com/xsect/xsect/synth"
 )
 
 // reference counts every pair of every transaction in a map.
@@ -254,37 +255,6 @@ func TestCallbackError(t *testing.T) {
 	}
 }
 
-func TestGenerateBernoulli(t *testing.T) {
-	c, err := GenerateBernoulli(1000, 0.05, 100000, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	occ := int64(len(c.Elements))
-	if occ < 100000 || occ > 100000+1000 {
-		t.Fatalf("%d occurrences, want just past 100000", occ)
-	}
-	// About n·p items a transaction: 100000/50 = 2000 transactions.
-	if m := c.Len(); m < 1800 || m > 2200 {
-		t.Fatalf("%d transactions, want about 2000", m)
-	}
-	d, _ := GenerateBernoulli(1000, 0.05, 100000, 1)
-	if !slices.Equal(c.Elements, d.Elements) {
-		t.Fatal("same seed, different instance")
-	}
-	full, _ := GenerateBernoulli(5, 1, 12, 1)
-	if full.Len() != 3 || len(full.Elements) != 15 {
-		t.Fatalf("p = 1: %d transactions, %d occurrences", full.Len(), len(full.Elements))
-	}
-	for _, bad := range [][3]float64{{0, 0.5, 10}, {10, 0, 10}, {10, 1.5, 10}, {10, math.NaN(), 10}, {10, 0.5, -1}} {
-		if _, err := GenerateBernoulli(int(bad[0]), bad[1], int64(bad[2]), 1); err == nil {
-			t.Errorf("GenerateBernoulli%v accepted", bad)
-		}
-	}
-}
-
 // fimi returns a FIMI file of the shared data (skipping t without them),
 // failing if it is missing.
 func fimi(t *testing.T, name string) *sets.Collection {
@@ -403,7 +373,7 @@ func TestProbe(t *testing.T) {
 
 // TestProbeWhen checks that small or clear-cut auto plans do not probe.
 func TestProbeWhen(t *testing.T) {
-	tx, err := GenerateBernoulli(100, 0.05, 1e4, 1)
+	tx, err := synth.GenerateBernoulli(100, 0.05, 1e4, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +390,7 @@ func TestProbeWhen(t *testing.T) {
 // transactions, whose 16-bit counters are added into 32-bit ones.
 func TestAprioriWide(t *testing.T) {
 	// About 139,000 transactions; pairs in 81% of them, past 2^16.
-	tx, err := GenerateBernoulli(8, 0.9, 1000000, 5)
+	tx, err := synth.GenerateBernoulli(8, 0.9, 1000000, 5)
 	if err != nil {
 		t.Fatal(err)
 	}

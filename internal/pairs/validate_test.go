@@ -36,7 +36,7 @@ func realTx(name string) func(testing.TB) *sets.Collection {
 
 func bernoulliTx(n int, p float64, occurrences int64) func(testing.TB) *sets.Collection {
 	return func(t testing.TB) *sets.Collection {
-		c, err := GenerateBernoulli(n, p, occurrences, 7)
+		c, err := synth.GenerateBernoulli(n, p, occurrences, 7)
 		if err != nil {
 			t.Fatal(err)
 		}

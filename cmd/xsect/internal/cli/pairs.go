@@ -23,6 +23,7 @@ import (
 	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
+	"github.com/xsect/xsect/synth"
 )
 
 func init() {
@@ -217,7 +218,7 @@ func pairsInput(env *Env, args []string, n int, p, occ float64, seed uint64, b b
 				return nil, err
 			}
 		}
-		tx, err := pairs.GenerateBernoulli(n, p, int64(occ), seed)
+		tx, err := synth.GenerateBernoulli(n, p, int64(occ), seed)
 		if err != nil {
 			return nil, usageError{err.Error()}
 		}
