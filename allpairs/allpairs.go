@@ -22,8 +22,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/engine"
-	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/sets"
 
 	// The GPU engines register themselves; the CUDA libraries are loaded
@@ -39,19 +39,19 @@ type Pair = sets.Pair
 
 // Ratio is an exact fraction Num/Den, the form in which containment
 // thresholds are compared: no rounding ever decides whether a pair is kept.
-type Ratio = overlap.Ratio
+type Ratio = allpairs.Ratio
 
 // ParseRatio parses a threshold such as "1", "0.8", "2/3" or "5e-1" exactly.
 // It must be in [0, 1], and its reduced numerator and denominator must fit
 // in 64 bits.
-func ParseRatio(s string) (Ratio, error) { return overlap.ParseRatio(s) }
+func ParseRatio(s string) (Ratio, error) { return allpairs.ParseRatio(s) }
 
 // Query says which pairs a join reports: MinOverlap keeps pairs with
 // |Si ∩ Sj| >= MinOverlap (0 keeps every pair, disjoint ones included);
 // a Containment ratio with a non-zero Den makes the join a set containment
 // join, which ignores empty sets and keeps a pair when |Si ∩ Sj| /
 // min(|Si|, |Sj|) >= Num/Den.
-type Query = overlap.Query
+type Query = allpairs.Query
 
 // Options tune how a plan runs. The zero value runs on every core within
 // half of the machine's memory and lets the planner choose the technique
@@ -106,8 +106,8 @@ type Options struct {
 
 // internal is the one place where opt becomes the internal planner's
 // options.
-func (opt Options) internal() overlap.Options {
-	return overlap.Options{
+func (opt Options) internal() allpairs.Options {
+	return allpairs.Options{
 		Device:    opt.Device,
 		Technique: opt.Technique,
 		Threads:   opt.Threads,
@@ -125,10 +125,10 @@ func (opt Options) internal() overlap.Options {
 // their original order; RowIDs and ColIDs give their original ids. In a
 // self-join only the entries above the diagonal are counted; the others
 // are 0.
-type Tile = overlap.Tile
+type Tile = allpairs.Tile
 
 // Stats describes a problem as the planner measured it.
-type Stats = overlap.Stats
+type Stats = allpairs.Stats
 
 // ErrCannotRun is wrapped by the errors of a forced technique or device
 // that cannot run a problem (a bitmap over a huge universe, no GPU), and of
@@ -146,7 +146,7 @@ var ErrOverBudget = engine.ErrOverBudget
 var ErrUnavailable = engine.ErrUnavailable
 
 // Techniques returns the names of the techniques, sorted.
-func Techniques() []string { return overlap.Techniques() }
+func Techniques() []string { return allpairs.Techniques() }
 
 // Plan is a measured problem with the technique and device chosen to run
 // it. A plan runs once.
@@ -157,22 +157,22 @@ func Techniques() []string { return overlap.Techniques() }
 // Tiles return an error wrapping ErrCannotRun. A nil plan comes only with
 // an error found before any technique was weighed: invalid options or
 // input, or no technique of the name asked for on the device asked for.
-type Plan struct{ pl *overlap.Plan }
+type Plan struct{ pl *allpairs.Plan }
 
 // NewPlan measures r × s (s == nil: the self-join of r) for query q and
 // picks the technique and device with the lowest estimated time among those
 // that opt allows. When none can run the problem, the error says why for
 // each (see Plan).
 func NewPlan(r, s *sets.Collection, q Query, opt Options) (*Plan, error) {
-	return wrap(overlap.NewPlan(r, s, q, opt.internal()))
+	return wrap(allpairs.NewPlan(r, s, q, opt.internal()))
 }
 
 // NewTilePlan is NewPlan for dense tiles of at most rows × cols counts.
 func NewTilePlan(r, s *sets.Collection, rows, cols int, opt Options) (*Plan, error) {
-	return wrap(overlap.NewTilePlan(r, s, rows, cols, opt.internal()))
+	return wrap(allpairs.NewTilePlan(r, s, rows, cols, opt.internal()))
 }
 
-func wrap(pl *overlap.Plan, err error) (*Plan, error) {
+func wrap(pl *allpairs.Plan, err error) (*Plan, error) {
 	if pl == nil {
 		return nil, err
 	}

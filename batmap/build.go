@@ -363,25 +363,3 @@ func (bd *builder) remove(e uint32, r int) {
 		}
 	}
 }
-
-// parallelRange calls fn on consecutive ranges of [0, n) of about grain
-// elements, on up to threads goroutines.
-func parallelRange(threads, n, grain int, fn func(lo, hi int)) {
-	chunks := (n + grain - 1) / grain
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(max(threads, 1), chunks) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= chunks {
-					return
-				}
-				fn(c*grain, min((c+1)*grain, n))
-			}
-		}()
-	}
-	wg.Wait()
-}

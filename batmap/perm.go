@@ -1,6 +1,10 @@
 package batmap
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/xsect/xsect/internal/par"
+)
 
 // perms holds the three permutations π_1, π_2, π_3 of the universe [0, m)
 // that every batmap of a collection shares (section III-A). Each is a
@@ -78,7 +82,9 @@ func (p *perms) tabulate(threads int) {
 	for t := range 3 {
 		p.table[t] = make([]uint32, m)
 	}
-	parallelRange(threads, m, 1<<14, func(lo, hi int) {
+	const grain = 1 << 14
+	par.Each((m+grain-1)/grain, threads, func(c int) {
+		lo, hi := c*grain, min((c+1)*grain, m)
 		for t := range 3 {
 			tab := p.table[t]
 			for x := lo; x < hi; x++ {

@@ -3,8 +3,9 @@ package intersect
 import (
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
+
+	"github.com/xsect/xsect/internal/par"
 )
 
 // parallelMin is the smaller set's size below which the parallel functions
@@ -26,7 +27,7 @@ func CountParallel(a, b []uint32, workers int) int {
 	}
 	parts := valueRangeParts(a, b, workers)
 	var total atomic.Int64
-	forEach(len(parts), workers, func(p int) {
+	par.Each(len(parts), workers, func(p int) {
 		r := parts[p]
 		total.Add(int64(Count(a[r[0]:r[1]], b[r[2]:r[3]])))
 	})
@@ -47,7 +48,7 @@ func IntersectParallel(dst, a, b []uint32, workers int) []uint32 {
 	}
 	parts := valueRangeParts(a, b, workers)
 	outs := make([][]uint32, len(parts))
-	forEach(len(parts), workers, func(p int) {
+	par.Each(len(parts), workers, func(p int) {
 		r := parts[p]
 		outs[p] = Intersect(nil, a[r[0]:r[1]], b[r[2]:r[3]])
 	})
@@ -87,20 +88,4 @@ func valueRangeParts(a, b []uint32, workers int) [][4]int {
 		jb = j1
 	}
 	return parts
-}
-
-// forEach runs f(0..n-1) on up to workers goroutines.
-func forEach(n, workers int, f func(int)) {
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range min(n, workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
 }

@@ -20,8 +20,9 @@ import (
 	"time"
 
 	"github.com/xsect/xsect/internal/engine"
-	"github.com/xsect/xsect/internal/freqpairs"
+	"github.com/xsect/xsect/internal/pairs"
 	"github.com/xsect/xsect/sets"
+	"github.com/xsect/xsect/synth"
 
 	// The GPU engine registers itself; the CUDA libraries are loaded only
 	// when a plan runs on the GPU.
@@ -85,8 +86,8 @@ type Options struct {
 
 // internal is the one place where opt becomes the internal miner's
 // options.
-func (opt Options) internal() freqpairs.Options {
-	return freqpairs.Options{
+func (opt Options) internal() pairs.Options {
+	return pairs.Options{
 		MinSupport: opt.MinSupport,
 		Technique:  opt.Technique,
 		Device:     opt.Device,
@@ -115,21 +116,21 @@ var ErrOverBudget = engine.ErrOverBudget
 var ErrUnavailable = engine.ErrUnavailable
 
 // Techniques returns the names of the techniques, sorted.
-func Techniques() []string { return freqpairs.EngineNames() }
+func Techniques() []string { return pairs.EngineNames() }
 
 // ParseSupport returns the absolute minimum support that s denotes for a
 // database of the given number of transactions: an integer count, or a
 // fraction of the transactions when below 1 ("0.001", "1e-4", or with a
 // percent sign "0.1%"), rounded up, evaluated exactly.
 func ParseSupport(s string, transactions int) (int, error) {
-	return freqpairs.ParseSupport(s, transactions)
+	return pairs.ParseSupport(s, transactions)
 }
 
-// GenerateBernoulli returns n transactions over occurrences/(n·p)-ish items
-// in which each item occurs in each transaction with probability p, as in
-// the BATMAP paper's synthetic experiments (deterministic for a seed).
+// GenerateBernoulli returns the BATMAP paper's synthetic transactions.
+//
+// Deprecated: use synth.GenerateBernoulli.
 func GenerateBernoulli(n int, p float64, occurrences int64, seed uint64) (*sets.Collection, error) {
-	return freqpairs.GenerateBernoulli(n, p, occurrences, seed)
+	return synth.GenerateBernoulli(n, p, occurrences, seed)
 }
 
 // Plan is prepared data with the technique and device chosen to mine it.
@@ -142,7 +143,7 @@ func GenerateBernoulli(n int, p float64, occurrences int64, seed uint64) (*sets.
 // before the techniques were weighed: invalid options or input, or data
 // whose preparation alone exceeds Options.Memory.
 type Plan struct {
-	p        *freqpairs.Plan
+	p        *pairs.Plan
 	prepared time.Duration
 	err      error // why the plan cannot run; nil if it can
 }
@@ -153,7 +154,7 @@ type Plan struct {
 // run, the error says why for each (see Plan).
 func NewPlan(tx *sets.Collection, opt Options) (*Plan, error) {
 	start := time.Now()
-	p, err := freqpairs.NewPlan(tx, opt.internal())
+	p, err := pairs.NewPlan(tx, opt.internal())
 	if p == nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xsect/xsect/internal/conj/conjtest"
+	"github.com/xsect/xsect/internal/query/querytest"
 	"github.com/xsect/xsect/query"
 )
 
@@ -52,7 +52,7 @@ func openSearcher(t *testing.T, path string) (*query.Index, *query.Searcher) {
 // file's new end faulted (SIGBUS) and crashed the process.
 func TestIndexFileChanged(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
-	docs := conjtest.RandomDocs(rng, 20000, 300, 40)
+	docs := querytest.RandomDocs(rng, 20000, 300, 40)
 	big, err := query.Build(docs, query.BuildOptions{DenseRatio: 16})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestIndexFileChanged(t *testing.T) {
 	path := filepath.Join(dir, "live.idx")
 	writeIndex(t, big, path)
 	ix, s := openSearcher(t, path)
-	qs := conjtest.AdversarialQueries(rng, ix.Terms(), 300)
+	qs := querytest.AdversarialQueries(rng, ix.Terms(), 300)
 
 	// Renamed over: the mapping keeps the old file.
 	writeIndex(t, small, filepath.Join(dir, "new.idx"))
@@ -76,7 +76,7 @@ func TestIndexFileChanged(t *testing.T) {
 	if err := s.Search(context.Background(), qs, -1, false, res); err != nil {
 		t.Fatalf("after a rename over the index: %v", err)
 	}
-	conjtest.CheckResults(t, docs, qs, res, -1, false)
+	querytest.CheckResults(t, docs, qs, res, -1, false)
 
 	// Overwritten in place, as cp does.
 	writeIndex(t, big, path)

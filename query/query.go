@@ -28,10 +28,10 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/xsect/xsect/internal/conj"
 	"github.com/xsect/xsect/internal/engine"
 	_ "github.com/xsect/xsect/internal/gpuquery" // registers the GPU engine
 	"github.com/xsect/xsect/internal/invindex"
+	"github.com/xsect/xsect/internal/query"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -178,7 +178,7 @@ func (ix *Index) String() string { return ix.ix.String() }
 // Query is one conjunctive query: a document matches when it holds every
 // term. Duplicate terms are ignored. A term id >= Terms() matches nothing.
 // An empty query matches nothing.
-type Query = conj.Query
+type Query = query.Query
 
 // ParseText tokenises text as lowercase [a-z0-9]+ runs (ASCII letters are
 // lowercased, every other byte separates words) and maps words to term
@@ -251,7 +251,7 @@ func isSep(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v'
 
 // Result of one query: Count is the number of matching documents; IDs the
 // first Limit of them, increasing (nil when counting only).
-type Result = conj.Result
+type Result = query.Result
 
 // Options configure a Searcher.
 type Options struct {
@@ -287,11 +287,11 @@ var ErrUnavailable = engine.ErrUnavailable
 // safe for concurrent use.
 type Searcher struct {
 	ix       *Index
-	runner   conj.Runner
+	runner   query.Runner
 	device   string
-	workload *conj.Workload
-	cands    []conj.Candidate
-	chosen   conj.Candidate // the engine that opened, or why none did
+	workload *query.Workload
+	cands    []query.Candidate
+	chosen   query.Candidate // the engine that opened, or why none did
 }
 
 // NewSearcher prepares a searcher on ix: it picks the engine (Explain
@@ -302,8 +302,8 @@ type Searcher struct {
 // cannot; its Device is then "" and Search returns an error. A nil
 // searcher never comes back.
 func NewSearcher(ix *Index, opt Options) (*Searcher, error) {
-	w := &conj.Workload{Index: ix.ix, Threads: conj.Threads(opt.Threads), Sample: opt.Expected, Queries: max(opt.ExpectedTotal, len(opt.Expected))}
-	cs, chosen, err := conj.Plan(w, engine.Choice{Device: opt.Device})
+	w := &query.Workload{Index: ix.ix, Threads: query.Threads(opt.Threads), Sample: opt.Expected, Queries: max(opt.ExpectedTotal, len(opt.Expected))}
+	cs, chosen, err := query.Plan(w, engine.Choice{Device: opt.Device})
 	s := &Searcher{ix: ix, workload: w, cands: cs, chosen: chosen}
 	if err != nil {
 		return s, err
@@ -333,7 +333,7 @@ func (s *Searcher) Device() string { return s.device }
 
 // Explain writes the index's shape, every engine's estimate (or why it
 // cannot run) and the choice.
-func (s *Searcher) Explain(w io.Writer) error { return conj.Explain(w, s.workload, s.cands, s.chosen) }
+func (s *Searcher) Explain(w io.Writer) error { return query.Explain(w, s.workload, s.cands, s.chosen) }
 
 // Notes describes how the batches so far ran (on the GPU: the time in
 // kernels and transfers), or "".

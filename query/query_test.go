@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xsect/xsect/internal/conj/conjtest"
+	"github.com/xsect/xsect/internal/query/querytest"
 	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/query"
 	"github.com/xsect/xsect/setio"
@@ -39,7 +39,7 @@ func save(t *testing.T, ix *query.Index) *query.Index {
 
 func TestSearchReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	docs := conjtest.RandomDocs(rng, 1500, 120, 9)
+	docs := querytest.RandomDocs(rng, 1500, 120, 9)
 	built, err := query.Build(docs, query.BuildOptions{DenseRatio: 16})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func TestSearchReference(t *testing.T) {
 	if ix.Docs() != docs.Len() || ix.HasVocabulary() {
 		t.Fatalf("docs %d, vocabulary %v", ix.Docs(), ix.HasVocabulary())
 	}
-	qs := conjtest.AdversarialQueries(rng, ix.Terms(), 500)
+	qs := querytest.AdversarialQueries(rng, ix.Terms(), 500)
 	s, err := query.NewSearcher(ix, query.Options{Device: "cpu", Threads: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestSearchReference(t *testing.T) {
 			if err := s.Search(context.Background(), qs, limit, countOnly, res); err != nil {
 				t.Fatal(err)
 			}
-			conjtest.CheckResults(t, docs, qs, res, limit, countOnly)
+			querytest.CheckResults(t, docs, qs, res, limit, countOnly)
 		}
 	}
 	var explain bytes.Buffer

@@ -35,42 +35,42 @@ import (
 
 	"github.com/xsect/xsect/internal/engine"
 	_ "github.com/xsect/xsect/internal/gpusimjoin" // the GPU engines
-	sj "github.com/xsect/xsect/internal/simjoin"
+	"github.com/xsect/xsect/internal/simjoin"
 	"github.com/xsect/xsect/sets"
 )
 
 // Measure is a set similarity function.
-type Measure = sj.Measure
+type Measure = simjoin.Measure
 
 // The measures. For sets r and s with c = |r ∩ s|: Jaccard c / |r ∪ s|,
 // Cosine c / sqrt(|r|·|s|), Dice 2c / (|r| + |s|), Overlap c.
 const (
-	Jaccard = sj.Jaccard
-	Cosine  = sj.Cosine
-	Dice    = sj.Dice
-	Overlap = sj.Overlap
+	Jaccard = simjoin.Jaccard
+	Cosine  = simjoin.Cosine
+	Dice    = simjoin.Dice
+	Overlap = simjoin.Overlap
 )
 
 // ParseMeasure returns the measure called s: jaccard, cosine, dice or
 // overlap, in any case.
-func ParseMeasure(s string) (Measure, error) { return sj.ParseMeasure(s) }
+func ParseMeasure(s string) (Measure, error) { return simjoin.ParseMeasure(s) }
 
 // Threshold is an exact threshold Num/Den for a measure: in (0, 1] for
 // Jaccard, Cosine and Dice, a positive integer for Overlap. Its method
 // Reached decides a pair from its overlap and sizes, exactly.
-type Threshold = sj.Threshold
+type Threshold = simjoin.Threshold
 
 // ParseThreshold reads s exactly for measure m: a decimal ("0.9" is 9/10,
 // ".85", "1", "9e-1") or a fraction ("2/3"); for Overlap a positive
 // integer. The reduced denominator must be below 2^32.
-func ParseThreshold(m Measure, s string) (Threshold, error) { return sj.ParseThreshold(m, s) }
+func ParseThreshold(m Measure, s string) (Threshold, error) { return simjoin.ParseThreshold(m, s) }
 
 // Pair is one similar pair: I indexes the first collection, J the second
 // (or the first again in a self-join, where I < J), both by the sets'
 // positions in the caller's collections. Overlap is |r[I] ∩ s[J]|, from
 // which, with the sets' sizes, the similarity follows exactly; Similarity
 // is its value as a float64 (the overlap itself for Overlap).
-type Pair = sj.Pair
+type Pair = simjoin.Pair
 
 // Options configure a plan. Threshold is required; the zero value of the
 // others runs on every core within half of the machine's memory, lets the
@@ -132,8 +132,8 @@ type Options struct {
 
 // internal is the one place where opt becomes the internal planner's
 // options.
-func (opt Options) internal() sj.Options {
-	return sj.Options{
+func (opt Options) internal() simjoin.Options {
+	return simjoin.Options{
 		Threshold: opt.Threshold,
 		Technique: opt.Technique,
 		Device:    opt.Device,
@@ -151,7 +151,7 @@ func (opt Options) internal() sj.Options {
 // GPUKernels are the kernels Options.GPUKernel may force: "thread" (a
 // thread per probing set), "block" (a block per probing set) and "pair"
 // (threads cooperating on each candidate pair by Intersect Path).
-var GPUKernels = sj.GPUKernels
+var GPUKernels = simjoin.GPUKernels
 
 // ErrCannotRun is wrapped by the errors of a forced technique or device
 // that cannot run a problem (such as the GPU where there is none), and of
@@ -171,16 +171,16 @@ var ErrUnavailable = engine.ErrUnavailable
 // Stats describes a problem as the planner prepared it: each side's sets,
 // empty sets, distinct records and sizes, the universe and the largest
 // element frequency.
-type Stats = sj.Stats
+type Stats = simjoin.Stats
 
 // SideStats describes one prepared collection (see Stats).
-type SideStats = sj.SideStats
+type SideStats = simjoin.SideStats
 
 // Techniques returns the names of the techniques, sorted.
-func Techniques() []string { return sj.Techniques() }
+func Techniques() []string { return simjoin.Techniques() }
 
 // SortPairs sorts pairs by I, then J.
-func SortPairs(ps []Pair) { sj.SortPairs(ps) }
+func SortPairs(ps []Pair) { simjoin.SortPairs(ps) }
 
 // Plan is a prepared problem with the technique and device chosen to run
 // it. A plan runs once.
@@ -191,14 +191,14 @@ func SortPairs(ps []Pair) { sj.SortPairs(ps) }
 // Pairs return an error wrapping ErrCannotRun. A nil plan comes only with an
 // error found before any technique was weighed: invalid options or input, or
 // no technique of the name asked for on the device asked for.
-type Plan struct{ pl *sj.Plan }
+type Plan struct{ pl *simjoin.Plan }
 
 // NewPlan prepares r × s (s == nil: the self-join of r) and picks the
 // technique and device with the lowest estimated time among those that
 // opt allows. When none can run the problem, the error says why for each
 // (see Plan).
 func NewPlan(r, s *sets.Collection, opt Options) (*Plan, error) {
-	pl, err := sj.NewPlan(r, s, opt.internal())
+	pl, err := simjoin.NewPlan(r, s, opt.internal())
 	if pl == nil {
 		return nil, err
 	}

@@ -13,6 +13,10 @@
 // the same collection on every machine, Go version and number of workers.
 // It uses math/rand/v2's PCG, whose algorithm is fixed, with this package's
 // own sampling code and its own floating-point functions (detmath.go).
+//
+// GenerateBernoulli makes the transactions of the BATMAP paper's
+// frequent-pair experiments, each item in each transaction with a given
+// probability.
 package synth
 
 import (

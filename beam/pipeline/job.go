@@ -55,11 +55,11 @@ type Job struct {
 	Measure, Threshold string
 	Distinct           bool
 
-	// Technique is --technique, --engine or --algorithm; Device --device;
-	// GPUs --gpus ("all", N or a list of ordinals; gpu.ParseGPUs);
-	// Threads --threads; MemoryMiB --memory, of each worker (0: half of
-	// the worker's memory, or of its GOMEMLIMIT, address-space or cgroup
-	// limit when lower).
+	// Technique is --technique (--engine and --algorithm are its old
+	// names); Device --device; GPUs --gpus ("all", N or a list of
+	// ordinals; gpu.ParseGPUs); Threads --threads; MemoryMiB --memory, of
+	// each worker (0: half of the worker's memory, or of its GOMEMLIMIT,
+	// address-space or cgroup limit when lower).
 	Technique string
 	Device    string
 	GPUs      string

@@ -110,7 +110,7 @@ type producerStats struct {
 // r0+rows) of an nr × ns product holds: all of them in a join; in a
 // self-join (nr == ns) those up to its last row, where the workers read
 // the entries before the diagonal, or from its first row on, where they
-// read those after it (after: overlap.MMJoinSplit.ReadsAfterDiagonal).
+// read those after it (after: allpairs.MMJoinSplit.ReadsAfterDiagonal).
 func bandCols(ns int, self, after bool, r0, rows int) (c0, cols int) {
 	switch {
 	case !self:

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -41,7 +41,7 @@ type fakeBands struct {
 	early  atomic.Int64
 }
 
-func newFakeBands(p *overlap.Problem, sp *overlap.MMJoinSplit, slots int) *fakeBands {
+func newFakeBands(p *allpairs.Problem, sp *allpairs.MMJoinSplit, slots int) *fakeBands {
 	f := &fakeBands{hr: len(sp.HeavyR), hs: len(sp.HeavyS), nslots: slots, rng: rand.New(rand.NewPCG(1, uint64(slots)))}
 	f.prod = naiveHeavyProduct(p, sp)
 	f.inSlot = make([]chan error, slots)
@@ -49,7 +49,7 @@ func newFakeBands(p *overlap.Problem, sp *overlap.MMJoinSplit, slots int) *fakeB
 }
 
 // naiveHeavyProduct is |HeavyR[x] ∩ HeavyS[y] ∩ Columns| for every x, y.
-func naiveHeavyProduct(p *overlap.Problem, sp *overlap.MMJoinSplit) []uint32 {
+func naiveHeavyProduct(p *allpairs.Problem, sp *allpairs.MMJoinSplit) []uint32 {
 	heavy := map[uint32]bool{}
 	for _, e := range sp.Columns {
 		heavy[e] = true
@@ -213,7 +213,7 @@ func (fc *fakeConfig) directs() (n int64) {
 	return n
 }
 
-func init() { overlap.Register(fakeMMJoin{tune: defaultTuning()}) }
+func init() { allpairs.Register(fakeMMJoin{tune: defaultTuning()}) }
 
 // with returns e run with cfg.
 func (e fakeMMJoin) with(cfg *fakeConfig) fakeMMJoin {
@@ -221,16 +221,16 @@ func (e fakeMMJoin) with(cfg *fakeConfig) fakeMMJoin {
 	return e
 }
 
-func (fakeMMJoin) Name() string             { return "gpuallpairs-test-mmjoin" }
-func (fakeMMJoin) Kind() overlap.DeviceKind { return overlap.CPU }
-func (fakeMMJoin) Device() (overlap.Device, error) {
-	return overlap.Device{Kind: overlap.CPU, Name: "test"}, nil
+func (fakeMMJoin) Name() string              { return "gpuallpairs-test-mmjoin" }
+func (fakeMMJoin) Kind() allpairs.DeviceKind { return allpairs.CPU }
+func (fakeMMJoin) Device() (allpairs.Device, error) {
+	return allpairs.Device{Kind: allpairs.CPU, Name: "test"}, nil
 }
-func (fakeMMJoin) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
-	return overlap.Estimate{Seconds: 1e9}, nil
+func (fakeMMJoin) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
+	return allpairs.Estimate{Seconds: 1e9}, nil
 }
 
-func (e fakeMMJoin) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
+func (e fakeMMJoin) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
 	if e.cfg == nil {
 		return errors.New("the registered test engine runs only through with")
 	}
@@ -242,7 +242,7 @@ func (e fakeMMJoin) Run(ctx context.Context, p *overlap.Problem, out *overlap.Ou
 	e.cfg.last, devs = fakeDevices(f, owners)
 	c := newBandCache(devs, len(sp.HeavyR), len(sp.HeavyS), p.Self, sp.ReadsAfterDiagonal(), e.cfg.bandRows, e.cfg.budget)
 	c.start()
-	err := overlap.RunMMJoin(ctx, p, out, sp, c.product)
+	err := allpairs.RunMMJoin(ctx, p, out, sp, c.product)
 	c.stop()
 	c.releaseAll()
 	e.cfg.report = c.report(make([]int, owners))
@@ -289,10 +289,10 @@ func TestBandCacheMMJoin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	r := collection(t, skewedSets(rng, 160, 400, 90))
 	s := collection(t, skewedSets(rng, 130, 500, 70))
-	queries := []overlap.Query{{MinOverlap: 1}, {MinOverlap: 0}, {Containment: overlap.Ratio{Num: 1, Den: 2}}}
+	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 0}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
 	for _, other := range []*sets.Collection{nil, s} {
 		for qi, q := range queries {
-			want, err := overlap.Collect(context.Background(), r, other, q, overlap.Options{Device: "cpu", Technique: "scancount"})
+			want, err := allpairs.Collect(context.Background(), r, other, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,7 +307,7 @@ func TestBandCacheMMJoin(t *testing.T) {
 					name := fmt.Sprintf("self=%v/q%d/slots=%d/rows=%d/budget=%d/owners=%d/threads=%d/element-major=%v", other == nil, qi, cfg[0], cfg[1], cfg[2], cfg[3], threads, run.layout == layoutElement)
 					t.Run(name, func(t *testing.T) {
 						fc := &fakeConfig{slots: cfg[0], bandRows: cfg[1], budget: cfg[2], owners: cfg[3]}
-						pl, err := planOn(fake.with(fc), r, other, q, 0, 0, overlap.Options{Device: "cpu", Threads: threads})
+						pl, err := planOn(fake.with(fc), r, other, q, 0, 0, allpairs.Options{Device: "cpu", Threads: threads})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -463,7 +463,7 @@ func TestBandCacheFailure(t *testing.T) {
 		for failAt := int64(1); failAt <= 6; failAt++ {
 			for _, threads := range []int{1, 3, 8} {
 				fc := &fakeConfig{slots: 2, bandRows: 3, budget: 2 * owners, failAt: failAt, owners: owners}
-				pl, err := planOn(fake.with(fc), r, nil, overlap.Query{MinOverlap: 1}, 0, 0, overlap.Options{Device: "cpu", Threads: threads})
+				pl, err := planOn(fake.with(fc), r, nil, allpairs.Query{MinOverlap: 1}, 0, 0, allpairs.Options{Device: "cpu", Threads: threads})
 				if err != nil {
 					t.Fatal(err)
 				}

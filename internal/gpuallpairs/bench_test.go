@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xsect/xsect/internal/overlap"
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
@@ -132,12 +132,12 @@ func BenchmarkMISI(b *testing.B) {
 			b.Logf("%s: %v (skipped)", sh.name, err)
 			continue
 		}
-		opt := overlap.Options{Largest: sh.largest}
+		opt := allpairs.Options{Largest: sh.largest}
 		var sums []uint64
 		for _, tech := range strings.Split(*benchTechs, ",") {
 			o := opt
 			o.Device, o.Technique = "gpu", tech
-			pl, err := overlap.NewTilePlan(c, nil, benchTile, benchTile, o)
+			pl, err := allpairs.NewTilePlan(c, nil, benchTile, benchTile, o)
 			if err != nil {
 				add("%-22s %6s %9s %-15s cannot run: %v", sh.name, "", "", tech, err)
 				continue
@@ -151,7 +151,7 @@ func BenchmarkMISI(b *testing.B) {
 			// take seconds of one core per technique).
 			var sum uint64
 			stride := uint32(max(1, pl.Problem.Stats.R.Sets/12500))
-			err = pl.Tiles(context.Background(), func(t *overlap.Tile) error {
+			err = pl.Tiles(context.Background(), func(t *allpairs.Tile) error {
 				for x := 0; x < t.Rows; x++ {
 					if t.RowIDs[x]%stride != 0 {
 						continue
@@ -174,12 +174,12 @@ func BenchmarkMISI(b *testing.B) {
 			var plans, runs, totals []time.Duration
 			for range *benchReps {
 				start := time.Now()
-				pl, err := overlap.NewTilePlan(c, nil, benchTile, benchTile, o)
+				pl, err := allpairs.NewTilePlan(c, nil, benchTile, benchTile, o)
 				if err != nil {
 					b.Fatal(err)
 				}
 				mid := time.Now()
-				if err := pl.Tiles(context.Background(), func(*overlap.Tile) error { return nil }); err != nil {
+				if err := pl.Tiles(context.Background(), func(*allpairs.Tile) error { return nil }); err != nil {
 					b.Fatal(err)
 				}
 				end := time.Now()
@@ -216,13 +216,13 @@ var (
 // warm-up.
 func BenchmarkMMJoin(b *testing.B) {
 	needGPU(b)
-	q := overlap.Query{MinOverlap: 1}
+	q := allpairs.Query{MinOverlap: 1}
 	if *mmjContainment != "" {
-		r, err := overlap.ParseRatio(*mmjContainment)
+		r, err := allpairs.ParseRatio(*mmjContainment)
 		if err != nil {
 			b.Fatal(err)
 		}
-		q = overlap.Query{Containment: r}
+		q = allpairs.Query{Containment: r}
 	}
 	fmt.Printf("%-22s %-15s %9s %9s %9s %12s  %s\n", "problem", "technique", "plan ms", "run ms", "total ms", "pairs", "detail")
 	for _, sh := range misiShapes {
@@ -237,8 +237,8 @@ func BenchmarkMMJoin(b *testing.B) {
 		want := int64(-1)
 		for _, dt := range strings.Split(*mmjTechs, ",") {
 			dev, tech, _ := strings.Cut(dt, ":")
-			o := overlap.Options{Largest: sh.largest, Device: dev, Technique: tech}
-			pl, err := overlap.NewPlan(c, nil, q, o)
+			o := allpairs.Options{Largest: sh.largest, Device: dev, Technique: tech}
+			pl, err := allpairs.NewPlan(c, nil, q, o)
 			if err != nil {
 				fmt.Printf("%-22s %-15s cannot run: %v\n", sh.name, dt, err)
 				continue
@@ -255,7 +255,7 @@ func BenchmarkMMJoin(b *testing.B) {
 			var plans, runs, totals []time.Duration
 			for range *benchReps {
 				start := time.Now()
-				pl, err := overlap.NewPlan(c, nil, q, o)
+				pl, err := allpairs.NewPlan(c, nil, q, o)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -23,7 +23,7 @@
 // the caller's tiles (zeroing what lies on or below the diagonal of a
 // self-join) and copies them to pinned host memory while the next
 // super-tile is computed on another stream; the host hands tiles to
-// overlap.Output while the device goes on. Memory is planned from the
+// allpairs.Output while the device goes on. Memory is planned from the
 // device's free memory before anything is allocated: no more than a few
 // super-tiles of counts exist at once, on the device or the host.
 package gpuallpairs
@@ -34,8 +34,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/overlap"
 )
 
 //go:embed kernels
@@ -49,12 +49,12 @@ func KernelSources() []gpurt.Source { return []gpurt.Source{source} }
 
 func init() {
 	for _, t := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
-		overlap.Register(&engine{t: t, tune: defaultTuning()})
+		allpairs.Register(&engine{t: t, tune: defaultTuning()})
 	}
-	overlap.Register(mmjoinEngine{tune: defaultTuning()})
+	allpairs.Register(mmjoinEngine{tune: defaultTuning()})
 }
 
-// engine adapts a technique to overlap.Engine.
+// engine adapts a technique to allpairs.Engine.
 type engine struct {
 	t    technique
 	tune tuning
@@ -62,15 +62,15 @@ type engine struct {
 
 func (e *engine) Name() string { return e.t.name() }
 
-func (e *engine) Kind() overlap.DeviceKind { return overlap.GPU }
+func (e *engine) Kind() allpairs.DeviceKind { return allpairs.GPU }
 
 // Device describes every GPU of the host (the default choice), opening
 // them at first use; the planner asks DeviceFor.
-func (e *engine) Device() (overlap.Device, error) { return gpuDevice(nil, e.t.name() == "mm") }
+func (e *engine) Device() (allpairs.Device, error) { return gpuDevice(nil, e.t.name() == "mm") }
 
 // DeviceFor describes the GPUs p runs on (Problem.GPUs), opening them,
 // and only them, at first use.
-func (e *engine) DeviceFor(p *overlap.Problem) (overlap.Device, error) {
+func (e *engine) DeviceFor(p *allpairs.Problem) (allpairs.Device, error) {
 	return gpuDevice(p.GPUs, e.t.name() == "mm")
 }
 
@@ -80,11 +80,11 @@ func (e *engine) DeviceFor(p *overlap.Problem) (overlap.Device, error) {
 // openFree). Nothing else is opened: a run with --gpus 1, never touches
 // GPU 0. A technique that needs cuBLAS (needBLAS) is unavailable where
 // the library does not load.
-func gpuDevice(list []int, needBLAS bool) (overlap.Device, error) {
-	d := overlap.Device{Kind: overlap.GPU, Name: "no GPU"}
+func gpuDevice(list []int, needBLAS bool) (allpairs.Device, error) {
+	d := allpairs.Device{Kind: allpairs.GPU, Name: "no GPU"}
 	if needBLAS {
 		if _, err := gpurt.BLASLibrary(); err != nil {
-			return d, fmt.Errorf("%w: needs cuBLAS: %v", overlap.ErrCannotRun, err)
+			return d, fmt.Errorf("%w: needs cuBLAS: %v", allpairs.ErrCannotRun, err)
 		}
 	}
 	set, free, err := openSet(list)
@@ -99,20 +99,20 @@ func gpuDevice(list []int, needBLAS bool) (overlap.Device, error) {
 // memory each owner may have: its GPU's free memory divided by the owners
 // sharing it, plus this package's pooled buffers of the owner, which a
 // plan may release; the least over the owners.
-func openFree(p *overlap.Problem) (*gpurt.Set, int64, error) { return openSet(p.GPUs) }
+func openFree(p *allpairs.Problem) (*gpurt.Set, int64, error) { return openSet(p.GPUs) }
 
 // openSet is openFree for a choice of GPUs (nil: all).
 func openSet(list []int) (*gpurt.Set, int64, error) {
 	set, err := gpurt.OpenSet(list)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
+		return nil, 0, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
 	least := int64(-1)
 	for i := range set.Len() {
 		dev := set.Owner(i)
 		free, _, err := dev.FreeMemory()
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
+			return nil, 0, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 		}
 		f := int64(free)/int64(set.Share(i)) + stateOf(dev).devPool.Pooled()
 		if least < 0 || f < least {
@@ -122,19 +122,19 @@ func openSet(list []int) (*gpurt.Set, int64, error) {
 	return set, least, nil
 }
 
-func (e *engine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
+func (e *engine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	set, free, err := openFree(p)
 	if err != nil {
-		return overlap.Estimate{}, err
+		return allpairs.Estimate{}, err
 	}
 	pl, err := planSet(p, e.t, e.tune, set, e.tune.budget(free), false)
 	if err != nil {
-		return overlap.Estimate{}, err
+		return allpairs.Estimate{}, err
 	}
-	return overlap.Estimate{Seconds: pl.seconds, Memory: pl.memory, Detail: pl.detail}, nil
+	return allpairs.Estimate{Seconds: pl.seconds, Memory: pl.memory, Detail: pl.detail}, nil
 }
 
-func (e *engine) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
+func (e *engine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
 	set, err := gpurt.OpenSet(p.GPUs)
 	if err != nil {
 		return err
@@ -237,7 +237,7 @@ type columns struct {
 
 // columnsOf is the problem's shared column numbering (computed once, in
 // parallel, by allpairs).
-func columnsOf(p *overlap.Problem) *columns {
+func columnsOf(p *allpairs.Problem) *columns {
 	colOf, k := p.SharedColumns()
 	return &columns{colOf: colOf, k: k}
 }

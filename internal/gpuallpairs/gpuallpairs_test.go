@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/gpurt/gputest"
-	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -105,9 +105,9 @@ func adversarial() [][]uint32 {
 
 // dense returns every count of r × s as row-major kr × ks (upper triangle
 // only for a self-join), from tiles.
-func denseFromTiles(kr, ks int, run func(fn func(*overlap.Tile) error) error) ([]uint32, error) {
+func denseFromTiles(kr, ks int, run func(fn func(*allpairs.Tile) error) error) ([]uint32, error) {
 	m := make([]uint32, kr*ks)
-	err := run(func(t *overlap.Tile) error {
+	err := run(func(t *allpairs.Tile) error {
 		for x := 0; x < t.Rows; x++ {
 			for y := 0; y < t.Cols; y++ {
 				m[(t.Row0+x)*ks+t.Col0+y] = t.At(x, y)
@@ -121,16 +121,16 @@ func denseFromTiles(kr, ks int, run func(fn func(*overlap.Tile) error) error) ([
 // tilesOf computes every count of r × s in tiles of rows × cols, with the
 // engine that opt picks, or with e in its place if e is not nil (see
 // planOn).
-func tilesOf(r, s *sets.Collection, rows, cols int, opt overlap.Options, e overlap.Engine) ([]uint32, *overlap.Plan, error) {
+func tilesOf(r, s *sets.Collection, rows, cols int, opt allpairs.Options, e allpairs.Engine) ([]uint32, *allpairs.Plan, error) {
 	ks := r.Len()
 	if s != nil {
 		ks = s.Len()
 	}
-	pl, err := planOn(e, r, s, overlap.Query{}, rows, cols, opt)
+	pl, err := planOn(e, r, s, allpairs.Query{}, rows, cols, opt)
 	if err != nil {
 		return nil, pl, err
 	}
-	m, err := denseFromTiles(r.Len(), ks, func(fn func(*overlap.Tile) error) error {
+	m, err := denseFromTiles(r.Len(), ks, func(fn func(*allpairs.Tile) error) error {
 		return pl.Tiles(context.Background(), fn)
 	})
 	return m, pl, err
@@ -140,16 +140,16 @@ func tilesOf(r, s *sets.Collection, rows, cols int, opt overlap.Options, e overl
 // is positive) with opt, and, if e is not nil, has e estimate and run it
 // instead of the registered engine of its name: e is that engine made
 // with a test's tuning (see tuned).
-func planOn(e overlap.Engine, r, s *sets.Collection, q overlap.Query, rows, cols int, opt overlap.Options) (*overlap.Plan, error) {
+func planOn(e allpairs.Engine, r, s *sets.Collection, q allpairs.Query, rows, cols int, opt allpairs.Options) (*allpairs.Plan, error) {
 	if e != nil {
 		opt.Technique = e.Name()
 	}
-	var pl *overlap.Plan
+	var pl *allpairs.Plan
 	var err error
 	if rows > 0 {
-		pl, err = overlap.NewTilePlan(r, s, rows, cols, opt)
+		pl, err = allpairs.NewTilePlan(r, s, rows, cols, opt)
 	} else {
-		pl, err = overlap.NewPlan(r, s, q, opt)
+		pl, err = allpairs.NewPlan(r, s, q, opt)
 	}
 	if e == nil || pl == nil {
 		return pl, err
@@ -161,7 +161,7 @@ func planOn(e overlap.Engine, r, s *sets.Collection, q overlap.Query, rows, cols
 		return nil, fmt.Errorf("plan chose %s, not %s", c.Engine.Name(), e.Name())
 	}
 	c.Engine, c.Bounded = e, false
-	c.Device, c.Err = overlap.DeviceOf(e, pl.Problem)
+	c.Device, c.Err = allpairs.DeviceOf(e, pl.Problem)
 	if c.Err == nil {
 		c.Estimate, c.Err = e.Estimate(pl.Problem)
 	}
@@ -174,12 +174,12 @@ func planOn(e overlap.Engine, r, s *sets.Collection, q overlap.Query, rows, cols
 }
 
 // tuned returns the registered engine named name, made with tu.
-func tuned(t testing.TB, name string, tu tuning) overlap.Engine {
+func tuned(t testing.TB, name string, tu tuning) allpairs.Engine {
 	t.Helper()
 	if name == "mm" || name == "mmjoin" {
 		needBLAS(t)
 	}
-	for _, e := range overlap.Engines() {
+	for _, e := range allpairs.Engines() {
 		if e.Name() != name {
 			continue
 		}
@@ -233,7 +233,7 @@ func TestTilesMatchCPU(t *testing.T) {
 			s = collection(t, tc.s)
 		}
 		for _, shape := range [][2]int{{7, 5}, {16, 16}, {64, 1000}, {1000, 1000}} {
-			want, _, err := tilesOf(r, s, shape[0], shape[1], overlap.Options{Device: "cpu", Technique: "scancount"}, nil)
+			want, _, err := tilesOf(r, s, shape[0], shape[1], allpairs.Options{Device: "cpu", Technique: "scancount"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -241,11 +241,11 @@ func TestTilesMatchCPU(t *testing.T) {
 				for _, counts := range []int64{int64(shape[0] * shape[1]), 300, 16 << 20} {
 					name := fmt.Sprintf("%s/%dx%d/%s/counts=%d", tc.name, shape[0], shape[1], tech, counts)
 					t.Run(name, func(t *testing.T) {
-						got, pl, err := tilesOf(r, s, shape[0], shape[1], overlap.Options{Device: "gpu"}, tuned(t, tech, tiling(counts, 0)))
+						got, pl, err := tilesOf(r, s, shape[0], shape[1], allpairs.Options{Device: "gpu"}, tuned(t, tech, tiling(counts, 0)))
 						if err != nil {
 							t.Fatal(err)
 						}
-						if pl.Chosen.Device.Kind != overlap.GPU {
+						if pl.Chosen.Device.Kind != allpairs.GPU {
 							t.Fatalf("ran on %v", pl.Chosen.Device.Kind)
 						}
 						compare(t, want, got, r.Len())
@@ -286,11 +286,11 @@ func TestMatrixSlices(t *testing.T) {
 		if rs != nil {
 			ks = rs.Len()
 		}
-		want, _, err := tilesOf(r, rs, 32, 32, overlap.Options{Device: "cpu", Technique: "scancount"}, nil)
+		want, _, err := tilesOf(r, rs, 32, 32, allpairs.Options{Device: "cpu", Technique: "scancount"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := overlap.NewTilePlan(r, rs, 32, 32, overlap.Options{Device: "gpu", Technique: "mm"})
+		p, err := allpairs.NewTilePlan(r, rs, 32, 32, allpairs.Options{Device: "gpu", Technique: "mm"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +314,7 @@ func TestMatrixSlices(t *testing.T) {
 			t.Fatalf("plan under %d bytes keeps the matrices resident (%d columns per slice)", limit, pl.kc)
 		}
 		t.Logf("slices of %d of %d columns", pl.kc, columnsOf(p.Problem).k)
-		got, _, err := tilesOf(r, rs, 32, 32, overlap.Options{Device: "gpu"}, tuned(t, "mm", tu))
+		got, _, err := tilesOf(r, rs, 32, 32, allpairs.Options{Device: "gpu"}, tuned(t, "mm", tu))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,7 +334,7 @@ func mustDevice(t *testing.T) *state {
 // CPU, through the engines' parallel filtering of row strips.
 func TestPairsMatchCPU(t *testing.T) {
 	needGPU(t)
-	queries := []overlap.Query{{MinOverlap: 1}, {MinOverlap: 3}, {MinOverlap: 0}, {Containment: overlap.Ratio{Num: 1, Den: 1}}, {Containment: overlap.Ratio{Num: 1, Den: 2}}}
+	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 3}, {MinOverlap: 0}, {Containment: allpairs.Ratio{Num: 1, Den: 1}}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
 	for _, tc := range testCases() {
 		r := collection(t, tc.r)
 		var s *sets.Collection
@@ -342,13 +342,13 @@ func TestPairsMatchCPU(t *testing.T) {
 			s = collection(t, tc.s)
 		}
 		for qi, q := range queries {
-			want, err := overlap.Collect(context.Background(), r, s, q, overlap.Options{Device: "cpu", Technique: "scancount"})
+			want, err := allpairs.Collect(context.Background(), r, s, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, tech := range testTechNames(t) {
 				t.Run(fmt.Sprintf("%s/q%d/%s", tc.name, qi, tech), func(t *testing.T) {
-					pl, err := planOn(tuned(t, tech, tiling(500, 0)), r, s, q, 0, 0, overlap.Options{Device: "gpu"})
+					pl, err := planOn(tuned(t, tech, tiling(500, 0)), r, s, q, 0, 0, allpairs.Options{Device: "gpu"})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -375,7 +375,7 @@ func TestMMHalfMatchCPU(t *testing.T) {
 	tu := defaultTuning()
 	tu.half = true
 	mm := tuned(t, "mm", tu)
-	queries := []overlap.Query{{MinOverlap: 1}, {MinOverlap: 0}, {Containment: overlap.Ratio{Num: 1, Den: 2}}}
+	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 0}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
 	for _, tc := range testCases() {
 		r := collection(t, tc.r)
 		var s *sets.Collection
@@ -384,11 +384,11 @@ func TestMMHalfMatchCPU(t *testing.T) {
 		}
 		for qi, q := range queries {
 			t.Run(fmt.Sprintf("%s/q%d", tc.name, qi), func(t *testing.T) {
-				want, err := overlap.Collect(context.Background(), r, s, q, overlap.Options{Device: "cpu", Technique: "scancount"})
+				want, err := allpairs.Collect(context.Background(), r, s, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				pl, err := planOn(mm, r, s, q, 0, 0, overlap.Options{Device: "gpu"})
+				pl, err := planOn(mm, r, s, q, 0, 0, allpairs.Options{Device: "gpu"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -410,7 +410,7 @@ func TestMMHalfMatchCPU(t *testing.T) {
 
 // checkCount checks that pl counts want pairs: a count-only run, which
 // counts them on the device.
-func checkCount(t *testing.T, pl *overlap.Plan, want int) {
+func checkCount(t *testing.T, pl *allpairs.Plan, want int) {
 	t.Helper()
 	n, err := pl.Count(context.Background())
 	if err != nil {
@@ -421,7 +421,7 @@ func checkCount(t *testing.T, pl *overlap.Plan, want int) {
 	}
 }
 
-func firstDiff(a, b []overlap.Pair) int {
+func firstDiff(a, b []allpairs.Pair) int {
 	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {
 			return i
@@ -437,11 +437,11 @@ func TestLargest(t *testing.T) {
 	needBLAS(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	c := collection(t, randomSets(rng, 300, 3000, 200))
-	want, err := overlap.Collect(context.Background(), c, nil, overlap.Query{MinOverlap: 2}, overlap.Options{Device: "cpu", Largest: 100})
+	want, err := allpairs.Collect(context.Background(), c, nil, allpairs.Query{MinOverlap: 2}, allpairs.Options{Device: "cpu", Largest: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := overlap.Collect(context.Background(), c, nil, overlap.Query{MinOverlap: 2}, overlap.Options{Device: "gpu", Technique: "mm", Largest: 100})
+	got, err := allpairs.Collect(context.Background(), c, nil, allpairs.Query{MinOverlap: 2}, allpairs.Options{Device: "gpu", Technique: "mm", Largest: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,10 +462,10 @@ func TestMMJoinMatchCPU(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	r := collection(t, skewedSets(rng, 300, 2000, 400))
 	s := collection(t, skewedSets(rng, 200, 2500, 300))
-	queries := []overlap.Query{{MinOverlap: 1}, {MinOverlap: 0}, {MinOverlap: 3}, {Containment: overlap.Ratio{Num: 1, Den: 1}}, {Containment: overlap.Ratio{Num: 1, Den: 2}}}
+	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 0}, {MinOverlap: 3}, {Containment: allpairs.Ratio{Num: 1, Den: 1}}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
 	for _, other := range []*sets.Collection{nil, s} {
 		for qi, q := range queries {
-			want, err := overlap.Collect(context.Background(), r, other, q, overlap.Options{Device: "cpu", Technique: "scancount"})
+			want, err := allpairs.Collect(context.Background(), r, other, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -482,14 +482,14 @@ func TestMMJoinMatchCPU(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					tu := cheapProduct(cfg.wordNS)
 					tu.bandCounts, tu.bandHostBytes, tu.half, tu.layout = cfg.counts, cfg.host, cfg.half, cfg.layout
-					pl, err := planOn(tuned(t, "mmjoin", tu), r, other, q, 0, 0, overlap.Options{Device: "gpu"})
-					if cfg.wordNS == 0 && err != nil && errors.Is(err, overlap.ErrCannotRun) {
+					pl, err := planOn(tuned(t, "mmjoin", tu), r, other, q, 0, 0, allpairs.Options{Device: "gpu"})
+					if cfg.wordNS == 0 && err != nil && errors.Is(err, allpairs.ErrCannotRun) {
 						t.Skipf("the default costs make nothing heavy here: %v", err)
 					}
 					if err != nil {
 						t.Fatal(err)
 					}
-					if pl.Chosen.Device.Kind != overlap.GPU {
+					if pl.Chosen.Device.Kind != allpairs.GPU {
 						t.Fatalf("ran on %v", pl.Chosen.Device.Kind)
 					}
 					t.Log(pl.Chosen.Estimate.Detail)
@@ -513,8 +513,8 @@ func TestMMJoinMatchCPU(t *testing.T) {
 func TestMMJoinTiles(t *testing.T) {
 	needGPU(t)
 	c := collection(t, adversarial())
-	_, err := overlap.NewTilePlan(c, nil, 8, 8, overlap.Options{Device: "gpu", Technique: "mmjoin"})
-	if !errors.Is(err, overlap.ErrCannotRun) {
+	_, err := allpairs.NewTilePlan(c, nil, 8, 8, allpairs.Options{Device: "gpu", Technique: "mmjoin"})
+	if !errors.Is(err, allpairs.ErrCannotRun) {
 		t.Fatalf("tile plan: %v", err)
 	}
 }
@@ -540,25 +540,25 @@ func TestPiecesMatchCPU(t *testing.T) {
 			s = collection(t, tc.s)
 		}
 		const rows, cols = 24, 40
-		want, _, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "cpu", Technique: "scancount"}, nil)
+		want, _, err := tilesOf(r, s, rows, cols, allpairs.Options{Device: "cpu", Technique: "scancount"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		q := overlap.Query{MinOverlap: 2}
-		wantPairs, err := overlap.Collect(context.Background(), r, s, q, overlap.Options{Device: "cpu", Technique: "scancount"})
+		q := allpairs.Query{MinOverlap: 2}
+		wantPairs, err := allpairs.Collect(context.Background(), r, s, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, tech := range testTechniques(t) {
-			tp, err := overlap.NewTilePlan(r, s, rows, cols, overlap.Options{Device: "cpu"})
+			tp, err := allpairs.NewTilePlan(r, s, rows, cols, allpairs.Options{Device: "cpu"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			pp, err := overlap.NewPlan(r, s, q, overlap.Options{Device: "cpu"})
+			pp, err := allpairs.NewPlan(r, s, q, allpairs.Options{Device: "cpu"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, pr := range []*overlap.Problem{tp.Problem, pp.Problem} {
+			for _, pr := range []*allpairs.Problem{tp.Problem, pp.Problem} {
 				_, _, tiled := pr.Tiled()
 				for _, limit := range pieceLimits(t, pr, tech, tiling(2000, 0), info) {
 					pieced[tech.name()]++
@@ -570,7 +570,7 @@ func TestPiecesMatchCPU(t *testing.T) {
 						}
 						t.Logf("%d x %d pieces, super-tiles %dx%d, %d R buffers, %s", len(pl.rPieces), len(pl.sPieces), pl.g.sr, pl.g.sc, pl.rBufs, pl.detail)
 						e := tuned(t, tech.name(), tu)
-						opt := overlap.Options{Device: "gpu"}
+						opt := allpairs.Options{Device: "gpu"}
 						if !tiled {
 							pp, err := planOn(e, r, s, q, 0, 0, opt)
 							if err != nil {
@@ -590,7 +590,7 @@ func TestPiecesMatchCPU(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						if ap.Chosen.Device.Kind != overlap.GPU {
+						if ap.Chosen.Device.Kind != allpairs.GPU {
 							t.Fatalf("ran on %v", ap.Chosen.Device.Kind)
 						}
 						compare(t, want, got, r.Len())
@@ -609,7 +609,7 @@ func TestPiecesMatchCPU(t *testing.T) {
 // pieceLimits returns up to four budgets under which t runs p in pieces,
 // each giving a different plan (none when every budget that runs p at all
 // holds every set: mm's sliced matrices need little beside the sets).
-func pieceLimits(t *testing.T, p *overlap.Problem, tech technique, tu tuning, info gpurt.Info) []int64 {
+func pieceLimits(t *testing.T, p *allpairs.Problem, tech technique, tu tuning, info gpurt.Info) []int64 {
 	t.Helper()
 	whole, err := plan(p, tech, tu, info, 1<<40)
 	if err != nil {

@@ -7,15 +7,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/overlap"
 )
 
 // mmjoinEngine is MMJoin across devices (Bellas & Gounaris, section 4.1): the split
-// of overlap.PlanMMJoin, optimised for the GPU's product, with the heavy
+// of allpairs.PlanMMJoin, optimised for the GPU's product, with the heavy
 // sets × heavy elements multiplied by cuBLAS (int8 inputs, int32 sums:
 // exact) while the CPU's threads run the rest through the inverted index
-// (overlap.RunMMJoin). Both run at once: the light probes, which need no
+// (allpairs.RunMMJoin). Both run at once: the light probes, which need no
 // product, go first on the CPU while the device builds the matrices and
 // computes bands of the product ahead of the heavy probes. With several
 // owners (Problem.GPUs), each builds the matrices and the bands are shared
@@ -24,19 +24,19 @@ type mmjoinEngine struct{ tune tuning }
 
 func (mmjoinEngine) Name() string { return "mmjoin" }
 
-func (mmjoinEngine) Kind() overlap.DeviceKind { return overlap.GPU }
+func (mmjoinEngine) Kind() allpairs.DeviceKind { return allpairs.GPU }
 
-func (mmjoinEngine) Device() (overlap.Device, error) { return gpuDevice(nil, true) }
+func (mmjoinEngine) Device() (allpairs.Device, error) { return gpuDevice(nil, true) }
 
-func (mmjoinEngine) DeviceFor(p *overlap.Problem) (overlap.Device, error) {
+func (mmjoinEngine) DeviceFor(p *allpairs.Problem) (allpairs.Device, error) {
 	return gpuDevice(p.GPUs, true)
 }
 
-// mmjoinCosts returns the GPU product's costs in overlap.PlanMMJoin's
+// mmjoinCosts returns the GPU product's costs in allpairs.PlanMMJoin's
 // units: nanoseconds per pair of 64-column words (64 int8 multiply-adds)
 // and per pair (its count copied to the host), times the CPU threads,
 // since the optimiser divides its estimates by them.
-func mmjoinCosts(p *overlap.Problem, info gpurt.Info, tu tuning) (wordNS, pairNS float64) {
+func mmjoinCosts(p *allpairs.Problem, info gpurt.Info, tu tuning) (wordNS, pairNS float64) {
 	t := float64(max(p.Threads, 1))
 	wordNS = t * 2 * 64 / ratesFor(info).int8 * 1e9
 	if tu.mmjoinWordNS > 0 {
@@ -45,9 +45,9 @@ func mmjoinCosts(p *overlap.Problem, info gpurt.Info, tu tuning) (wordNS, pairNS
 	return wordNS, t * 4 / downloadRate * 1e9
 }
 
-func mmjoinSplit(p *overlap.Problem, info gpurt.Info, tu tuning) *overlap.MMJoinSplit {
+func mmjoinSplit(p *allpairs.Problem, info gpurt.Info, tu tuning) *allpairs.MMJoinSplit {
 	w, pr := mmjoinCosts(p, info, tu)
-	sp := overlap.PlanMMJoin(p, w, pr)
+	sp := allpairs.PlanMMJoin(p, w, pr)
 	if tu.layout != layoutAuto {
 		sp = sp.WithElementMajor(tu.layout == layoutElement)
 	}
@@ -56,7 +56,7 @@ func mmjoinSplit(p *overlap.Problem, info gpurt.Info, tu tuning) *overlap.MMJoin
 
 // mjPlan is a run of the split, the same on every owner.
 type mjPlan struct {
-	sp        *overlap.MMJoinSplit
+	sp        *allpairs.MMJoinSplit
 	hr, hs    int // heavy sets of R and S: the product's rows and columns
 	kp        int // heavy elements, rounded up to 16: the matrices' width
 	es        int // bytes per matrix entry: 1 (int8) or 2 (float16)
@@ -78,7 +78,7 @@ type mjPlan struct {
 // each of owners owners of devices distinct GPUs: the bands' time divides
 // by the GPUs (never by more than there are bands), what each does once
 // does not, and the host holds bands ahead for every owner's slots.
-func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, info gpurt.Info, tu tuning, budget int64, half bool, devices, owners int) (*mjPlan, error) {
+func planMMJoin(p *allpairs.Problem, sp *allpairs.MMJoinSplit, info gpurt.Info, tu tuning, budget int64, half bool, devices, owners int) (*mjPlan, error) {
 	if len(sp.Columns) == 0 {
 		return nil, cannot("nothing is heavy: MMJoin's split is scan-count on the CPU")
 	}
@@ -147,22 +147,22 @@ func planMMJoin(p *overlap.Problem, sp *overlap.MMJoinSplit, info gpurt.Info, tu
 	return m, nil
 }
 
-func (e mmjoinEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
+func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	if _, _, ok := p.Tiled(); ok {
-		return overlap.Estimate{}, cannot("reports pairs, not dense tiles")
+		return allpairs.Estimate{}, cannot("reports pairs, not dense tiles")
 	}
 	if p.Stats.R.Elements+p.Stats.S.Elements >= math.MaxUint32 {
-		return overlap.Estimate{}, cannot("over 2^32 elements")
+		return allpairs.Estimate{}, cannot("over 2^32 elements")
 	}
 	set, free, err := openFree(p)
 	if err != nil {
-		return overlap.Estimate{}, err
+		return allpairs.Estimate{}, err
 	}
 	info := set.Owner(0).Info()
 	sp := mmjoinSplit(p, info, e.tune)
 	m, err := planMMJoin(p, sp, info, e.tune, e.tune.budget(free), false, set.Devices(), set.Len())
 	if err != nil {
-		return overlap.Estimate{}, err
+		return allpairs.Estimate{}, err
 	}
 	detail := fmt.Sprintf("heavy: sets >= %d elements (%d", sp.Delta1, m.hr)
 	if !p.Self {
@@ -172,10 +172,10 @@ func (e mmjoinEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
 	if m.spread > 1 {
 		detail += fmt.Sprintf(", bands spread over %s", set)
 	}
-	return overlap.Estimate{Seconds: m.seconds, Memory: m.memory, Detail: detail}, nil
+	return allpairs.Estimate{Seconds: m.seconds, Memory: m.memory, Detail: detail}, nil
 }
 
-func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
+func (e mmjoinEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
 	set, err := gpurt.OpenSet(p.GPUs)
 	if err != nil {
 		return err
@@ -231,7 +231,7 @@ func (e mmjoinEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.
 	cache := newBandCache(devs, m.hr, m.hs, p.Self, sp.ReadsAfterDiagonal(), m.bandRows, m.hostBands)
 	start := time.Now()
 	cache.start()
-	err = overlap.RunMMJoin(ctx, p, out, sp, cache.product)
+	err = allpairs.RunMMJoin(ctx, p, out, sp, cache.product)
 	cache.stop()
 	wall := time.Since(start)
 	// An honest account: the GPU computes only the heavy product; the
@@ -276,8 +276,8 @@ func (st *state) load(c *gpurt.Ctx) error {
 // memory, on the slot's stream.
 type gpuBands struct {
 	st    *state
-	p     *overlap.Problem
-	sp    *overlap.MMJoinSplit
+	p     *allpairs.Problem
+	sp    *allpairs.MMJoinSplit
 	m     *mjPlan
 	heavy *heavyInput // the matrices' column lists, shared by the owners
 
@@ -305,8 +305,8 @@ func (g *gpuBands) alloc(c *gpurt.Ctx, n int64) (gpurt.Buffer, error) {
 // heavyInput is the column lists of the heavy sets of R and S, made on
 // the host once for every owner of a run.
 type heavyInput struct {
-	p    *overlap.Problem
-	sp   *overlap.MMJoinSplit
+	p    *allpairs.Problem
+	sp   *allpairs.MMJoinSplit
 	once sync.Once
 	offs [2][]uint64
 	cols [2][]uint32
@@ -511,7 +511,7 @@ func (g *gpuBands) close() {
 
 // columnIndex maps the problem's elements to the split's columns plus one
 // (0: not heavy).
-func columnIndex(p *overlap.Problem, sp *overlap.MMJoinSplit) []int32 {
+func columnIndex(p *allpairs.Problem, sp *allpairs.MMJoinSplit) []int32 {
 	col := make([]int32, p.Universe)
 	for c, e := range sp.Columns {
 		col[e] = int32(c + 1)
@@ -522,7 +522,7 @@ func columnIndex(p *overlap.Problem, sp *overlap.MMJoinSplit) []int32 {
 // heavyLists returns the columns of the heavy elements of the sets ids of
 // R (side 0) or S (side 1), as CSR: row x holds cols[offs[x]:offs[x+1]].
 // The CPU's threads share the work.
-func heavyLists(p *overlap.Problem, ids []uint32, side int, col []int32) (offs []uint64, cols []uint32) {
+func heavyLists(p *allpairs.Problem, ids []uint32, side int, col []int32) (offs []uint64, cols []uint32) {
 	c := p.R
 	if side == 1 {
 		c = p.S

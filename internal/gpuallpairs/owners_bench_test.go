@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xsect/xsect/internal/overlap"
+	"github.com/xsect/xsect/internal/allpairs"
 )
 
 var (
@@ -56,16 +56,16 @@ func BenchmarkOwners(b *testing.B) {
 			continue
 		}
 		for _, tech := range strings.Split(*ownersTechs, ",") {
-			opts := make([]overlap.Options, len(counts))
+			opts := make([]allpairs.Options, len(counts))
 			var want uint64
-			newPlan := func(o overlap.Options) (*overlap.Plan, error) {
+			newPlan := func(o allpairs.Options) (*allpairs.Plan, error) {
 				if *ownersPairs > 0 {
-					return overlap.NewPlan(c, nil, overlap.Query{MinOverlap: *ownersPairs}, o)
+					return allpairs.NewPlan(c, nil, allpairs.Query{MinOverlap: *ownersPairs}, o)
 				}
-				return overlap.NewTilePlan(c, nil, benchTile, benchTile, o)
+				return allpairs.NewTilePlan(c, nil, benchTile, benchTile, o)
 			}
 			for i, k := range counts {
-				opts[i] = overlap.Options{Largest: sh.largest, Device: "gpu", Technique: tech, GPUs: make([]int, k)}
+				opts[i] = allpairs.Options{Largest: sh.largest, Device: "gpu", Technique: tech, GPUs: make([]int, k)}
 				pl, err := newPlan(opts[i])
 				if err != nil {
 					b.Fatalf("%s/%s, %d owners: %v", sh.name, tech, k, err)
@@ -84,7 +84,7 @@ func BenchmarkOwners(b *testing.B) {
 					continue
 				}
 				stride := uint32(max(1, pl.Problem.Stats.R.Sets/12500))
-				err = pl.Tiles(context.Background(), func(t *overlap.Tile) error {
+				err = pl.Tiles(context.Background(), func(t *allpairs.Tile) error {
 					for x := 0; x < t.Rows; x++ {
 						if t.RowIDs[x]%stride != 0 {
 							continue
@@ -122,7 +122,7 @@ func BenchmarkOwners(b *testing.B) {
 					if *ownersPairs > 0 {
 						_, err = pl.Count(context.Background())
 					} else {
-						err = pl.Tiles(context.Background(), func(*overlap.Tile) error { return nil })
+						err = pl.Tiles(context.Background(), func(*allpairs.Tile) error { return nil })
 					}
 					if err != nil {
 						b.Fatal(err)

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -26,7 +26,7 @@ var ownerLists = [][]int{{0}, {0, 0}, {0, 0, 0}}
 // one gives, which is what the CPU gives.
 func TestOwnersMatchOneGPU(t *testing.T) {
 	needGPU(t)
-	queries := []overlap.Query{{MinOverlap: 1}, {MinOverlap: 0}, {Containment: overlap.Ratio{Num: 1, Den: 2}}}
+	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 0}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
 	for _, tc := range testCases() {
 		r := collection(t, tc.r)
 		var s *sets.Collection
@@ -34,14 +34,14 @@ func TestOwnersMatchOneGPU(t *testing.T) {
 			s = collection(t, tc.s)
 		}
 		const rows, cols = 16, 24
-		want, _, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "cpu", Technique: "scancount"}, nil)
+		want, _, err := tilesOf(r, s, rows, cols, allpairs.Options{Device: "cpu", Technique: "scancount"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, tech := range testTechNames(t) {
 			for _, gpus := range ownerLists {
 				t.Run(fmt.Sprintf("%s/%s/tiles/gpus=%v", tc.name, tech, gpus), func(t *testing.T) {
-					got, pl, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "gpu", GPUs: gpus}, tuned(t, tech, tiling(rows*cols, 0)))
+					got, pl, err := tilesOf(r, s, rows, cols, allpairs.Options{Device: "gpu", GPUs: gpus}, tuned(t, tech, tiling(rows*cols, 0)))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -50,13 +50,13 @@ func TestOwnersMatchOneGPU(t *testing.T) {
 				})
 			}
 			for qi, q := range queries {
-				wantPairs, err := overlap.Collect(context.Background(), r, s, q, overlap.Options{Device: "cpu", Technique: "scancount"})
+				wantPairs, err := allpairs.Collect(context.Background(), r, s, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
 				if err != nil {
 					t.Fatal(err)
 				}
 				for _, gpus := range ownerLists[1:] {
 					t.Run(fmt.Sprintf("%s/%s/q%d/gpus=%v", tc.name, tech, qi, gpus), func(t *testing.T) {
-						pl, err := planOn(tuned(t, tech, tiling(300, 0)), r, s, q, 0, 0, overlap.Options{Device: "gpu", GPUs: gpus})
+						pl, err := planOn(tuned(t, tech, tiling(300, 0)), r, s, q, 0, 0, allpairs.Options{Device: "gpu", GPUs: gpus})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -77,7 +77,7 @@ func TestOwnersMatchOneGPU(t *testing.T) {
 }
 
 // checkNotes checks that a run's notes name its owners.
-func checkNotes(t *testing.T, pl *overlap.Plan, owners int) {
+func checkNotes(t *testing.T, pl *allpairs.Plan, owners int) {
 	t.Helper()
 	notes := pl.Notes()
 	if !strings.Contains(notes, "GPU 0") || owners > 1 && !strings.Contains(notes, fmt.Sprintf("(%d owners)", owners)) {
@@ -104,11 +104,11 @@ func TestOwnersInPieces(t *testing.T) {
 			s = collection(t, tc.s)
 		}
 		const rows, cols = 24, 40
-		want, _, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "cpu", Technique: "scancount"}, nil)
+		want, _, err := tilesOf(r, s, rows, cols, allpairs.Options{Device: "cpu", Technique: "scancount"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tp, err := overlap.NewTilePlan(r, s, rows, cols, overlap.Options{Device: "cpu"})
+		tp, err := allpairs.NewTilePlan(r, s, rows, cols, allpairs.Options{Device: "cpu"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func TestOwnersInPieces(t *testing.T) {
 			limit := limits[len(limits)-1] // the most pieces
 			for _, gpus := range ownerLists[1:] {
 				t.Run(fmt.Sprintf("%s/%s/limit=%d/gpus=%v", tc.name, tech.name(), limit, gpus), func(t *testing.T) {
-					got, pl, err := tilesOf(r, s, rows, cols, overlap.Options{Device: "gpu", GPUs: gpus}, tuned(t, tech.name(), tiling(2000, limit)))
+					got, pl, err := tilesOf(r, s, rows, cols, allpairs.Options{Device: "gpu", GPUs: gpus}, tuned(t, tech.name(), tiling(2000, limit)))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -142,12 +142,12 @@ func TestOwnersStopOnError(t *testing.T) {
 	boom := errors.New("boom")
 	for _, tech := range testTechNames(t) {
 		t.Run(tech, func(t *testing.T) {
-			pl, err := planOn(tuned(t, tech, tiling(256, 0)), r, nil, overlap.Query{}, 16, 16, overlap.Options{Device: "gpu", GPUs: []int{0, 0, 0}})
+			pl, err := planOn(tuned(t, tech, tiling(256, 0)), r, nil, allpairs.Query{}, 16, 16, allpairs.Options{Device: "gpu", GPUs: []int{0, 0, 0}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var calls atomic.Int64
-			err = pl.Tiles(context.Background(), func(*overlap.Tile) error {
+			err = pl.Tiles(context.Background(), func(*allpairs.Tile) error {
 				if calls.Add(1) == 5 {
 					return boom
 				}
@@ -157,11 +157,11 @@ func TestOwnersStopOnError(t *testing.T) {
 				t.Fatalf("Tiles = %v, want boom", err)
 			}
 			ctx, cancel := context.WithCancel(context.Background())
-			pl, err = planOn(tuned(t, tech, tiling(256, 0)), r, nil, overlap.Query{MinOverlap: 1}, 0, 0, overlap.Options{Device: "gpu", GPUs: []int{0, 0}})
+			pl, err = planOn(tuned(t, tech, tiling(256, 0)), r, nil, allpairs.Query{MinOverlap: 1}, 0, 0, allpairs.Options{Device: "gpu", GPUs: []int{0, 0}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = pl.Join(ctx, func([]overlap.Pair) error {
+			err = pl.Join(ctx, func([]allpairs.Pair) error {
 				cancel()
 				return nil
 			})
@@ -169,11 +169,11 @@ func TestOwnersStopOnError(t *testing.T) {
 				t.Fatalf("Join after cancel = %v, want context.Canceled", err)
 			}
 			// The owners are free for the next run.
-			got, err := overlap.Collect(context.Background(), r, nil, overlap.Query{MinOverlap: 3}, overlap.Options{Device: "gpu", Technique: tech, GPUs: []int{0, 0}})
+			got, err := allpairs.Collect(context.Background(), r, nil, allpairs.Query{MinOverlap: 3}, allpairs.Options{Device: "gpu", Technique: tech, GPUs: []int{0, 0}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := overlap.Collect(context.Background(), r, nil, overlap.Query{MinOverlap: 3}, overlap.Options{Device: "cpu", Technique: "scancount"})
+			want, err := allpairs.Collect(context.Background(), r, nil, allpairs.Query{MinOverlap: 3}, allpairs.Options{Device: "cpu", Technique: "scancount"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,10 +221,10 @@ func TestMMJoinOwners(t *testing.T) {
 	rng := rand.New(rand.NewPCG(47, 48))
 	r := collection(t, skewedSets(rng, 300, 2000, 400))
 	s := collection(t, skewedSets(rng, 200, 2500, 300))
-	queries := []overlap.Query{{MinOverlap: 1}, {Containment: overlap.Ratio{Num: 1, Den: 2}}}
+	queries := []allpairs.Query{{MinOverlap: 1}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
 	for _, other := range []*sets.Collection{nil, s} {
 		for qi, q := range queries {
-			want, err := overlap.Collect(context.Background(), r, other, q, overlap.Options{Device: "cpu", Technique: "scancount"})
+			want, err := allpairs.Collect(context.Background(), r, other, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,7 +238,7 @@ func TestMMJoinOwners(t *testing.T) {
 					t.Run(name, func(t *testing.T) {
 						tu := cheapProduct(1e-6)
 						tu.bandCounts, tu.bandHostBytes, tu.half, tu.layout = cfg.counts, cfg.host, cfg.half, cfg.layout
-						pl, err := planOn(tuned(t, "mmjoin", tu), r, other, q, 0, 0, overlap.Options{Device: "gpu", GPUs: gpus})
+						pl, err := planOn(tuned(t, "mmjoin", tu), r, other, q, 0, 0, allpairs.Options{Device: "gpu", GPUs: gpus})
 						if err != nil {
 							t.Fatal(err)
 						}

@@ -1,8 +1,8 @@
 package gpuallpairs
 
 import (
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -106,7 +106,7 @@ const (
 // piecePlan cuts p into pieces that fit in left bytes (after the fixed
 // structures and the slots), with bytesR and bytesS the device bytes of a
 // piece of R and of S.
-func piecePlan(p *overlap.Problem, g grid, left int64, bytesR, bytesS func(span) int64) (rp, sp []span, rBufs int, ok bool) {
+func piecePlan(p *allpairs.Problem, g grid, left int64, bytesR, bytesS func(span) int64) (rp, sp []span, rBufs int, ok bool) {
 	kr, ks := p.R.Len(), p.S.Len()
 	if whole := bytesS(span{0, ks}); whole <= left {
 		if rp, ok = cutPieces(kr, g.sr, (left-whole)/2, bytesR); ok {

@@ -1,6 +1,6 @@
 package gpuallpairs
 
-import "github.com/xsect/xsect/internal/overlap"
+import "github.com/xsect/xsect/internal/allpairs"
 
 // grid is how a run covers the counts: super-tiles of at most sr × sc
 // counts, each computed in one go on the device and copied to the host in
@@ -26,12 +26,12 @@ type part struct {
 // newGrid plans the super-tiles of p: at most maxCounts counts each, about
 // prefCols columns wide (the technique's preference), on the caller's grid
 // for tile plans.
-func newGrid(p *overlap.Problem, maxCounts int64, prefCols int) grid {
+func newGrid(p *allpairs.Problem, maxCounts int64, prefCols int) grid {
 	g := grid{kr: p.R.Len(), ks: p.S.Len(), self: p.Self}
 	return g.shape(p, maxCounts, prefCols)
 }
 
-func (g grid) shape(p *overlap.Problem, maxCounts int64, prefCols int) grid {
+func (g grid) shape(p *allpairs.Problem, maxCounts int64, prefCols int) grid {
 	prefCols = max(prefCols, 1)
 	maxCounts = max(maxCounts, 1)
 	if rows, cols, ok := p.Tiled(); ok {

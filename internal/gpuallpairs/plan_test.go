@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/overlap"
 )
 
 // TestGridCovers checks that the super-tiles and their parts cover every
@@ -79,7 +79,7 @@ func TestPackedIndexIsPermutation(t *testing.T) {
 	}
 }
 
-func problem(t *testing.T, r, s [][]uint32, rows, cols int) *overlap.Problem {
+func problem(t *testing.T, r, s [][]uint32, rows, cols int) *allpairs.Problem {
 	t.Helper()
 	var sc = collection(t, r)
 	var ss = sc
@@ -88,12 +88,12 @@ func problem(t *testing.T, r, s [][]uint32, rows, cols int) *overlap.Problem {
 	} else {
 		ss = nil
 	}
-	var pl *overlap.Plan
+	var pl *allpairs.Plan
 	var err error
 	if rows > 0 {
-		pl, err = overlap.NewTilePlan(sc, ss, rows, cols, overlap.Options{Device: "cpu"})
+		pl, err = allpairs.NewTilePlan(sc, ss, rows, cols, allpairs.Options{Device: "cpu"})
 	} else {
-		pl, err = overlap.NewPlan(sc, ss, overlap.Query{MinOverlap: 1}, overlap.Options{Device: "cpu"})
+		pl, err = allpairs.NewPlan(sc, ss, allpairs.Query{MinOverlap: 1}, allpairs.Options{Device: "cpu"})
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestPlanMemory(t *testing.T) {
 	}
 	for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
 		_, err := plan(p, tech, tu, h100, 1000)
-		if !errors.Is(err, overlap.ErrCannotRun) {
+		if !errors.Is(err, allpairs.ErrCannotRun) {
 			t.Errorf("%s with 1000 bytes: %v", tech.name(), err)
 		}
 		pl, err := plan(p, tech, tu, h100, 1<<34)
@@ -228,7 +228,7 @@ func TestPlanPieces(t *testing.T) {
 				b := whole.memory * int64(k) / 40
 				pl, err := plan(p, tech, tu, h100, b)
 				if err != nil {
-					if !errors.Is(err, overlap.ErrCannotRun) {
+					if !errors.Is(err, allpairs.ErrCannotRun) {
 						t.Fatalf("%s, budget %d: %v", tech.name(), b, err)
 					}
 					continue

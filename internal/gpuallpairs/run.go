@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/overlap"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -48,7 +48,7 @@ type runPlan struct {
 // set of mixed GPUs plans for its first). The super-tiles' time is
 // divided by the set's GPUs, not what each does once; owners of one GPU
 // count once.
-func planSet(p *overlap.Problem, t technique, tu tuning, set *gpurt.Set, budget int64, half bool) (*runPlan, error) {
+func planSet(p *allpairs.Problem, t technique, tu tuning, set *gpurt.Set, budget int64, half bool) (*runPlan, error) {
 	pl, err := planWith(p, t, tu, set.Owner(0).Info(), budget, half)
 	if err != nil {
 		return nil, err
@@ -71,24 +71,24 @@ func (pl *runPlan) spread(n int, name string) {
 type technique interface {
 	name() string
 	// prefCols is the super-tile width the technique works best with.
-	prefCols(p *overlap.Problem, info gpurt.Info) int
+	prefCols(p *allpairs.Problem, info gpurt.Info) int
 	// usesColumns reports whether the technique needs the column map.
 	usesColumns() bool
 	// fixed returns the device bytes of structures over the universe,
 	// whatever the pieces.
-	fixed(p *overlap.Problem) int64
+	fixed(p *allpairs.Problem) int64
 	// size chooses how the technique runs with left bytes for its piece
 	// structures and per-slot buffers, whole (every set on the device at
 	// once) or in pieces, and returns each slot's own bytes; it may set
-	// the plan's technique fields. An error wraps overlap.ErrCannotRun.
-	size(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (perSlot int64, err error)
+	// the plan's technique fields. An error wraps allpairs.ErrCannotRun.
+	size(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (perSlot int64, err error)
 	// aux returns the device bytes of the technique's structure over n
 	// sets holding elems elements, in the given roles.
-	aux(p *overlap.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64
+	aux(p *allpairs.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64
 	// seconds estimates the device time of the technique's kernels: those
 	// that build its structures, and those that count, which overlap the
 	// copies of the counts to the host.
-	seconds(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64)
+	seconds(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64)
 	// build queues the building of pc's structure on s, its sets being on
 	// the device.
 	build(c *gpurt.Ctx, r *runner, pc *piece, s *gpurt.Stream) error
@@ -98,7 +98,7 @@ type technique interface {
 }
 
 func cannot(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", overlap.ErrCannotRun, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", allpairs.ErrCannotRun, fmt.Sprintf(format, args...))
 }
 
 // Throughputs of the cost model, fitted on the H100 host: bytes per second
@@ -113,11 +113,11 @@ const (
 )
 
 // plan sizes a run of t on p with budget bytes of device memory.
-func plan(p *overlap.Problem, t technique, tu tuning, info gpurt.Info, budget int64) (*runPlan, error) {
+func plan(p *allpairs.Problem, t technique, tu tuning, info gpurt.Info, budget int64) (*runPlan, error) {
 	return planWith(p, t, tu, info, budget, false)
 }
 
-func planWith(p *overlap.Problem, t technique, tu tuning, info gpurt.Info, budget int64, half bool) (*runPlan, error) {
+func planWith(p *allpairs.Problem, t technique, tu tuning, info gpurt.Info, budget int64, half bool) (*runPlan, error) {
 	cols := columnsOf(p)
 	pl := &runPlan{half: half}
 	pl.fixed = t.fixed(p)
@@ -203,7 +203,7 @@ func planWith(p *overlap.Problem, t technique, tu tuning, info gpurt.Info, budge
 }
 
 // whole plans a run with every set on the device at once.
-func (pl *runPlan) whole(p *overlap.Problem, t technique, cols *columns, info gpurt.Info, avail int64) (int64, error) {
+func (pl *runPlan) whole(p *allpairs.Problem, t technique, cols *columns, info gpurt.Info, avail int64) (int64, error) {
 	all := func(c *sets.Collection) span { return span{0, c.Len()} }
 	in := csrBytes(p.R, all(p.R))
 	if !p.Self {
@@ -239,7 +239,7 @@ func (pl *runPlan) whole(p *overlap.Problem, t technique, cols *columns, info gp
 }
 
 // pieced plans a run with R and S cut into pieces that fit.
-func (pl *runPlan) pieced(p *overlap.Problem, t technique, cols *columns, info gpurt.Info, avail int64) (int64, error) {
+func (pl *runPlan) pieced(p *allpairs.Problem, t technique, cols *columns, info gpurt.Info, avail int64) (int64, error) {
 	pl.detail = ""
 	perSlot, err := t.size(p, cols, info, pl, avail, false)
 	if err != nil {
@@ -299,7 +299,7 @@ func (pl *runPlan) items() []item {
 // runner is one run's device state.
 type runner struct {
 	st    *state
-	p     *overlap.Problem
+	p     *allpairs.Problem
 	pl    *runPlan
 	t     technique
 	info  gpurt.Info
@@ -479,7 +479,7 @@ func ownersBudget(tu tuning, sts []*state, frees []int64) int64 {
 // runSet computes p with t on the owners of set, which share the
 // super-tiles (each takes the next when it is done with its last), and
 // delivers every super-tile through out. Every owner runs the same plan.
-func runSet(ctx context.Context, set *gpurt.Set, p *overlap.Problem, t technique, tu tuning, out *overlap.Output) error {
+func runSet(ctx context.Context, set *gpurt.Set, p *allpairs.Problem, t technique, tu tuning, out *allpairs.Output) error {
 	sts := make([]*state, set.Len())
 	for i := range sts {
 		sts[i] = stateOf(set.Owner(i))
@@ -534,8 +534,8 @@ func runSet(ctx context.Context, set *gpurt.Set, p *overlap.Problem, t technique
 
 // run is one owner's part of a run: its buffers and streams, then the
 // super-tiles it takes from w. Inside Do.
-func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *overlap.Problem, t technique, pl *runPlan, items []item, cols *columns,
-	out *overlap.Output, w *gpurt.Worker) error {
+func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *allpairs.Problem, t technique, pl *runPlan, items []item, cols *columns,
+	out *allpairs.Output, w *gpurt.Worker) error {
 	var tr *trace
 	if traceRuns {
 		tr = &trace{name: t.name(), last: time.Now()}
@@ -650,7 +650,7 @@ func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *overlap.Problem, t te
 // pipeline computes the super-tiles w takes, in their order (by pieces),
 // each on its slot's stream, while the host delivers the previous ones and
 // the next R piece is uploaded.
-func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, items []item, out *overlap.Output, w *gpurt.Worker) error {
+func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, items []item, out *allpairs.Output, w *gpurt.Worker) error {
 	var (
 		errMu sync.Mutex
 		first error
@@ -947,7 +947,7 @@ func (r *runner) fetch(c *gpurt.Ctx, sl *slot, s super) error {
 
 // deliver hands a super-tile, now in pinned memory, to out: the caller's
 // tiles one by one, or for pair plans row strips filtered in parallel.
-func (r *runner) deliver(s super, sl *slot, out *overlap.Output) error {
+func (r *runner) deliver(s super, sl *slot, out *allpairs.Output) error {
 	g := r.pl.g
 	if r.devCount {
 		out.Progress(pairsIn(g.self, s.r0, s.c0, s.rows, s.cols))
@@ -959,7 +959,7 @@ func (r *runner) deliver(s super, sl *slot, out *overlap.Output) error {
 	all := gpurt.Uint32s(sl.host)
 	if _, _, ok := r.p.Tiled(); ok {
 		for _, t := range g.parts(s) {
-			tile := &overlap.Tile{Row0: t.row0, Col0: t.col0, Rows: t.rows, Cols: t.cols, Counts: all[t.off : t.off+t.rows*t.cols]}
+			tile := &allpairs.Tile{Row0: t.row0, Col0: t.col0, Rows: t.rows, Cols: t.cols, Counts: all[t.off : t.off+t.rows*t.cols]}
 			if err := out.Tile(tile); err != nil {
 				return err
 			}
@@ -980,7 +980,7 @@ func (r *runner) deliver(s super, sl *slot, out *overlap.Output) error {
 		wg.Add(1)
 		go func(k, x0, x1 int) {
 			defer wg.Done()
-			tile := &overlap.Tile{Row0: s.r0 + x0, Col0: s.c0, Rows: x1 - x0, Cols: s.cols, Counts: all[x0*s.cols : x1*s.cols]}
+			tile := &allpairs.Tile{Row0: s.r0 + x0, Col0: s.c0, Rows: x1 - x0, Cols: s.cols, Counts: all[x0*s.cols : x1*s.cols]}
 			errs[k] = out.Tile(tile)
 			out.Progress(pairsIn(g.self, tile.Row0, tile.Col0, tile.Rows, tile.Cols))
 		}(k, x0, x1)
@@ -990,7 +990,7 @@ func (r *runner) deliver(s super, sl *slot, out *overlap.Output) error {
 }
 
 // deliverPairs reports the pairs fetch copied, in parallel parts.
-func (r *runner) deliverPairs(s super, sl *slot, out *overlap.Output) error {
+func (r *runner) deliverPairs(s super, sl *slot, out *allpairs.Output) error {
 	triples := gpurt.Uint32s(sl.host)[:3*sl.pairs]
 	parts := clamp(r.p.Threads, 1, max(1, sl.pairs/(1<<14)))
 	h := ceilDiv(sl.pairs, parts)
@@ -1041,7 +1041,7 @@ func (r *runner) uploadNeeds(c *gpurt.Ctx) error {
 
 // deliverCount adds the slots' numbers of pairs to out, once the device
 // is done with them.
-func (r *runner) deliverCount(c *gpurt.Ctx, slots []*slot, out *overlap.Output) error {
+func (r *runner) deliverCount(c *gpurt.Ctx, slots []*slot, out *allpairs.Output) error {
 	var n int64
 	for _, sl := range slots {
 		if err := c.Sync(sl.stream); err != nil {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/overlap"
 )
 
 // Device throughputs of the cost model, fitted to the runs of the seed-001
@@ -70,7 +70,7 @@ func gridEntries(pl *runPlan) float64 {
 	return n
 }
 
-func elements(p *overlap.Problem) float64 {
+func elements(p *allpairs.Problem) float64 {
 	n := float64(len(p.R.Elements))
 	if !p.Self {
 		n += float64(len(p.S.Elements))
@@ -86,7 +86,7 @@ type mmTech struct{}
 func (mmTech) name() string      { return "mm" }
 func (mmTech) usesColumns() bool { return true }
 
-func (mmTech) prefCols(p *overlap.Problem, info gpurt.Info) int { return 4096 }
+func (mmTech) prefCols(p *allpairs.Problem, info gpurt.Info) int { return 4096 }
 
 // matrixRows is the rows a matrix of k sets is allocated with: products
 // read rows in multiples of 16 past a band's end.
@@ -99,13 +99,13 @@ func (mmTech) elemSize(pl *runPlan) int64 {
 	return 1
 }
 
-func (mmTech) fixed(p *overlap.Problem) int64 { return 0 }
+func (mmTech) fixed(p *allpairs.Problem) int64 { return 0 }
 
 // size keeps the matrices resident when every set is on the device and
 // they fit; otherwise each slot multiplies bands of its super-tile's rows
 // in slices of kc columns, built from the sets (with pieces, from half of
 // what is left).
-func (t mmTech) size(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (int64, error) {
+func (t mmTech) size(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (int64, error) {
 	if pl.half && max(p.Stats.R.MaxSize, p.Stats.S.MaxSize) >= 1<<24 {
 		return 0, cannot("float16 products are exact below 2^24 only, and a set has %d elements", max(p.Stats.R.MaxSize, p.Stats.S.MaxSize))
 	}
@@ -133,14 +133,14 @@ func (t mmTech) size(p *overlap.Problem, cols *columns, info gpurt.Info, pl *run
 	return band * int64(pl.kc) * es, nil
 }
 
-func (t mmTech) aux(p *overlap.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64 {
+func (t mmTech) aux(p *allpairs.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64 {
 	if !pl.resident {
 		return 0
 	}
 	return int64(matrixRows(n)) * int64(pl.kc) * t.elemSize(pl)
 }
 
-func (t mmTech) seconds(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64) {
+func (t mmTech) seconds(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64) {
 	kp := float64(max(16, roundUp(cols.k, 16)))
 	r := ratesFor(info)
 	rate := r.int8
@@ -252,7 +252,7 @@ func maxCounters(info gpurt.Info) int { return max(1024, (info.SharedPerBlock-10
 // in shared memory: 196 KB of counters leave one block of 8 warps, too few
 // to hide the latency of the list reads (7x slower per entry, measured).
 // With tiles, widths are whole tiles; ties go to the narrower.
-func (scanTech) prefCols(p *overlap.Problem, info gpurt.Info) int {
+func (scanTech) prefCols(p *allpairs.Problem, info gpurt.Info) int {
 	ks, most := max(p.S.Len(), 1), maxCounters(info)
 	step := 1024
 	if _, cols, ok := p.Tiled(); ok {
@@ -279,25 +279,25 @@ func scanOccupancy(info gpurt.Info, w int) float64 {
 	return float64(clamp(blocks, 1, 7)) / 7
 }
 
-func (scanTech) fixed(p *overlap.Problem) int64 {
+func (scanTech) fixed(p *allpairs.Problem) int64 {
 	return 8*int64(p.Universe+1) + 4*int64(p.Universe)
 }
 
-func (scanTech) size(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (int64, error) {
+func (scanTech) size(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (int64, error) {
 	n := 8*int64(p.Universe+1) + 4*int64(p.Universe) + 4*int64(len(p.S.Elements))
 	pl.detail = fmt.Sprintf(", index of %s", gpurt.FormatBytes(uint64(n)))
 	return 0, nil
 }
 
 // aux is the inverted lists of the sets on S's side.
-func (scanTech) aux(p *overlap.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64 {
+func (scanTech) aux(p *allpairs.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64 {
 	if role&roleS == 0 {
 		return 0
 	}
 	return 4 * max(elems, 1)
 }
 
-func (scanTech) seconds(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64) {
+func (scanTech) seconds(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64) {
 	// The lists are not sorted by set: every band of columns walks them
 	// whole, and a self-join reads both orders of each pair (Σ df², where
 	// ScanWork is Σ df(df-1)/2).
@@ -375,13 +375,13 @@ type bitmapTech struct{}
 func (bitmapTech) name() string      { return "bitmap" }
 func (bitmapTech) usesColumns() bool { return true }
 
-func (bitmapTech) prefCols(p *overlap.Problem, info gpurt.Info) int { return 4096 }
+func (bitmapTech) prefCols(p *allpairs.Problem, info gpurt.Info) int { return 4096 }
 
 func bitmapWords(cols *columns) int { return max(1, (cols.k+31)/32) }
 
-func (bitmapTech) fixed(p *overlap.Problem) int64 { return 0 }
+func (bitmapTech) fixed(p *allpairs.Problem) int64 { return 0 }
 
-func (bitmapTech) size(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (int64, error) {
+func (bitmapTech) size(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (int64, error) {
 	n := int64(p.R.Len()) * int64(bitmapWords(cols)) * 4
 	if !p.Self {
 		n += int64(p.S.Len()) * int64(bitmapWords(cols)) * 4
@@ -390,11 +390,11 @@ func (bitmapTech) size(p *overlap.Problem, cols *columns, info gpurt.Info, pl *r
 	return 0, nil
 }
 
-func (bitmapTech) aux(p *overlap.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64 {
+func (bitmapTech) aux(p *allpairs.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64 {
 	return max(int64(n)*int64(bitmapWords(cols))*4, 4)
 }
 
-func (bitmapTech) seconds(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64) {
+func (bitmapTech) seconds(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64) {
 	r := ratesFor(info)
 	return elements(p) / r.build, gridEntries(pl) * float64(bitmapWords(cols)) / r.word
 }
@@ -424,22 +424,22 @@ type dynamicTech struct{}
 func (dynamicTech) name() string      { return "bitmap-dynamic" }
 func (dynamicTech) usesColumns() bool { return true }
 
-func (dynamicTech) prefCols(p *overlap.Problem, info gpurt.Info) int { return 4096 }
+func (dynamicTech) prefCols(p *allpairs.Problem, info gpurt.Info) int { return 4096 }
 
-func (dynamicTech) fixed(p *overlap.Problem) int64 { return 0 }
+func (dynamicTech) fixed(p *allpairs.Problem) int64 { return 0 }
 
-func (dynamicTech) size(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (int64, error) {
+func (dynamicTech) size(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (int64, error) {
 	if w := bitmapWords(cols); w > maxCounters(info) {
 		return 0, cannot("a bitmap of %d columns does not fit in %d bytes of shared memory", cols.k, info.SharedPerBlock)
 	}
 	return 0, nil
 }
 
-func (dynamicTech) aux(p *overlap.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64 {
+func (dynamicTech) aux(p *allpairs.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64 {
 	return 0
 }
 
-func (dynamicTech) seconds(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64) {
+func (dynamicTech) seconds(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64) {
 	// Every probe set tests every candidate's elements.
 	var probes float64
 	for _, s := range pl.g.supers() {
@@ -468,20 +468,20 @@ type mergeTech struct{}
 func (mergeTech) name() string      { return "merge" }
 func (mergeTech) usesColumns() bool { return false }
 
-func (mergeTech) prefCols(p *overlap.Problem, info gpurt.Info) int { return 4096 }
+func (mergeTech) prefCols(p *allpairs.Problem, info gpurt.Info) int { return 4096 }
 
-func (mergeTech) fixed(p *overlap.Problem) int64 { return 0 }
+func (mergeTech) fixed(p *allpairs.Problem) int64 { return 0 }
 
-func (mergeTech) size(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (int64, error) {
+func (mergeTech) size(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (int64, error) {
 	pl.detail = ", a warp per pair"
 	return 0, nil
 }
 
-func (mergeTech) aux(p *overlap.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64 {
+func (mergeTech) aux(p *allpairs.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64 {
 	return 0
 }
 
-func (mergeTech) seconds(p *overlap.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64) {
+func (mergeTech) seconds(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64) {
 	lo := min(p.Stats.R.AvgSize, p.Stats.S.AvgSize)
 	hi := max(p.Stats.R.AvgSize, p.Stats.S.AvgSize)
 	steps := float64(p.Stats.Pairs) * (lo*math.Log2(hi+2) + 32)

@@ -9,14 +9,14 @@ import (
 	"github.com/xsect/xsect/internal/engine"
 
 	"github.com/xsect/xsect/batmap"
-	"github.com/xsect/xsect/internal/freqpairs"
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/overlap"
+	"github.com/xsect/xsect/internal/pairs"
 )
 
 func init() {
-	freqpairs.Register(pairsEngine{})
-	overlap.Register(allpairsEngine{})
+	pairs.Register(pairsEngine{})
+	allpairs.Register(allpairsEngine{})
 }
 
 // The cost model, measured on the H100 host (docs/BATMAP.md; the device is
@@ -124,10 +124,10 @@ func (pairsEngine) Device() (engine.Device, error) {
 	return engine.Device{Kind: engine.GPU, Name: "GPU (opened to run)"}, nil
 }
 
-func (e pairsEngine) Estimate(d *freqpairs.Data) (freqpairs.Estimate, error) {
+func (e pairsEngine) Estimate(d *pairs.Data) (pairs.Estimate, error) {
 	l, sizes, err := d.BatmapLayout(e.cfg)
 	if err != nil {
-		return freqpairs.Estimate{}, fmt.Errorf("%w: %v", freqpairs.ErrCannotRun, err)
+		return pairs.Estimate{}, fmt.Errorf("%w: %v", pairs.ErrCannotRun, err)
 	}
 	// No speculative opening here: the planner may well choose a CPU
 	// engine (the padded tiles of sparse data overstate the comparisons),
@@ -135,13 +135,13 @@ func (e pairsEngine) Estimate(d *freqpairs.Data) (freqpairs.Estimate, error) {
 	// starts opening it before it builds the batmaps.
 	sec, dmem, detail, err := estimate(l, sizes, d.Occurrences, d.Threads, d.GPUs, modePairs, false)
 	if err != nil {
-		return freqpairs.Estimate{}, fmt.Errorf("%w: %v", freqpairs.ErrCannotRun, err)
+		return pairs.Estimate{}, fmt.Errorf("%w: %v", pairs.ErrCannotRun, err)
 	}
-	return freqpairs.Estimate{Seconds: sec, Memory: d.VerticalBytes() + l.Memory(sizes, d.Threads),
+	return pairs.Estimate{Seconds: sec, Memory: d.VerticalBytes() + l.Memory(sizes, d.Threads),
 		Detail: fmt.Sprintf("%s, %s of device memory", detail, gpurt.FormatBytes(uint64(dmem)))}, nil
 }
 
-func (e pairsEngine) Run(ctx context.Context, d *freqpairs.Data, out *freqpairs.Output) error {
+func (e pairsEngine) Run(ctx context.Context, d *pairs.Data, out *pairs.Output) error {
 	// Open the GPUs while the tidlists and batmaps are built on the CPU.
 	gpurt.PrewarmGPUs(d.GPUs)
 	l, _, err := d.BatmapLayout(e.cfg)
@@ -159,7 +159,7 @@ func (e pairsEngine) Run(ctx context.Context, d *freqpairs.Data, out *freqpairs.
 	opt := Options{MinCount: uint32(min(d.MinSupport, 1<<32-1)), Threads: d.Threads,
 		Progress: func(done, total int64) { out.Progress("pairs", done, total) }, Stats: new(Stats)}
 	defer func() { out.Note("gpu: %v", opt.Stats) }()
-	writers := make([]*freqpairs.Writer, Workers(opt, set))
+	writers := make([]*pairs.Writer, Workers(opt, set))
 	for i := range writers {
 		writers[i] = out.Writer()
 	}
@@ -193,33 +193,35 @@ type allpairsEngine struct {
 
 func (allpairsEngine) Name() string { return "batmap" }
 
-func (allpairsEngine) Kind() overlap.DeviceKind { return overlap.GPU }
+func (allpairsEngine) Kind() allpairs.DeviceKind { return allpairs.GPU }
 
 // Device describes every GPU of the host (the default choice), opening
 // them at first use; the planner asks DeviceFor.
-func (allpairsEngine) Device() (overlap.Device, error) { return setDevice(nil) }
+func (allpairsEngine) Device() (allpairs.Device, error) { return setDevice(nil) }
 
 // DeviceFor describes the GPUs p runs on (Problem.GPUs), opening them, and
 // only them, at first use.
-func (allpairsEngine) DeviceFor(p *overlap.Problem) (overlap.Device, error) { return setDevice(p.GPUs) }
+func (allpairsEngine) DeviceFor(p *allpairs.Problem) (allpairs.Device, error) {
+	return setDevice(p.GPUs)
+}
 
 // setDevice opens the GPUs of list (OpenSet) and describes them, with the
 // least free memory an owner may plan in.
-func setDevice(list []int) (overlap.Device, error) {
-	d := overlap.Device{Kind: overlap.GPU, Name: "no GPU"}
+func setDevice(list []int) (allpairs.Device, error) {
+	d := allpairs.Device{Kind: allpairs.GPU, Name: "no GPU"}
 	set, err := gpurt.OpenSet(list)
 	if err != nil {
-		return d, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
+		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
 	free, err := set.FreeMemory()
 	if err != nil {
-		return d, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
+		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
 	d.Name, d.Parallelism, d.Memory = set.String(), set.Owner(0).Info().SMs, free
 	return d, nil
 }
 
-func allpairsLayout(p *overlap.Problem, cfg batmap.Config) (*batmap.Layout, []int, error) {
+func allpairsLayout(p *allpairs.Problem, cfg batmap.Config) (*batmap.Layout, []int, error) {
 	sizes := make([]int, p.R.Len())
 	for i := range sizes {
 		sizes[i] = p.R.SetLen(i)
@@ -228,25 +230,25 @@ func allpairsLayout(p *overlap.Problem, cfg batmap.Config) (*batmap.Layout, []in
 	return l, sizes, err
 }
 
-func (e allpairsEngine) Estimate(p *overlap.Problem) (overlap.Estimate, error) {
+func (e allpairsEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	if _, _, ok := p.Tiled(); ok {
-		return overlap.Estimate{}, fmt.Errorf("%w: its tiles follow the batmaps' order, not the caller's grid", overlap.ErrCannotRun)
+		return allpairs.Estimate{}, fmt.Errorf("%w: its tiles follow the batmaps' order, not the caller's grid", allpairs.ErrCannotRun)
 	}
 	if !p.Self {
-		return overlap.Estimate{}, fmt.Errorf("%w: compares a collection with itself only", overlap.ErrCannotRun)
+		return allpairs.Estimate{}, fmt.Errorf("%w: compares a collection with itself only", allpairs.ErrCannotRun)
 	}
 	l, sizes, err := allpairsLayout(p, e.cfg)
 	if err != nil {
-		return overlap.Estimate{}, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
+		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
 	sec, dmem, detail, err := estimate(l, sizes, p.Stats.R.Elements, p.Threads, p.GPUs, modePairs, true)
 	if err != nil {
-		return overlap.Estimate{}, fmt.Errorf("%w: %v", overlap.ErrCannotRun, err)
+		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
-	return overlap.Estimate{Seconds: sec, Memory: dmem, Detail: detail}, nil
+	return allpairs.Estimate{Seconds: sec, Memory: dmem, Detail: detail}, nil
 }
 
-func (e allpairsEngine) Run(ctx context.Context, p *overlap.Problem, out *overlap.Output) error {
+func (e allpairsEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
 	// Open the GPUs while the batmaps are built on the CPU.
 	gpurt.PrewarmGPUs(p.GPUs)
 	l, _, err := allpairsLayout(p, e.cfg)
@@ -273,7 +275,7 @@ func (e allpairsEngine) Run(ctx context.Context, p *overlap.Problem, out *overla
 		reported = done
 	}, Stats: new(Stats)}
 	defer func() { out.Note("gpu: %v", opt.Stats) }()
-	writers := make([]*overlap.Writer, Workers(opt, set))
+	writers := make([]*allpairs.Writer, Workers(opt, set))
 	for i := range writers {
 		writers[i] = out.Writer()
 	}

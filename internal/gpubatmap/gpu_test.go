@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/xsect/xsect/batmap"
-	"github.com/xsect/xsect/internal/freqpairs"
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/gpurt/gputest"
-	"github.com/xsect/xsect/internal/overlap"
+	"github.com/xsect/xsect/internal/pairs"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -164,11 +164,11 @@ func TestPairsEngine(t *testing.T) {
 	}
 	for _, cfg := range []batmap.Config{{}, {MaxLoop: 1, Load: 0.8}, {EntryBits: 16}, {EntryBits: 32}} {
 		for _, support := range []int{1, 30, 200} {
-			want, err := freqpairs.Collect(context.Background(), tx, freqpairs.Options{MinSupport: support, Technique: "apriori", Device: "cpu"})
+			want, err := pairs.Collect(context.Background(), tx, pairs.Options{MinSupport: support, Technique: "apriori", Device: "cpu"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan, err := freqpairs.NewPlan(tx, freqpairs.Options{MinSupport: support, Technique: "batmap", Device: "gpu"})
+			plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: support, Technique: "batmap", Device: "gpu"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,12 +185,12 @@ func TestPairsEngine(t *testing.T) {
 					t.Fatalf("%+v support %d: pair %d is %v, want %v", cfg, support, i, got[i], want[i])
 				}
 			}
-			plan, err = freqpairs.NewPlan(tx, freqpairs.Options{MinSupport: support, Technique: "batmap", Device: "gpu", CountOnly: true})
+			plan, err = pairs.NewPlan(tx, pairs.Options{MinSupport: support, Technique: "batmap", Device: "gpu", CountOnly: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			plan.Engine = pairsEngine{cfg: cfg}
-			n, err := plan.Run(context.Background(), func([]freqpairs.Pair) error { return nil })
+			n, err := plan.Run(context.Background(), func([]pairs.Pair) error { return nil })
 			if err != nil || n != int64(len(want)) {
 				t.Fatalf("%+v support %d: count %d (%v), want %d", cfg, support, n, err, len(want))
 			}
@@ -204,12 +204,12 @@ func TestAllpairsEngine(t *testing.T) {
 	needGPU(t)
 	r := rand.New(rand.NewPCG(31, 32))
 	c := collection(r, 700, 20000, 900)
-	for _, q := range []overlap.Query{{MinOverlap: 1}, {MinOverlap: 5}, {Containment: overlap.Ratio{Num: 1, Den: 10}}, {MinOverlap: 0}} {
-		want, err := overlap.Collect(context.Background(), c, nil, q, overlap.Options{Technique: "batmap", Device: "cpu"})
+	for _, q := range []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 5}, {Containment: allpairs.Ratio{Num: 1, Den: 10}}, {MinOverlap: 0}} {
+		want, err := allpairs.Collect(context.Background(), c, nil, q, allpairs.Options{Technique: "batmap", Device: "cpu"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := overlap.Collect(context.Background(), c, nil, q, overlap.Options{Technique: "batmap", Device: "gpu"})
+		got, err := allpairs.Collect(context.Background(), c, nil, q, allpairs.Options{Technique: "batmap", Device: "gpu"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestAllpairsEngine(t *testing.T) {
 				t.Fatalf("%+v: pair %d is %v, want %v", q, i, got[i], want[i])
 			}
 		}
-		n, _, err := overlap.Count(context.Background(), c, nil, q, overlap.Options{Technique: "batmap", Device: "gpu"})
+		n, _, err := allpairs.Count(context.Background(), c, nil, q, allpairs.Options{Technique: "batmap", Device: "gpu"})
 		if err != nil || n != int64(len(want)) {
 			t.Fatalf("%+v: count %d (%v), want %d", q, n, err, len(want))
 		}

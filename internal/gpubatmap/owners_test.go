@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/xsect/xsect/batmap"
-	"github.com/xsect/xsect/internal/freqpairs"
+	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/overlap"
+	"github.com/xsect/xsect/internal/pairs"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -132,17 +132,17 @@ func TestOwnersEngines(t *testing.T) {
 		tx.Add(s)
 	}
 	for _, support := range []int{1, 40} {
-		want, err := freqpairs.Collect(context.Background(), tx, freqpairs.Options{MinSupport: support, Technique: "apriori", Device: "cpu"})
+		want, err := pairs.Collect(context.Background(), tx, pairs.Options{MinSupport: support, Technique: "apriori", Device: "cpu"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan, err := freqpairs.NewPlan(tx, freqpairs.Options{MinSupport: support, Technique: "batmap", Device: "gpu", GPUs: []int{0, 0}})
+		plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: support, Technique: "batmap", Device: "gpu", GPUs: []int{0, 0}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var mu sync.Mutex
-		var got []freqpairs.Pair
-		if _, err := plan.Run(context.Background(), func(ps []freqpairs.Pair) error {
+		var got []pairs.Pair
+		if _, err := plan.Run(context.Background(), func(ps []pairs.Pair) error {
 			mu.Lock()
 			got = append(got, ps...)
 			mu.Unlock()
@@ -159,19 +159,19 @@ func TestOwnersEngines(t *testing.T) {
 		}
 	}
 	c := collection(r, 700, 20000, 900)
-	for _, q := range []overlap.Query{{MinOverlap: 1}, {Containment: overlap.Ratio{Num: 1, Den: 10}}} {
-		want, err := overlap.Collect(context.Background(), c, nil, q, overlap.Options{Technique: "batmap", Device: "cpu"})
+	for _, q := range []allpairs.Query{{MinOverlap: 1}, {Containment: allpairs.Ratio{Num: 1, Den: 10}}} {
+		want, err := allpairs.Collect(context.Background(), c, nil, q, allpairs.Options{Technique: "batmap", Device: "cpu"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := overlap.Collect(context.Background(), c, nil, q, overlap.Options{Technique: "batmap", Device: "gpu", GPUs: []int{0, 0, 0}})
+		got, err := allpairs.Collect(context.Background(), c, nil, q, allpairs.Options{Technique: "batmap", Device: "gpu", GPUs: []int{0, 0, 0}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("%+v: %d pairs, want %d", q, len(got), len(want))
 		}
-		n, _, err := overlap.Count(context.Background(), c, nil, q, overlap.Options{Technique: "batmap", Device: "gpu", GPUs: []int{0, 0}})
+		n, _, err := allpairs.Count(context.Background(), c, nil, q, allpairs.Options{Technique: "batmap", Device: "gpu", GPUs: []int{0, 0}})
 		if err != nil || n != int64(len(want)) {
 			t.Fatalf("%+v: count %d (%v), want %d", q, n, err, len(want))
 		}

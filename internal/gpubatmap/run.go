@@ -11,6 +11,7 @@ import (
 
 	"github.com/xsect/xsect/batmap"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/par"
 )
 
 // maxBatchEntries bounds the entries (compacted pairs, or dense counts)
@@ -454,16 +455,7 @@ func parallelCopy(dst, src []byte, threads int) {
 		copy(dst, src)
 		return
 	}
-	var wg sync.WaitGroup
-	for w := range T {
-		a, e := len(src)*w/T, len(src)*(w+1)/T
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			copy(dst[a:e], src[a:e])
-		}()
-	}
-	wg.Wait()
+	par.For(len(src), T, func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
 }
 
 // queue queues batch bi, the k-th this owner takes, on slot k%2: zeroed

@@ -13,9 +13,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/xsect/xsect/internal/conj"
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/invindex"
+	"github.com/xsect/xsect/internal/query"
 )
 
 //go:embed kernels
@@ -54,7 +54,7 @@ type devRunner struct {
 	dev     *gpurt.Device
 	ix      *invindex.Index
 	threads int
-	cpu     *conj.CPU // for the queries the host answers
+	cpu     *query.CPU // for the queries the host answers
 	res     *resident
 	// batchQueries is the most queries of a batch (at most maxQueries).
 	batchQueries int
@@ -144,7 +144,7 @@ func newDevRunner(dev *gpurt.Device, ix *invindex.Index, threads int) (*devRunne
 	if err != nil {
 		return nil, err
 	}
-	r := &devRunner{dev: dev, ix: ix, threads: conj.Threads(threads), cpu: conj.NewCPU(ix, 1), res: res,
+	r := &devRunner{dev: dev, ix: ix, threads: query.Threads(threads), cpu: query.NewCPU(ix, 1), res: res,
 		batchQueries: defaultBatchQueries}
 	err = dev.Do(func(c *gpurt.Ctx) error {
 		m, err := c.Load(batchSrc)
@@ -272,10 +272,10 @@ func (s *stats) String() string {
 	return b.String()
 }
 
-// Search answers a batch: see conj.Runner. The queries are cut into
+// Search answers a batch: see query.Runner. The queries are cut into
 // batches of at most r.batchQueries; each batch's host work (packing,
 // reading back) overlaps the device's work on the one before or after.
-func (r *devRunner) Search(ctx context.Context, qs []conj.Query, limit int, countOnly bool, res []conj.Result) error {
+func (r *devRunner) Search(ctx context.Context, qs []query.Query, limit int, countOnly bool, res []query.Result) error {
 	if len(res) != len(qs) {
 		return fmt.Errorf("query: %d results for %d queries", len(res), len(qs))
 	}
@@ -308,7 +308,7 @@ func (r *devRunner) Search(ctx context.Context, qs []conj.Query, limit int, coun
 	return err
 }
 
-func (r *devRunner) search(ctx context.Context, qs []conj.Query, limit int, countOnly bool, res []conj.Result) error {
+func (r *devRunner) search(ctx context.Context, qs []query.Query, limit int, countOnly bool, res []query.Result) error {
 	nb := numBatches(len(qs), r.batchQueries)
 	batch := func(k int) (lo, hi int) { return k * len(qs) / nb, (k + 1) * len(qs) / nb }
 	if nb == 1 {
@@ -485,7 +485,7 @@ const (
 // starts, then the terms (none for a query of more than devMaxTerms,
 // which the host answers), in parts on goroutines of their own (the
 // device's goroutine, locked to its thread, would wait for them slowly).
-func (r *devRunner) place(s *slot, qs []conj.Query, lo, limit int, countOnly bool) error {
+func (r *devRunner) place(s *slot, qs []query.Query, lo, limit int, countOnly bool) error {
 	t0 := time.Now()
 	nq := len(qs)
 	s.lo, s.nq, s.outIDs = lo, nq, 0
@@ -530,7 +530,7 @@ func (r *devRunner) place(s *slot, qs []conj.Query, lo, limit int, countOnly boo
 // Each part counts its terms, all wait for each other, then each packs
 // its own from its first term on. The queries with more than devMaxTerms
 // terms are listed in ps.lists.
-func (r *devRunner) pack(ps *partScratch, qs []conj.Query, up []uint32) (terms int, ok bool) {
+func (r *devRunner) pack(ps *partScratch, qs []query.Query, up []uint32) (terms int, ok bool) {
 	nq := len(qs)
 	k := r.numParts(nq, packLeast)
 	ps.reset(k)
@@ -652,7 +652,7 @@ func (s *slot) grow(c *gpurt.Ctx) error {
 // finish reads a collected batch's answers into res (in parts on
 // goroutines), answers on the host the queries the device did not, and
 // records the batch's statistics.
-func (r *devRunner) finish(ctx context.Context, s *slot, qs []conj.Query, limit int, countOnly bool, res []conj.Result) error {
+func (r *devRunner) finish(ctx context.Context, s *slot, qs []query.Query, limit int, countOnly bool, res []query.Result) error {
 	t0 := time.Now()
 	nq := s.nq
 	qs, res = qs[s.lo:s.lo+nq], res[s.lo:s.lo+nq]
@@ -667,7 +667,7 @@ func (r *devRunner) finish(ctx context.Context, s *slot, qs []conj.Query, limit 
 		fb := flagged[p][:0]
 		if countOnly {
 			for i := lo; i < hi; i++ {
-				res[i] = conj.Result{Count: int(counts[i]), IDs: nil}
+				res[i] = query.Result{Count: int(counts[i]), IDs: nil}
 				if flags[i] != 0 {
 					fb = append(fb, i)
 				}

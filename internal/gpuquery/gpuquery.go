@@ -13,7 +13,7 @@
 // find no room in a batch's buffers, is answered on the host by the CPU
 // engine. docs/QUERY.md has the design and the measurements.
 //
-// It registers itself with package conj as the "svs" engine on the GPU.
+// It registers itself with package query (internal/query) as the "svs" engine on the GPU.
 package gpuquery
 
 import (
@@ -23,13 +23,13 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/xsect/xsect/internal/conj"
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/invindex"
+	"github.com/xsect/xsect/internal/query"
 )
 
-func init() { conj.Register(gpuEngine{}) }
+func init() { query.Register(gpuEngine{}) }
 
 // The cost model, fitted to the pipelined engine on the H100 host
 // (docs/QUERY.md, "Cost model"; opening the GPU and its teardown at exit
@@ -70,13 +70,13 @@ func residentBytes(ix *invindex.Index) int64 {
 		8*int64(ix.BitmapWords())*int64(len(gpuDense(ix)))
 }
 
-func (gpuEngine) Estimate(w *conj.Workload) (engine.Estimate, error) {
-	threads := conj.Threads(w.Threads)
+func (gpuEngine) Estimate(w *query.Workload) (engine.Estimate, error) {
+	threads := query.Threads(w.Threads)
 	mem := residentBytes(w.Index) + numSlots*int64(batchBytes)
 	sec := (gpurt.OpenLeft() + gpurt.CloseLeft()).Seconds()
 	sec += float64(residentBytes(w.Index)) / uploadRate
 	queries := float64(w.Queries)
-	work := conj.SampleCost(w)
+	work := query.SampleCost(w)
 	if len(w.Sample) == 0 {
 		queries, work = nominalQueries, nominalQueries*nominalQueryNS
 	}
@@ -85,7 +85,7 @@ func (gpuEngine) Estimate(w *conj.Workload) (engine.Estimate, error) {
 		Detail: fmt.Sprintf("%s of posting lists resident; a group of threads per query, semi-sorted by shortest list", engine.Bytes(residentBytes(w.Index)))}, nil
 }
 
-func (gpuEngine) Open(ix *invindex.Index, threads int) (conj.Runner, error) {
+func (gpuEngine) Open(ix *invindex.Index, threads int) (query.Runner, error) {
 	dev, err := gpurt.Default()
 	if err != nil {
 		return nil, engine.Unavailable(err)

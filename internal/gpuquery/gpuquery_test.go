@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xsect/xsect/internal/conj"
-	"github.com/xsect/xsect/internal/conj/conjtest"
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/gpurt/gputest"
 	"github.com/xsect/xsect/internal/invindex"
+	"github.com/xsect/xsect/internal/query"
+	"github.com/xsect/xsect/internal/query/querytest"
 	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
@@ -26,7 +26,7 @@ import (
 
 // openRunner returns a GPU runner on ix, or skips saying why there is no
 // GPU.
-func openRunner(t testing.TB, ix *invindex.Index, threads int) conj.Runner {
+func openRunner(t testing.TB, ix *invindex.Index, threads int) query.Runner {
 	t.Helper()
 	gputest.Need(t, gpurt.Available())
 	dev, err := gpurt.Default()
@@ -47,19 +47,19 @@ func openRunner(t testing.TB, ix *invindex.Index, threads int) conj.Runner {
 
 // compare runs qs on the GPU and the CPU in every mode and checks both
 // against each other, and against the reference when docs is not nil.
-func compare(t *testing.T, r conj.Runner, ix *invindex.Index, docs *sets.Collection, qs []conj.Query, limits []int) {
+func compare(t *testing.T, r query.Runner, ix *invindex.Index, docs *sets.Collection, qs []query.Query, limits []int) {
 	t.Helper()
-	cpu := conj.NewCPU(ix, 0)
+	cpu := query.NewCPU(ix, 0)
 	for _, limit := range limits {
 		for _, countOnly := range []bool{true, false} {
-			got := make([]conj.Result, len(qs))
+			got := make([]query.Result, len(qs))
 			for i := range got {
-				got[i] = conj.Result{Count: -5, IDs: []uint32{1, 2, 3}} // stale
+				got[i] = query.Result{Count: -5, IDs: []uint32{1, 2, 3}} // stale
 			}
 			if err := r.Search(context.Background(), qs, limit, countOnly, got); err != nil {
 				t.Fatal(err)
 			}
-			want := make([]conj.Result, len(qs))
+			want := make([]query.Result, len(qs))
 			if err := cpu.Search(context.Background(), qs, limit, countOnly, want); err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func compare(t *testing.T, r conj.Runner, ix *invindex.Index, docs *sets.Collect
 				}
 			}
 			if docs != nil {
-				conjtest.CheckResults(t, docs, qs, got, limit, countOnly)
+				querytest.CheckResults(t, docs, qs, got, limit, countOnly)
 			}
 		}
 	}
@@ -88,14 +88,14 @@ func TestGPUReference(t *testing.T) {
 	for _, tc := range []struct{ n, terms, maxLen, ratio int }{
 		{1, 3, 2, 0}, {100, 20, 5, 0}, {2000, 300, 12, 0}, {2000, 300, 12, -1}, {2000, 60, 10, 2},
 	} {
-		docs := conjtest.RandomDocs(rng, tc.n, tc.terms, tc.maxLen)
+		docs := querytest.RandomDocs(rng, tc.n, tc.terms, tc.maxLen)
 		ix, err := invindex.FromDocs(docs, invindex.BuildOptions{DenseRatio: tc.ratio})
 		if err != nil {
 			t.Fatal(err)
 		}
-		qs := conjtest.AdversarialQueries(rng, ix.Terms(), 3000)
+		qs := querytest.AdversarialQueries(rng, ix.Terms(), 3000)
 		// More terms than the device takes.
-		var long conj.Query
+		var long query.Query
 		for i := range devMaxTerms + 3 {
 			long.Terms = append(long.Terms, uint32(i%3))
 		}
@@ -106,7 +106,7 @@ func TestGPUReference(t *testing.T) {
 
 // longLists builds documents where a few terms have lists long enough for
 // every bucket and for splitting (over splitLen), and queries on them.
-func longLists(rng *rand.Rand, n int) (*sets.Collection, []conj.Query) {
+func longLists(rng *rand.Rand, n int) (*sets.Collection, []query.Query) {
 	docs := sets.New()
 	for d := range n {
 		var s []uint32
@@ -124,11 +124,11 @@ func longLists(rng *rand.Rand, n int) (*sets.Collection, []conj.Query) {
 		}
 		docs.AddUnsorted(s)
 	}
-	var qs []conj.Query
+	var qs []query.Query
 	for a := range uint32(26) {
 		for b := range uint32(26) {
-			qs = append(qs, conj.Query{Terms: []uint32{a, b}})
-			qs = append(qs, conj.Query{Terms: []uint32{a, b, (a + b) % 26}})
+			qs = append(qs, query.Query{Terms: []uint32{a, b}})
+			qs = append(qs, query.Query{Terms: []uint32{a, b, (a + b) % 26}})
 		}
 	}
 	return docs, qs
@@ -155,7 +155,7 @@ func TestGPUBatchSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var qs []conj.Query
+	var qs []query.Query
 	for len(qs) < maxQueries+1000 {
 		qs = append(qs, base...)
 	}
@@ -168,7 +168,7 @@ func TestGPUClosed(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Search(context.Background(), make([]conj.Query, 1), -1, false, make([]conj.Result, 1)); err == nil {
+	if err := r.Search(context.Background(), make([]query.Query, 1), -1, false, make([]query.Result, 1)); err == nil {
 		t.Error("Search after Close succeeded")
 	}
 }
@@ -177,7 +177,7 @@ func TestGPUClosed(t *testing.T) {
 // no GPU it reports why, and the planner falls back to the CPU.
 func TestEngineWithoutGPU(t *testing.T) {
 	ix, _ := invindex.FromDocs(sets.FromSets([]uint32{1, 2}), invindex.BuildOptions{})
-	w := &conj.Workload{Index: ix, Threads: 1}
+	w := &query.Workload{Index: ix, Threads: 1}
 	var e gpuEngine
 	if e.Kind() != engine.GPU || e.Name() != "svs" {
 		t.Fatal(e.Name(), e.Kind())
@@ -186,11 +186,11 @@ func TestEngineWithoutGPU(t *testing.T) {
 		if gpurt.Present() == nil {
 			t.Fatalf("a GPU is present, but: %v", err)
 		}
-		cs, _, err := conj.Plan(w, engine.Choice{Device: "gpu"})
+		cs, _, err := query.Plan(w, engine.Choice{Device: "gpu"})
 		if err == nil || len(cs) != 1 {
 			t.Fatalf("device gpu without a GPU: %v", err)
 		}
-		cs, _, err = conj.Plan(w, engine.Choice{Device: "auto"})
+		cs, _, err = query.Plan(w, engine.Choice{Device: "auto"})
 		if err != nil || cs[0].Engine.Kind() != engine.CPU {
 			t.Fatalf("auto without a GPU: %v %v", cs, err)
 		}
@@ -206,7 +206,7 @@ func TestEngineWithoutGPU(t *testing.T) {
 // GPU and the CPU: counts and ids must agree, the counts sum to the
 // gcideTREC indexes gcide's documents and reads the TREC 2005 efficiency
 // queries mapped to its term ids.
-func gcideTREC(tb testing.TB) (*invindex.Index, []conj.Query) {
+func gcideTREC(tb testing.TB) (*invindex.Index, []query.Query) {
 	docs, err := setio.Load(settest.SharedData(tb, "ir", "gcide", "gcide.docs.sets.gz"))
 	if err != nil {
 		tb.Fatal(err)
@@ -219,8 +219,8 @@ func gcideTREC(tb testing.TB) (*invindex.Index, []conj.Query) {
 }
 
 // multiTerm returns the queries of 2 or more terms, as the anchors count.
-func multiTerm(qs []conj.Query) []conj.Query {
-	var out []conj.Query
+func multiTerm(qs []query.Query) []query.Query {
+	var out []query.Query
 	for _, q := range qs {
 		if len(q.Terms) >= 2 {
 			out = append(out, q)
@@ -235,7 +235,7 @@ func TestGPURealData(t *testing.T) {
 	ix, qs := gcideTREC(t)
 	{
 		r := openRunner(t, ix, 0)
-		res := make([]conj.Result, len(qs))
+		res := make([]query.Result, len(qs))
 		if err := r.Search(context.Background(), qs, -1, true, res); err != nil {
 			t.Fatal(err)
 		}
@@ -252,16 +252,16 @@ func TestGPURealData(t *testing.T) {
 	}
 }
 
-func readQueries(t testing.TB, path string) []conj.Query {
+func readQueries(t testing.TB, path string) []query.Query {
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var qs []conj.Query
+	var qs []query.Query
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var q conj.Query
+		var q query.Query
 		for _, w := range strings.Fields(sc.Text()) {
 			v, err := strconv.ParseUint(w, 10, 32)
 			if err != nil {
@@ -279,8 +279,8 @@ func readQueries(t testing.TB, path string) []conj.Query {
 func BenchmarkGcide(b *testing.B) {
 	ix, all := gcideTREC(b)
 	qs := multiTerm(all)
-	res := make([]conj.Result, len(qs))
-	run := func(b *testing.B, s conj.Runner, limit int, countOnly bool) {
+	res := make([]query.Result, len(qs))
+	run := func(b *testing.B, s query.Runner, limit int, countOnly bool) {
 		start := time.Now()
 		for b.Loop() {
 			if err := s.Search(context.Background(), qs, limit, countOnly, res); err != nil {
@@ -289,8 +289,8 @@ func BenchmarkGcide(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N*len(qs))/time.Since(start).Seconds(), "queries/s")
 	}
-	b.Run("cpu/count", func(b *testing.B) { run(b, conj.NewCPU(ix, 0), -1, true) })
-	b.Run("cpu/ids", func(b *testing.B) { run(b, conj.NewCPU(ix, 0), -1, false) })
+	b.Run("cpu/count", func(b *testing.B) { run(b, query.NewCPU(ix, 0), -1, true) })
+	b.Run("cpu/ids", func(b *testing.B) { run(b, query.NewCPU(ix, 0), -1, false) })
 	b.Run("gpu/count", func(b *testing.B) { run(b, openRunner(b, ix, 0), -1, true) })
 	b.Run("gpu/ids", func(b *testing.B) { run(b, openRunner(b, ix, 0), -1, false) })
 	b.Run("gpu/limit10", func(b *testing.B) { run(b, openRunner(b, ix, 0), 10, false) })
@@ -301,14 +301,14 @@ func BenchmarkGcide(b *testing.B) {
 // checks every mode against the CPU engine and the reference.
 func TestGPUPipelined(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 28))
-	docs := conjtest.RandomDocs(rng, 3000, 200, 12)
+	docs := querytest.RandomDocs(rng, 3000, 200, 12)
 	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs := conjtest.AdversarialQueries(rng, ix.Terms(), 9000)
+	qs := querytest.AdversarialQueries(rng, ix.Terms(), 9000)
 	for i := 0; i < len(qs); i += 997 {
-		var long conj.Query
+		var long query.Query
 		for j := range devMaxTerms + 1 + i%5 {
 			long.Terms = append(long.Terms, uint32((i+j)%7))
 		}
@@ -373,7 +373,7 @@ func TestGPUCanceled(t *testing.T) {
 	r.batchQueries = 1000
 	for _, n := range []int{0, 1, 3, 7} {
 		for _, countOnly := range []bool{true, false} {
-			res := make([]conj.Result, len(qs))
+			res := make([]query.Result, len(qs))
 			err := r.Search(newCancelAfter(n), qs, 10, countOnly, res)
 			if err != context.Canceled {
 				t.Fatalf("canceled after %d checks: %v", n, err)
@@ -391,15 +391,15 @@ func BenchmarkGcideBatches(b *testing.B) {
 	ix, all := gcideTREC(b)
 	q2 := multiTerm(all)
 	gpu := openRunner(b, ix, 0).(*devRunner)
-	cpu := conj.NewCPU(ix, 0)
+	cpu := query.NewCPU(ix, 0)
 	for _, times := range []int{1, 2, 32} {
-		var qs []conj.Query
+		var qs []query.Query
 		for range times {
 			qs = append(qs, q2...)
 		}
 		qs = relayout(nil, qs, "one array") // as xsect query reads them
-		res := make([]conj.Result, len(qs))
-		run := func(b *testing.B, s conj.Runner) {
+		res := make([]query.Result, len(qs))
+		run := func(b *testing.B, s query.Runner) {
 			start := time.Now()
 			for b.Loop() {
 				if err := s.Search(context.Background(), qs, -1, true, res); err != nil {

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/xsect/xsect/internal/conj"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/query"
 )
 
 // BenchmarkPack times packing a batch of 64Ki queries of 2 to 5 terms,
@@ -22,12 +22,12 @@ func BenchmarkPack(b *testing.B) {
 		}
 		starts = append(starts, len(terms))
 	}
-	qs := make([]conj.Query, maxQueries)
+	qs := make([]query.Query, maxQueries)
 	for i := range qs {
 		qs[i].Terms = terms[starts[i]:starts[i+1]]
 	}
 	up := make([]uint32, 1<<20)
-	bench := func(name string, qs []conj.Query, up []uint32, threads int) {
+	bench := func(name string, qs []query.Query, up []uint32, threads int) {
 		r := &devRunner{threads: threads}
 		var ps partScratch
 		b.Run(name, func(b *testing.B) {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/xsect/xsect/internal/conj"
+	"github.com/xsect/xsect/internal/query"
 )
 
 // TestPack checks the packing of a batch for the device, in one part and
@@ -15,7 +15,7 @@ import (
 func TestPack(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
 	for _, nq := range []int{0, 1, 2047, 2048, 30000} {
-		qs := make([]conj.Query, nq)
+		qs := make([]query.Query, nq)
 		for i := range qs {
 			n := rng.IntN(6)
 			if rng.IntN(100) == 0 {
@@ -39,8 +39,8 @@ func TestPack(t *testing.T) {
 // query reads them), with each slice's capacity to the array's end or
 // capped at its length, or in one array with the queries in another
 // order than their terms and some sharing another query's terms.
-func relayout(rng *rand.Rand, qs []conj.Query, layout string) []conj.Query {
-	out := make([]conj.Query, len(qs))
+func relayout(rng *rand.Rand, qs []query.Query, layout string) []query.Query {
+	out := make([]query.Query, len(qs))
 	if layout == "separate" {
 		for i, q := range qs {
 			out[i].Terms = slices.Clone(q.Terms)
@@ -75,7 +75,7 @@ func relayout(rng *rand.Rand, qs []conj.Query, layout string) []conj.Query {
 	return out
 }
 
-func testPack(t *testing.T, layout string, qs []conj.Query) {
+func testPack(t *testing.T, layout string, qs []query.Query) {
 	t.Helper()
 	nq := len(qs)
 	{

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/par"
 	"github.com/xsect/xsect/internal/radix"
 	"github.com/xsect/xsect/internal/sortnet"
 	"github.com/xsect/xsect/sets"
@@ -811,25 +812,8 @@ func sortSmall(s, tmp []uint32) {
 // goroutines at once, when the work (about n plus elements) is worth
 // spreading.
 func chunks(threads, n int, elements int64, fn func(lo, hi int)) {
-	parts := threads
 	if elements+int64(n) < 1<<15 {
-		parts = 1
+		threads = 1
 	}
-	parts = max(1, min(parts, n))
-	if parts == 1 {
-		if n > 0 {
-			fn(0, n)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	for w := 0; w < parts; w++ {
-		lo, hi := n*w/parts, n*(w+1)/parts
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(lo, hi)
-		}()
-	}
-	wg.Wait()
+	par.For(n, threads, fn)
 }

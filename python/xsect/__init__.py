@@ -372,7 +372,7 @@ def count(a, b, *, assume_sorted=False, technique="auto", device="auto", gpus="a
     sorted and deduplicated into a copy first (O(n log n)).
     assume_sorted=True skips the check: the caller vouches that both are
     strictly increasing, and gets a wrong count if they are not.
-    technique= names one of the pairwise methods (xsect intersect --method
+    technique= names one of the pairwise methods (xsect intersect --technique
     list); on the CPU, auto splits the work by value range over threads.
     The common case (CPU, technique auto, no explain) is one synchronous call
     into the engine, with the GIL released, that cannot be interrupted (a

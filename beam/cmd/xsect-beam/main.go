@@ -29,6 +29,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/beam/pipeline"
+	"github.com/xsect/xsect/internal/flagalias"
 	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/simjoin"
 )
@@ -101,7 +102,8 @@ when below 1: "0.001", "0.1%"), as xsect pairs does. The tiles are blocks of
 item ids: a tile mines the transactions restricted to its items.`,
 		setup: func(fs *flag.FlagSet, job *pipeline.Job, support *string) func() error {
 			fs.StringVar(support, "min-support", "", "minimum support `S`: a count, or a fraction of the transactions below 1 (required)")
-			fs.StringVar(&job.Technique, "engine", "auto", "engine `NAME`: auto, "+strings.Join(pairs.Techniques(), ", "))
+			fs.StringVar(&job.Technique, "technique", "auto", "technique `NAME`: auto, "+strings.Join(pairs.Techniques(), ", "))
+			flagalias.Declare(fs, "technique", "engine")
 			fs.BoolVar(&job.CountOnly, "count", false, "write only the number of frequent pairs")
 			fs.BoolVar(&job.Sort, "sort", false, "sort the lines of each file by a, then b")
 			commonFlags(fs, job, "print the tiling on standard error, and log each tile's plan on its worker")
@@ -125,7 +127,8 @@ writes one line "i<TAB>j<TAB>similarity" for each, as xsect simjoin does
 			fs.StringVar(&job.Measure, "measure", "jaccard", "similarity `measure`: jaccard, cosine, dice or overlap")
 			fs.StringVar(&job.Threshold, "threshold", "", "report pairs whose similarity is at least `T` (required)")
 			fs.BoolVar(&job.Distinct, "distinct", false, "count equal sets once, as the smallest of their ids")
-			fs.StringVar(&job.Technique, "algorithm", "auto", "algorithm `NAME`, or auto: "+strings.Join(simjoin.Techniques(), ", "))
+			fs.StringVar(&job.Technique, "technique", "auto", "technique `NAME` (an algorithm), or auto: "+strings.Join(simjoin.Techniques(), ", "))
+			flagalias.Declare(fs, "technique", "algorithm")
 			fs.BoolVar(&job.CountOnly, "count-only", false, "write only the number of pairs")
 			fs.BoolVar(&job.Sort, "sort", false, "sort the lines of each file by i, then j")
 			commonFlags(fs, job, "print the tiling on standard error, and log each tile's plan on its worker")
@@ -319,6 +322,9 @@ Flags:
 			}
 		}
 	})
+	if err == nil {
+		err = flagalias.Resolve(fs)
+	}
 	if err == nil {
 		err = check()
 	}

@@ -126,6 +126,11 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"pairs", "--input", in, "--output", out, "--min-support", "x"}, "--min-support"},
 		{[]string{"pairs", "--input", in, "--output", out, "--min-support", "1", "--with", in}, "not defined: -with"},
 		{[]string{"pairs", "--input", in, "--output", out, "--min-support", "1", "--engine", "nope"}, `technique "nope"`},
+		{[]string{"pairs", "--input", in, "--output", out, "--min-support", "1", "--technique", "nope"}, `technique "nope"`},
+		{[]string{"pairs", "--input", in, "--output", out, "--min-support", "1", "--engine", "eclat", "--technique", "apriori"}, `--engine "eclat" and --technique "apriori" disagree`},
+		{[]string{"simjoin", "--input", in, "--output", out, "--threshold", "0.5", "--algorithm", "nope"}, `technique "nope"`},
+		{[]string{"simjoin", "--input", in, "--output", out, "--threshold", "0.5", "--technique", "nope"}, `technique "nope"`},
+		{[]string{"simjoin", "--input", in, "--output", out, "--threshold", "0.5", "--technique", "ppjoin", "--algorithm", "allpairs"}, "disagree"},
 		{[]string{"simjoin", "--input", in, "--output", out}, "--threshold is required"},
 		{[]string{"simjoin", "--input", in, "--output", out, "--threshold", "1.5"}, "--threshold"},
 		{[]string{"simjoin", "--input", in, "--output", out, "--threshold", "0.5", "--measure", "nope"}, "--measure"},
@@ -191,9 +196,16 @@ func TestHelp(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "simjoin") {
 		t.Errorf("--help: exit %d:\n%s", code, stdout)
 	}
+	// The old names of --technique are marked as such.
+	for cmd, old := range map[string]string{"pairs": "-engine", "simjoin": "-algorithm"} {
+		stdout, _, code := invoke(t, xsectBeam, cmd, "--help")
+		if want := "\n  " + old + " NAME\n    \tsame as --technique NAME (its old name)\n"; code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("%s --help: exit %d, want %q in:\n%s", cmd, code, want, stdout)
+		}
+	}
 	for cmd, flag := range map[string]string{"allpairs": "-min-overlap", "containment": "-min-degree", "pairs": "-min-support", "simjoin": "-threshold"} {
 		stdout, _, code := invoke(t, xsectBeam, cmd, "--help")
-		for _, want := range []string{flag, "-input", "-output PREFIX", "-tiles", "--runner", "--project", "--temp_location"} {
+		for _, want := range []string{flag, "-input", "-output PREFIX", "-technique NAME", "-tiles", "--runner", "--project", "--temp_location"} {
 			if code != 0 || !strings.Contains(stdout, want) {
 				t.Errorf("%s --help: exit %d, want %q in:\n%s", cmd, code, want, stdout)
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/xsect/xsect/internal/bench"
+	"github.com/xsect/xsect/internal/flagalias"
 	"github.com/xsect/xsect/intersect"
 )
 
@@ -26,13 +27,15 @@ Each method's answer is checked first; then it runs in a loop of at least
 --min-time, --repeat times after a warm-up, and the median is reported: time
 per operation, billions of input elements (both sets) per second, and time
 relative to the fastest method on the same pair. Other programs running on the
-machine make the figures noisy: compare methods within one run.`,
+machine make the figures noisy: compare methods within one run. --techniques
+picks the methods (--methods is its old name).`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			sizes := fs.String("sizes", "1e6", "comma-separated sizes of the larger set (1e6, 1M and 1000000 are the same)")
 			ratios := fs.String("ratios", "1,1000", "comma-separated size ratios larger:smaller")
 			sel := fs.String("selectivity", "0.33", "comma-separated fractions of the smaller set that the larger also holds")
 			density := fs.String("density", "0.01,0.33", "comma-separated fractions of the universe that the larger set covers")
-			methods := fs.String("methods", "all", "comma-separated method names (see 'xsect intersect --method list'), or all")
+			methods := fs.String("techniques", "all", "comma-separated pairwise methods (see 'xsect intersect --technique list'), or all")
+			flagalias.Declare(fs, "techniques", "methods")
 			op := fs.String("op", "count", "operation to time: count or intersect")
 			repeat := fs.Int("repeat", 5, "timed loops per method; the median is reported")
 			minTime := fs.Duration("min-time", 50*time.Millisecond, "shortest duration of one timed loop")

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xsect/xsect/internal/flagalias"
 	"github.com/xsect/xsect/setio"
 )
 
@@ -136,6 +137,11 @@ func runCommand(c *command, args []string, env *Env) int {
 	}
 	if err == nil {
 		err = emptyFlag(flags)
+	}
+	if err == nil {
+		if err = flagalias.Resolve(flags); err != nil {
+			err = usageError{err.Error()}
+		}
 	}
 	if err == nil {
 		err = run(env, pos)

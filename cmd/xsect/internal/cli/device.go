@@ -94,7 +94,7 @@ type pairwise struct {
 	err func() error
 }
 
-// checkMethod rejects a --method that --device does not offer, before any
+// checkMethod rejects a --technique that --device does not offer, before any
 // input is read.
 func checkMethod(device, method string) error {
 	switch device {
@@ -108,8 +108,8 @@ func checkMethod(device, method string) error {
 	return usagef("unknown method %q for --device %s (methods: %s)", method, device, strings.Join(listMethods(device), ", "))
 }
 
-// choosePairwise resolves --device and --method for the given inputs,
-// counted (count) or listed, on the first GPU of gpus (nil: GPU 0). With --device auto and --method auto it takes
+// choosePairwise resolves --device and --technique for the given inputs,
+// counted (count) or listed, on the first GPU of gpus (nil: GPU 0). With --device auto and --technique auto it takes
 // the GPU only where gpu.Worthwhile says it beats the CPU on all
 // its cores, and when no GPU can be used there says why, once, on stderr;
 // a method that only one device has picks that device.
@@ -210,7 +210,7 @@ func (g *gpuPairwise) finish() error {
 	return nil
 }
 
-// listMethods writes the methods --method accepts on a device.
+// listMethods writes the methods --technique accepts on a device.
 func listMethods(device string) []string {
 	names := []string{"auto"}
 	if device != "gpu" {

@@ -91,3 +91,85 @@ func TestCannotRunReasons(t *testing.T) {
 		t.Errorf("batmap on two collections: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestTechniqueAliases: --technique is the flag that picks a technique on
+// every command; the old names (--engine, --algorithm, --method, and
+// bench's --methods) still work and give the same result, and an old name
+// and --technique given different values is bad usage.
+func TestTechniqueAliases(t *testing.T) {
+	tx := writeFile(t, "tx.dat", "1 2 3\n2 1\n3 1 2 4\n\n2 1\n")
+	a := writeFile(t, "a.txt", "1 2 3 5 8\n")
+	b := writeFile(t, "b.txt", "2 3 5 7\n")
+	// choice is the --explain line that names the technique run.
+	choice := func(stderr string) string {
+		for line := range strings.Lines(stderr) {
+			if strings.HasPrefix(line, "choice ") {
+				return line
+			}
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		args     []string // the command, without the technique
+		old, new string   // the flags
+		value    string   // a technique, not the default
+		explain  bool     // --explain names the technique
+	}{
+		{[]string{"pairs", "--min-support", "2", "--sort", "--explain", tx}, "--engine", "--technique", "eclat", true},
+		{[]string{"simjoin", "--threshold", "0.5", "--sort", "--explain", tx}, "--algorithm", "--technique", "ppjoin", true},
+		{[]string{"intersect", a, b}, "--method", "--technique", "merge", false},
+		{[]string{"intersect", a, b}, "--method", "--technique", "list", false},
+		{[]string{"bench", "pairwise", "--sizes", "1000", "--ratios", "1", "--density", "0.5", "--repeat", "1", "--min-time", "1ms"}, "--methods", "--techniques", "gallop", false},
+	} {
+		name := tc.args[0] + " " + tc.old
+		with := func(flags ...string) []string { return append(append([]string{tc.args[0]}, flags...), tc.args[1:]...) }
+		codeNew, stdoutNew, stderrNew := run(t, with(tc.new, tc.value)...)
+		codeOld, stdoutOld, stderrOld := run(t, with(tc.old, tc.value)...)
+		if codeNew != ExitOK || codeOld != ExitOK {
+			t.Errorf("%s: exit %d (%q) with %s, %d (%q) with %s", name, codeNew, firstLine(stderrNew), tc.new, codeOld, firstLine(stderrOld), tc.old)
+			continue
+		}
+		if tc.args[0] == "bench" {
+			// Timings differ run to run: the same rows, by method.
+			stdoutNew, stdoutOld = benchMethods(stdoutNew), benchMethods(stdoutOld)
+		}
+		if stdoutNew != stdoutOld || stdoutNew == "" {
+			t.Errorf("%s: %s gives %q, %s %q", name, tc.new, stdoutNew, tc.old, stdoutOld)
+		}
+		if tc.explain && (choice(stderrNew) != choice(stderrOld) || !strings.Contains(choice(stderrOld), " "+tc.value+" on ")) {
+			t.Errorf("%s: %s chose %q, %s %q; want %s", name, tc.new, choice(stderrNew), tc.old, choice(stderrOld), tc.value)
+		}
+		// Both given: the same value is fine, different ones bad usage.
+		if code, _, stderr := run(t, with(tc.old, tc.value, tc.new, tc.value)...); code != ExitOK {
+			t.Errorf("%s and %s %s: exit %d, %q", tc.old, tc.new, tc.value, code, firstLine(stderr))
+		}
+		code, stdout, stderr := run(t, with(tc.old, tc.value, tc.new, "auto")...)
+		if code != ExitUsage || stdout != "" || !strings.Contains(stderr, tc.old) || !strings.Contains(stderr, tc.new) || !strings.Contains(stderr, "disagree") {
+			t.Errorf("%s %s %s auto: exit %d, stdout %q, stderr %q; want exit 2 naming both", tc.old, tc.value, tc.new, code, stdout, firstLine(stderr))
+		}
+		// A bad name is refused through the old name as through the new.
+		codeNew, _, stderrNew = run(t, with(tc.new, "nosuch")...)
+		codeOld, _, stderrOld = run(t, with(tc.old, "nosuch")...)
+		if codeNew != ExitUsage || codeOld != ExitUsage || firstLine(stderrNew) != firstLine(stderrOld) {
+			t.Errorf("%s nosuch: exit %d, %q with %s; %d, %q with %s", name, codeNew, firstLine(stderrNew), tc.new, codeOld, firstLine(stderrOld), tc.old)
+		}
+	}
+	// The help shows --technique and marks the old name.
+	for cmd, old := range map[string]string{"pairs": "-engine", "simjoin": "-algorithm", "intersect": "-method", "allpairs": ""} {
+		_, stdout, _ := run(t, cmd, "--help")
+		if !strings.Contains(stdout, "\n  -technique NAME\n") || old != "" && !strings.Contains(stdout, "\n  "+old+" NAME\n    \tsame as --technique NAME (its old name)\n") {
+			t.Errorf("%s --help: no -technique, or %s not marked as its old name:\n%s", cmd, old, stdout)
+		}
+	}
+}
+
+// benchMethods is the first column of xsect bench's rows.
+func benchMethods(out string) string {
+	var b strings.Builder
+	for line := range strings.Lines(out) {
+		if f := strings.Fields(line); len(f) > 0 {
+			b.WriteString(f[0] + "\n")
+		}
+	}
+	return b.String()
+}

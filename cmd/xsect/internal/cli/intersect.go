@@ -3,13 +3,15 @@ package cli
 import (
 	"flag"
 	"strconv"
+
+	"github.com/xsect/xsect/internal/flagalias"
 )
 
 func init() {
 	register(&command{
 		name:    "intersect",
 		summary: "intersect the sets held in files",
-		usage:   "[--count] [--method NAME] FILE... | --from FILE ID...",
+		usage:   "[--count] [--technique NAME] FILE... | --from FILE ID...",
 		help: `
 Each FILE holds one set: all the integers in the file, in any line layout, in
 any order, duplicates allowed (a binary FILE contributes the union of its
@@ -17,8 +19,8 @@ sets). With --from, the arguments are instead the 0-based ids (line numbers)
 of sets in the collection FILE. Prints the intersection of all the sets, one element per line in
 increasing order, or with --count one line with its size.
 
---method runs one named pairwise method (see --method list); the default,
-auto, picks by CPU features and by the sizes of the sets. --device gpu runs
+--technique runs one named pairwise method (see --technique list; --method is
+its old name); the default, auto, picks by CPU features and by the sizes of the sets. --device gpu runs
 the pairwise steps on the GPU with a GPU method (ip, ip-obs, obs, ip-hi, hi,
 bitmap, bitmap-dynamic); --device auto, the default, does so when a GPU is
 present and it would beat the CPU on all its cores, start included (the CPU
@@ -28,7 +30,8 @@ The pairwise steps follow each other, so they run on one GPU: the first of
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			count := fs.Bool("count", false, "print only the size of the intersection")
 			from := fs.String("from", "", "take the sets by id from the collection `FILE`")
-			methodName := fs.String("method", "auto", "pairwise method `NAME`, or \"list\" to list the methods of --device")
+			methodName := fs.String("technique", "auto", "pairwise method `NAME`, or \"list\" to list the methods of --device")
+			flagalias.Declare(fs, "technique", "method")
 			device := fs.String("device", "auto", deviceFlagHelp)
 			gpusValue := gpusFlag(fs)
 			memory := memoryFlag(fs)

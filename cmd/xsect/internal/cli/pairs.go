@@ -12,7 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	eng "github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/flagalias"
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/linefmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/setio"
 	"github.com/xsect/xsect/sets"
+	"github.com/xsect/xsect/synth"
 )
 
 func init() {
@@ -37,12 +39,13 @@ up. Lines come in no particular order, and are written as they are found,
 unless --sort, which sorts any number of them within the memory budget
 (--memory), in temporary files under $TMPDIR if need be.
 
---engine picks the miner: batmap (one BATMAP per frequent item, all pairs
+--technique picks the miner: batmap (one BATMAP per frequent item, all pairs
 compared entry by entry, on the CPU or the GPU), bitmap (tidlists as bitmaps,
 all pairs by AND and popcount), apriori (pair counters, row by row), eclat
 (tidlist intersections with SIMD kernels), fpgrowth (FP-tree, restricted to
-pairs), or auto, which predicts every engine's time from the data's shape and
-takes the fastest; --explain shows the prediction on standard error.
+pairs), or auto, which predicts every technique's time from the data's shape
+and takes the fastest; --explain shows the prediction on standard error.
+--engine is the old name of --technique.
 
 Instead of FILE, --gen-items N generates the instance of the BATMAP paper: each
 of N items in each transaction with probability --gen-p, transactions added
@@ -50,10 +53,11 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 (the FIMI format) and nothing is mined.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			support := fs.String("min-support", "", "minimum support `S`: a count, or a fraction of the transactions below 1")
-			engine := fs.String("engine", "auto", "engine `NAME`: auto, "+joinNames(pairs.Techniques()))
+			technique := fs.String("technique", "auto", "technique `NAME`: auto, "+joinNames(pairs.Techniques()))
+			flagalias.Declare(fs, "technique", "engine")
 			device := fs.String("device", "auto", "device: cpu, gpu or auto")
 			gpusValue := gpusFlag(fs)
-			explain := fs.Bool("explain", false, "print the plan (data shape, every engine's estimate, the choice) on standard error")
+			explain := fs.Bool("explain", false, "print the plan (data shape, every technique's estimate, the choice) on standard error")
 			sorted := fs.Bool("sort", false, "print the pairs sorted by a, then b")
 			count := fs.Bool("count", false, "print only the number of frequent pairs")
 			threads := fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)")
@@ -100,7 +104,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if *cpuProfile == "-" && outPath == "-" {
 					return usagef("--cpuprofile and the output cannot both go to standard output")
 				}
-				if *genOut == "" && (*engine == "auto" || *engine == "batmap") && worthPrewarm(*device, args...) {
+				if *genOut == "" && (*technique == "auto" || *technique == "batmap") && worthPrewarm(*device, args...) {
 					// Open the GPU (driver, context, kernels) while the
 					// input is read.
 					gpurt.PrewarmGPUs(gpus)
@@ -155,7 +159,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					queue = queueChunks(*threads, left.Bytes)
 					planBudget = left.left(int64(queue) * chunkCap)
 				}
-				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Technique: *engine, Device: *device, Threads: *threads,
+				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Technique: *technique, Device: *device, Threads: *threads,
 					Memory: planBudget.Bytes, Progress: prog.update, CountOnly: *count, GPUs: gpus})
 				if plan != nil && *explain {
 					prog.done()
@@ -165,11 +169,11 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					if err == nil {
 						in := memoryOf(tx)
 						fmt.Fprintf(env.Stderr, "predicted memory: %s at the peak (the transactions %s, the plan %s), of a budget of %s\n",
-							eng.Bytes(in+plan.Memory()), eng.Bytes(in), eng.Bytes(plan.Memory()), b)
+							engine.Bytes(in+plan.Memory()), engine.Bytes(in), engine.Bytes(plan.Memory()), b)
 					}
 				}
 				if err != nil {
-					return planError(err, *engine, *device, planBudget)
+					return planError(err, *technique, *device, planBudget)
 				}
 				err = runPairs(plan, w, *sorted, *count, prog, queue, left.left(plan.Memory()).Bytes)
 				if *explain {
@@ -213,7 +217,7 @@ func pairsInput(env *Env, args []string, n int, p, occ float64, seed uint64, b b
 				return nil, err
 			}
 		}
-		tx, err := pairs.GenerateBernoulli(n, p, int64(occ), seed)
+		tx, err := synth.GenerateBernoulli(n, p, int64(occ), seed)
 		if err != nil {
 			return nil, usageError{err.Error()}
 		}

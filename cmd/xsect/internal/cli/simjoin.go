@@ -9,8 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xsect/xsect/internal/flagalias"
 	"github.com/xsect/xsect/internal/pairsort"
-	sj "github.com/xsect/xsect/internal/simjoin"
+	isimjoin "github.com/xsect/xsect/internal/simjoin"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/simjoin"
 )
@@ -47,7 +48,8 @@ groupjoin (PPJoin over groups of sets with equal prefixes), and pairjoin
 (PPJoin that indexes small sets by pairs of their prefix elements, the k = 2
 case of Wang et al.'s k-wise prefix filter), filtering on every core. A planner samples each on the data and picks the fastest; --explain
 prints its statistics, estimates and choice on standard error, and the time
-the run took. --algorithm and --device force a choice.
+the run took. --technique (or its old name --algorithm) and --device force a
+choice.
 
 With --device gpu (or auto, where the planner expects it to pay) the
 candidates that the filters find are verified on the GPU, in chunks, while
@@ -60,7 +62,8 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 			measure := fs.String("measure", "jaccard", "similarity `measure`: jaccard, cosine, dice or overlap")
 			threshold := fs.String("threshold", "", "report pairs whose similarity is at least `T` (required)")
 			distinct := fs.Bool("distinct", false, "count equal sets once, as the smallest of their ids")
-			algorithm := fs.String("algorithm", "auto", "algorithm `NAME`, or auto: "+strings.Join(simjoin.Techniques(), ", "))
+			technique := fs.String("technique", "auto", "technique `NAME` (an algorithm), or auto: "+strings.Join(simjoin.Techniques(), ", "))
+			flagalias.Declare(fs, "technique", "algorithm")
 			device := fs.String("device", "auto", "device: cpu, gpu or auto")
 			gpuKernel := fs.String("gpu-kernel", "auto", "the GPU's verification `kernel`, or auto: "+strings.Join(simjoin.GPUKernels, ", "))
 			gpusValue := gpusFlag(fs)
@@ -68,7 +71,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 			memory := memoryFlag(fs)
 			countOnly := fs.Bool("count-only", false, "print only the number of pairs")
 			sorted := fs.Bool("sort", false, "print the pairs sorted by i, then j")
-			explain := fs.Bool("explain", false, "print the statistics, every algorithm's estimate and the choice on standard error")
+			explain := fs.Bool("explain", false, "print the statistics, every technique's estimate and the choice on standard error")
 			out := fs.String("o", "-", "output `file` (- for standard output)")
 			return func(env *Env, args []string) error {
 				if len(args) != 1 {
@@ -126,7 +129,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 				}
 				opt := simjoin.Options{
 					Threshold: th,
-					Technique: *algorithm,
+					Technique: *technique,
 					Device:    *device,
 					Threads:   *threads,
 					Distinct:  *distinct,
@@ -142,7 +145,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					}
 				}
 				if err != nil {
-					return planError(err, *algorithm, *device, planBudget)
+					return planError(err, *technique, *device, planBudget)
 				}
 				start := time.Now()
 				var n int64
@@ -153,7 +156,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 				case *sorted:
 					_, planMemory := plan.Estimate()
 					n, err = sortJoin(w, left.left(planMemory).Bytes, func(add func([]sets.Pair) error) error {
-						return plan.Join(context.Background(), sj.Overlaps(add))
+						return plan.Join(context.Background(), isimjoin.Overlaps(add))
 					}, bar.done, func(b []byte, ps []sets.Pair) []byte {
 						return appendSimLines(b, ps, r, s, m)
 					})
@@ -194,11 +197,11 @@ func (sw *simPairWriter) write(ps []simjoin.Pair) error {
 	return err
 }
 
-// appendSimLines formats the pairs of sj.Overlaps as simjoin's lines,
-// their similarity computed again (sj.FromOverlap).
+// appendSimLines formats the pairs of isimjoin.Overlaps as simjoin's lines,
+// their similarity computed again (isimjoin.FromOverlap).
 func appendSimLines(b []byte, ps []sets.Pair, r, s *sets.Collection, m simjoin.Measure) []byte {
 	for _, p := range ps {
-		one := [1]simjoin.Pair{sj.FromOverlap(p, r, s, m)}
+		one := [1]simjoin.Pair{isimjoin.FromOverlap(p, r, s, m)}
 		b = simjoin.AppendLines(b, one[:], m)
 	}
 	return b
