@@ -8,6 +8,7 @@ import (
 	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/par"
 	"github.com/xsect/xsect/internal/radix"
+	"github.com/xsect/xsect/internal/sysinfo"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -351,8 +352,13 @@ func addDF(pp spread, df []uint32, k int, set func(int) []uint32) {
 // the sets are long enough that visiting each once per block costs little.
 func blockedDFPays(k, size int, n int64) bool {
 	blocks := (size + dfBlock - 1) / dfBlock
-	return blocks > 1 && int64(blocks)*int64(k) <= n/8
+	return 4*int64(size) > dfCache && int64(blocks)*int64(k) <= n/8
 }
+
+// dfCache is the counters' size in bytes from which addDFBlocked pays:
+// below, a core's L2 cache holds all of them, and the plain count runs at
+// memory speed (on TWITTER-100K's 37,000 counters, several times faster).
+var dfCache = sysinfo.CPUCaches().L2
 
 // addDFBlocked is addDF for counter arrays well over the caches. A set's
 // elements increase, so counting set after set sweeps the whole array once

@@ -115,7 +115,7 @@ func (standinGPU) Run(context.Context, *Problem, *Output) error {
 
 // BenchmarkCountDF times the document-frequency count of newProblem.
 func BenchmarkCountDF(b *testing.B) {
-	for _, name := range []string{"uniform-1000x10k-1e6", "zipf-1000x100k-1e7", "gcide"} {
+	for _, name := range []string{"uniform-1000x10k-1e6", "zipf-1000x100k-1e7", "gcide", "zipf-100000x37k-140"} {
 		b.Run(name, func(b *testing.B) {
 			c := benchCollection(b, name)
 			size := 0
