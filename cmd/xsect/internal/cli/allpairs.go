@@ -12,6 +12,7 @@ import (
 
 	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/pairsort"
 	"github.com/xsect/xsect/sets"
 )
@@ -97,7 +98,11 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if err != nil {
 		return err
 	}
-	prewarm(*jo.device, gpus, args[0], *jo.with)
+	if prewarm(*jo.device, gpus, args[0], *jo.with) && (*jo.technique == "auto" || strings.HasPrefix(*jo.technique, "mm")) {
+		// The matrix products' library loads beside the driver, not
+		// after it.
+		go gpurt.BLASLibrary()
+	}
 	b, err := newBudget(*jo.memory)
 	if err != nil {
 		return err

@@ -19,9 +19,10 @@ import (
 const deviceFlagHelp = "where to intersect: cpu, gpu, or auto (the GPU when one is present and beats all CPU cores)"
 
 // prewarmInput is the size of input from which --device auto opens the
-// GPUs while it reads: a collection of 64 MiB takes the CPU seconds to
-// join, more than the GPU's start-up (a few tenths of a second).
-const prewarmInput = 64 << 20
+// GPUs while it reads: a collection of 16 MiB (4 million elements) takes
+// the CPU a second or more to join, more than the GPU's start-up (a few
+// tenths of a second), which the planner would otherwise wait for.
+const prewarmInput = 16 << 20
 
 // worthPrewarm reports whether a command should start opening the GPUs
 // before it reads its input at paths: always with --device gpu; with
@@ -47,11 +48,13 @@ func worthPrewarm(device string, paths ...string) bool {
 
 // prewarm starts opening the GPUs of gpus (nil: all) in the background
 // where worthPrewarm says so, so that the driver and the contexts start
-// while the input is read.
-func prewarm(device string, gpus []int, paths ...string) {
-	if worthPrewarm(device, paths...) {
-		gpurt.PrewarmGPUs(gpus)
+// while the input is read, and reports whether it did.
+func prewarm(device string, gpus []int, paths ...string) bool {
+	if !worthPrewarm(device, paths...) {
+		return false
 	}
+	gpurt.PrewarmGPUs(gpus)
+	return true
 }
 
 // explainProcess ends --explain: the GPU's start-up steps, where a GPU was
