@@ -12,7 +12,6 @@ import (
 
 	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/engine"
-	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/pairsort"
 	"github.com/xsect/xsect/sets"
 )
@@ -98,11 +97,9 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if err != nil {
 		return err
 	}
-	if prewarm(*jo.device, gpus, args[0], *jo.with) && (*jo.technique == "auto" || strings.HasPrefix(*jo.technique, "mm")) {
-		// The matrix products' library loads beside the driver, not
-		// after it.
-		go gpurt.BLASLibrary()
-	}
+	// Not cuBLAS too: loaded beside the driver, it slows the driver's
+	// start as much as it saves (docs/results/gpu-process-h200.txt, run C).
+	prewarm(*jo.device, gpus, args[0], *jo.with)
 	b, err := newBudget(*jo.memory)
 	if err != nil {
 		return err
