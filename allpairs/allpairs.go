@@ -102,6 +102,12 @@ type Options struct {
 	// reads the forms of xsect's --gpus flag. The default value, nil,
 	// means every GPU of the host.
 	GPUs []int
+	// CountOnly says that the plan will only count its pairs (Plan.Count,
+	// as Count does): a GPU technique then counts them on the device, and
+	// its estimate leaves out the pairs' way back to the host. Such a
+	// plan can still Join; its estimate was then low. The default value,
+	// false, plans for the pairs.
+	CountOnly bool
 }
 
 // internal is the one place where opt becomes the internal planner's
@@ -117,6 +123,7 @@ func (opt Options) internal() allpairs.Options {
 		Rows:      opt.Rows,
 		Cols:      opt.Cols,
 		GPUs:      opt.GPUs,
+		CountOnly: opt.CountOnly,
 	}
 }
 
@@ -244,6 +251,7 @@ func Join(ctx context.Context, r, s *sets.Collection, q Query, opt Options, fn f
 // Count returns the number of pairs of r × s that q asks for. The plan, if
 // not nil, can Explain.
 func Count(ctx context.Context, r, s *sets.Collection, q Query, opt Options) (int64, *Plan, error) {
+	opt.CountOnly = true
 	p, err := NewPlan(r, s, q, opt)
 	if err != nil {
 		return 0, p, err

@@ -185,7 +185,7 @@ func runJoin(ctx context.Context, job *Job, r, s *sets.Collection, rows, cols se
 		q = allpairs.Query{Containment: d}
 	}
 	plan, err := allpairs.NewPlan(r, s, q, allpairs.Options{Device: job.Device, Technique: job.Technique, Threads: job.Threads,
-		Largest: job.Largest, Memory: planMemory(job, memory), GPUs: gpus, Rows: rows, Cols: cols})
+		Largest: job.Largest, Memory: planMemory(job, memory), GPUs: gpus, Rows: rows, Cols: cols, CountOnly: job.CountOnly})
 	if plan != nil {
 		explain(ctx, job, plan.Explain)
 	}

@@ -91,6 +91,7 @@ type Options struct {
 	Progress   func(done, total int64)
 	Rows, Cols sets.Range
 	GPUs       []int
+	CountOnly  bool
 
 	// minParallel, when positive, is the fewest elements a pass spreads
 	// over threads (tests lower it to run the parallel code on small
@@ -129,6 +130,7 @@ func Join(ctx context.Context, r, s *sets.Collection, q Query, opt Options, fn f
 
 // Count returns the number of pairs of r × s that q asks for (see Join).
 func Count(ctx context.Context, r, s *sets.Collection, q Query, opt Options) (int64, *Plan, error) {
+	opt.CountOnly = true
 	p, err := NewPlan(r, s, q, opt)
 	if err != nil {
 		return 0, nil, err

@@ -48,6 +48,9 @@ type Problem struct {
 	Bytes int64
 	// GPUs are the GPUs GPU engines may use (Options.GPUs; nil: all).
 	GPUs []int
+	// CountOnly says the caller will only count the pairs
+	// (Options.CountOnly): estimates may leave out their output.
+	CountOnly bool
 
 	tileRows, tileCols int                       // the caller's tile grid; 0 for pair plans
 	minParallel        int                       // Options.minParallel, or its default
@@ -182,7 +185,7 @@ func newProblem(r, s *sets.Collection, q Query, opt Options, tileRows, tileCols 
 	if opt.Largest < 0 {
 		return nil, fmt.Errorf("allpairs: negative Largest %d", opt.Largest)
 	}
-	p := &Problem{Self: s == nil, Query: q, Threads: opt.threads(), GPUs: opt.GPUs, tileRows: tileRows, tileCols: tileCols, minParallel: opt.minParallel}
+	p := &Problem{Self: s == nil, Query: q, Threads: opt.threads(), GPUs: opt.GPUs, CountOnly: opt.CountOnly && tileRows == 0, tileRows: tileRows, tileCols: tileCols, minParallel: opt.minParallel}
 	if p.minParallel <= 0 {
 		p.minParallel = minParallel
 	}

@@ -191,6 +191,9 @@ func planWith(p *allpairs.Problem, t technique, tu tuning, info gpurt.Info, budg
 	// The copies of the counts overlap the counting of the next super-tile,
 	// not perfectly: a quarter of the shorter is added.
 	down := float64(4*counts) / downloadRate
+	if p.CountOnly {
+		down = 0 // counted on the device (count_ge)
+	}
 	pl.onceSec = runSetup + float64(up)/uploadRate + build
 	pl.tiledSec = max(count, down) + min(count, down)/4 + superSetup*float64(len(supers))
 	pl.supers = len(supers)

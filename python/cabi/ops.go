@@ -409,7 +409,7 @@ func join(ctx context.Context, name string, p *params_, in [][]byte) (outcome, [
 		return outcome{}, nil, err
 	}
 	left := max(budget(p.Memory)-memoryOf(r)-memoryOf(s), 1<<20)
-	opt := allpairs.Options{Device: p.Device, Technique: p.Technique, Threads: p.Threads, Memory: left, GPUs: list}
+	opt := allpairs.Options{Device: p.Device, Technique: p.Technique, Threads: p.Threads, Memory: left, GPUs: list, CountOnly: p.CountOnly}
 	plan, err := allpairs.NewPlan(r, s, q, opt)
 	return runPlan(ctx, p, plan, plan != nil, err, left, (*allpairs.Plan).Memory, name, sets.SortPairs)
 }

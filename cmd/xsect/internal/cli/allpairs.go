@@ -135,6 +135,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		Memory:    planBudget.Bytes,
 		Progress:  bar.update,
 		GPUs:      gpus,
+		CountOnly: *jo.countOnly,
 	}
 	plan, err := allpairs.NewPlan(r, s, q, opt)
 	if plan != nil && *jo.explain {
