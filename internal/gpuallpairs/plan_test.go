@@ -368,3 +368,27 @@ func TestRatesScale(t *testing.T) {
 		t.Errorf("merge: %.3g s on the H200, %.3g s on the H100", m200.seconds, m100.seconds)
 	}
 }
+
+// TestPlanCountOnly checks that a count-only plan's estimate leaves out
+// the counts' way back (count_ge counts on the device), and nothing else.
+func TestPlanCountOnly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	c := randomSets(rng, 3000, 2000, 200)
+	pairs := problem(t, c, nil, 0, 0)
+	counts := problem(t, c, nil, 0, 0)
+	counts.CountOnly = true
+	for _, tech := range []technique{mmTech{}, scanTech{}, bitmapTech{}} {
+		a, err := plan(pairs, tech, defaultTuning(), h100, 1<<34)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := plan(counts, tech, defaultTuning(), h100, 1<<34)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.seconds >= a.seconds || b.onceSec != a.onceSec || b.memory != a.memory {
+			t.Errorf("%s: count-only plan %.3g s (once %.3g, %d bytes), pair plan %.3g s (once %.3g, %d bytes)",
+				tech.name(), b.seconds, b.onceSec, b.memory, a.seconds, a.onceSec, a.memory)
+		}
+	}
+}
