@@ -12,6 +12,7 @@ import (
 
 	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/pairsort"
 	"github.com/xsect/xsect/sets"
 )
@@ -97,9 +98,16 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if err != nil {
 		return err
 	}
-	// Not cuBLAS too: loaded beside the driver, it slows the driver's
-	// start as much as it saves (docs/results/gpu-process-h200.txt, run C).
-	prewarm(*jo.device, gpus, args[0], *jo.with)
+	if prewarm(*jo.device, gpus, args[0], *jo.with) && (*jo.technique == "auto" || strings.HasPrefix(*jo.technique, "mm")) {
+		// cuBLAS, which the matrix products need, loads while the
+		// contexts are made: after the driver's start, which it slows
+		// when both load at once.
+		go func() {
+			if gpurt.Available() == nil {
+				gpurt.BLASLibrary()
+			}
+		}()
+	}
 	b, err := newBudget(*jo.memory)
 	if err != nil {
 		return err
