@@ -48,7 +48,7 @@ var source = gpurt.EmbeddedSource(kernelFiles, "kernels/allpairs.cu")
 func KernelSources() []gpurt.Source { return []gpurt.Source{source} }
 
 func init() {
-	for _, t := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}} {
+	for _, t := range []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}, mmscanTech{}} {
 		allpairs.Register(&engine{t: t, tune: defaultTuning()})
 	}
 	allpairs.Register(mmjoinEngine{tune: defaultTuning()})
@@ -66,12 +66,12 @@ func (e *engine) Kind() allpairs.DeviceKind { return allpairs.GPU }
 
 // Device describes every GPU of the host (the default choice), opening
 // them at first use; the planner asks DeviceFor.
-func (e *engine) Device() (allpairs.Device, error) { return gpuDevice(nil, e.t.name() == "mm") }
+func (e *engine) Device() (allpairs.Device, error) { return gpuDevice(nil, needsBLAS(e.t)) }
 
 // DeviceFor describes the GPUs p runs on (Problem.GPUs), opening them,
 // and only them, at first use.
 func (e *engine) DeviceFor(p *allpairs.Problem) (allpairs.Device, error) {
-	return gpuDevice(p.GPUs, e.t.name() == "mm")
+	return gpuDevice(p.GPUs, needsBLAS(e.t))
 }
 
 // gpuDevice opens the GPUs of list (nil: all) at first use, keeping them

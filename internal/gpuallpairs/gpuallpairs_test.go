@@ -35,12 +35,19 @@ func needBLAS(t testing.TB) {
 // can run: mm only where cuBLAS loads.
 func testTechniques(t testing.TB) []technique {
 	t.Helper()
-	all := []technique{mmTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}}
+	all := []technique{mmTech{}, mmscanTech{}, scanTech{}, bitmapTech{}, dynamicTech{}, mergeTech{}}
 	if _, err := gpurt.BLASLibrary(); err != nil {
-		t.Logf("%v: mm needs cuBLAS; leaving it out", err)
-		return all[1:]
+		t.Logf("%v: mm and mmscan need cuBLAS; leaving them out", err)
+		return all[2:]
 	}
 	return all
+}
+
+// wholeOnly reports whether tech runs only with every set on the device,
+// never in pieces.
+func wholeOnly(tech technique) bool {
+	_, ok := tech.(mmscanTech)
+	return ok
 }
 
 // testTechNames returns testTechniques' names.
@@ -176,7 +183,7 @@ func planOn(e allpairs.Engine, r, s *sets.Collection, q allpairs.Query, rows, co
 // tuned returns the registered engine named name, made with tu.
 func tuned(t testing.TB, name string, tu tuning) allpairs.Engine {
 	t.Helper()
-	if name == "mm" || name == "mmjoin" {
+	if name == "mm" || name == "mmjoin" || name == "mmscan" {
 		needBLAS(t)
 	}
 	for _, e := range allpairs.Engines() {
@@ -550,6 +557,9 @@ func TestPiecesMatchCPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tech := range testTechniques(t) {
+			if wholeOnly(tech) {
+				continue
+			}
 			tp, err := allpairs.NewTilePlan(r, s, rows, cols, allpairs.Options{Device: "cpu"})
 			if err != nil {
 				t.Fatal(err)
@@ -600,7 +610,7 @@ func TestPiecesMatchCPU(t *testing.T) {
 		}
 	}
 	for _, tech := range testTechniques(t) {
-		if pieced[tech.name()] == 0 {
+		if pieced[tech.name()] == 0 && !wholeOnly(tech) {
 			t.Errorf("%s never ran in pieces", tech.name())
 		}
 	}
@@ -633,4 +643,55 @@ func pieceLimits(t *testing.T, p *allpairs.Problem, tech technique, tu tuning, i
 		limits = []int64{limits[0], limits[len(limits)/3], limits[2*len(limits)/3], limits[len(limits)-1]}
 	}
 	return limits
+}
+
+// TestMMScanSplits checks mmscan with the heavy elements forced, from none
+// (scan-count alone) through some (both parts adding into one super-tile)
+// to every shared element (the product alone): tiles, pairs and counts
+// against the CPU, thresholds constant and per set.
+func TestMMScanSplits(t *testing.T) {
+	needGPU(t)
+	needBLAS(t)
+	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 3}, {MinOverlap: 0}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
+	for _, tc := range testCases() {
+		r := collection(t, tc.r)
+		var s *sets.Collection
+		if tc.s != nil {
+			s = collection(t, tc.s)
+		}
+		want, _, err := tilesOf(r, s, 16, 24, allpairs.Options{Device: "cpu", Technique: "scancount"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, heavy := range []int{-1, 1, 3, 40, 1 << 30} {
+			e := &engine{t: mmscanTech{heavy: heavy}, tune: tiling(300, 0)}
+			t.Run(fmt.Sprintf("%s/heavy=%d/tiles", tc.name, heavy), func(t *testing.T) {
+				got, _, err := tilesOf(r, s, 16, 24, allpairs.Options{Device: "gpu"}, e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				compare(t, want, got, r.Len())
+			})
+			for qi, q := range queries {
+				t.Run(fmt.Sprintf("%s/heavy=%d/q%d", tc.name, heavy, qi), func(t *testing.T) {
+					wantPairs, err := allpairs.Collect(context.Background(), r, s, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					pl, err := planOn(e, r, s, q, 0, 0, allpairs.Options{Device: "gpu"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := pl.Collect(context.Background())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(got, wantPairs) {
+						t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(wantPairs), firstDiff(got, wantPairs))
+					}
+					checkCount(t, pl, len(wantPairs))
+				})
+			}
+		}
+	}
 }

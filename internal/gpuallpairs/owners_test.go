@@ -113,6 +113,9 @@ func TestOwnersInPieces(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tech := range testTechniques(t) {
+			if wholeOnly(tech) {
+				continue
+			}
 			limits := pieceLimits(t, tp.Problem, tech, tiling(2000, 0), info)
 			if len(limits) == 0 {
 				continue

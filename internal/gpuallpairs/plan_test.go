@@ -392,3 +392,66 @@ func TestPlanCountOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestMMScanColumns checks mmscan's split: forced, exactly the heaviest
+// elements in increasing order; chosen by the cost model on a skewed
+// collection, some heavy elements and not all, the light reads what the
+// light elements' lists make.
+func TestMMScanColumns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	// Zipf-like: element e in a set with probability ~ 1/(e+1).
+	sets := make([][]uint32, 20000)
+	for i := range sets {
+		for e := range 20000 {
+			if rng.Float64() < 0.5/float64(e+1) {
+				sets[i] = append(sets[i], uint32(e))
+			}
+		}
+	}
+	p := problem(t, sets, nil, 0, 0)
+	reads := func(heavy func(e int) bool) float64 {
+		n := 0.0
+		for e, d := range p.DFR {
+			if !heavy(e) {
+				n += float64(d) * float64(d)
+			}
+		}
+		return n
+	}
+	for _, force := range []int{-1, 1, 5} {
+		sp := mmscanColumns(p, h100, force)
+		if sp.cols.k != max(force, 0) {
+			t.Fatalf("forced %d: %d heavy", force, sp.cols.k)
+		}
+		last := int32(-1)
+		for e, c := range sp.cols.colOf {
+			if c < 0 {
+				continue
+			}
+			if c != last+1 {
+				t.Fatalf("forced %d: element %d has column %d after %d", force, e, c, last)
+			}
+			last = c
+			// Every heavier element is heavy too.
+			for f, d := range p.DFR {
+				if d > p.DFR[e] && sp.cols.colOf[f] < 0 && d >= 2 {
+					t.Fatalf("forced %d: element %d (df %d) heavy, %d (df %d) not", force, e, p.DFR[e], f, d)
+				}
+			}
+		}
+		if got, want := sp.light, reads(func(e int) bool { return sp.cols.colOf[e] >= 0 }); got != want {
+			t.Errorf("forced %d: light reads %g, want %g", force, got, want)
+		}
+	}
+	sp := mmscanColumns(p, h100, 0)
+	shared := 0
+	for _, d := range p.DFR {
+		if d >= 2 {
+			shared++
+		}
+	}
+	if sp.cols.k == 0 || sp.cols.k >= shared {
+		t.Errorf("the cost model made %d of %d shared elements heavy on a Zipf collection", sp.cols.k, shared)
+	}
+	t.Logf("%d of %d shared elements heavy, light reads %.3g of %.3g", sp.cols.k, shared, sp.light, reads(func(int) bool { return false }))
+}

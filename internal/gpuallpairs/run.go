@@ -118,7 +118,7 @@ func plan(p *allpairs.Problem, t technique, tu tuning, info gpurt.Info, budget i
 }
 
 func planWith(p *allpairs.Problem, t technique, tu tuning, info gpurt.Info, budget int64, half bool) (*runPlan, error) {
-	cols := columnsOf(p)
+	cols := columnsFor(t, p, info)
 	pl := &runPlan{half: half}
 	pl.fixed = t.fixed(p)
 	if t.usesColumns() {
@@ -181,7 +181,7 @@ func planWith(p *allpairs.Problem, t technique, tu tuning, info gpurt.Info, budg
 	if !pl.shared {
 		up += csrBytes(p.S, span{0, p.S.Len()})
 	}
-	if _, ok := t.(scanTech); ok && len(pl.sPieces) == 1 {
+	if usesIndex(t) && len(pl.sPieces) == 1 {
 		up += 4 * int64(p.Universe) // the document frequencies
 	}
 	build, count := t.seconds(p, cols, info, pl)
@@ -428,10 +428,14 @@ func (r *runner) load(c *gpurt.Ctx, pc *piece, sp span, u *gpurt.Uploads) error 
 	if err := u.Add(pc.offs.Slice(0, 8*len(offs)), gpurt.Bytes(offs)); err != nil {
 		return err
 	}
-	if _, ok := r.t.(scanTech); ok && pc.role&roleS != 0 && sp.len() == r.p.S.Len() {
+	if usesIndex(r.t) && pc.role&roleS != 0 && sp.len() == r.p.S.Len() {
 		// The lists' lengths, known for the whole of S (pieces count
-		// theirs on the device).
-		return u.Add(r.fill.Slice(0, 4*r.p.Universe), gpurt.Bytes(r.p.DFS))
+		// theirs on the device); mmscan's heavy elements get none.
+		df := r.p.DFS
+		if t, ok := r.t.(mmscanTech); ok {
+			df = t.lightDF(r.p, r.cols)
+		}
+		return u.Add(r.fill.Slice(0, 4*r.p.Universe), gpurt.Bytes(df))
 	}
 	return nil
 }
@@ -500,7 +504,7 @@ func runSet(ctx context.Context, set *gpurt.Set, p *allpairs.Problem, t techniqu
 		if err := sts[i].load(c); err != nil {
 			return err
 		}
-		if _, ok := t.(mmTech); ok && !half && !sts[i].int8Works(c) {
+		if needsBLAS(t) && !half && !sts[i].int8Works(c) {
 			int8Fails = true
 		}
 		return nil
@@ -509,6 +513,9 @@ func runSet(ctx context.Context, set *gpurt.Set, p *allpairs.Problem, t techniqu
 		return err
 	}
 	budget := ownersBudget(tu, sts, frees)
+	if _, ok := t.(mmscanTech); ok && int8Fails {
+		return cannot("mmscan: cuBLAS does not multiply int8 matrices here")
+	}
 	if int8Fails {
 		half = true
 		out.Note("%s: float16 products (exact below 2^24 per count): cuBLAS does not multiply int8 matrices here", t.name())
@@ -518,7 +525,7 @@ func runSet(ctx context.Context, set *gpurt.Set, p *allpairs.Problem, t techniqu
 		return err
 	}
 	items := pl.items()
-	cols := columnsOf(p)
+	cols := columnsFor(t, p, set.Owner(0).Info())
 	rep, err := set.Run(ctx, len(items), func(ctx context.Context, w *gpurt.Worker) error {
 		st := sts[w.Index()]
 		return st.dev.Do(func(c *gpurt.Ctx) error {
@@ -619,7 +626,7 @@ func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *allpairs.Problem, t t
 			return err
 		}
 	}
-	if _, ok := t.(scanTech); ok {
+	if usesIndex(t) {
 		if r.start, err = r.alloc(c, 8*int64(p.Universe+1)); err != nil {
 			return err
 		}
@@ -1060,4 +1067,31 @@ func (r *runner) deliverCount(c *gpurt.Ctx, slots []*slot, out *allpairs.Output)
 	w.AddCount(n)
 	w.Close()
 	return nil
+}
+
+// usesIndex reports whether t counts through scan-count's inverted index.
+func usesIndex(t technique) bool {
+	switch t.(type) {
+	case scanTech, mmscanTech:
+		return true
+	}
+	return false
+}
+
+// needsBLAS reports whether t multiplies matrices with cuBLAS.
+func needsBLAS(t technique) bool {
+	switch t.(type) {
+	case mmTech, mmscanTech:
+		return true
+	}
+	return false
+}
+
+// columnsFor is the column numbering t uses: mmscan's heavy elements, or
+// every technique's shared columns.
+func columnsFor(t technique, p *allpairs.Problem, info gpurt.Info) *columns {
+	if t, ok := t.(mmscanTech); ok {
+		return mmscanColumns(p, info, t.heavy).cols
+	}
+	return columnsOf(p)
 }

@@ -315,7 +315,12 @@ func (scanTech) seconds(p *allpairs.Problem, cols *columns, info gpurt.Info, pl 
 // build makes the inverted lists of an S piece: the lists' lengths (the
 // document frequencies, uploaded for the whole of S, else counted), their
 // starts by a prefix sum, then the lists.
-func (scanTech) build(c *gpurt.Ctx, r *runner, pc *piece, s *gpurt.Stream) error {
+func (t scanTech) build(c *gpurt.Ctx, r *runner, pc *piece, s *gpurt.Stream) error {
+	return t.buildIndex(c, r, pc, s, pc.aux)
+}
+
+// buildIndex is build with the lists in post.
+func (scanTech) buildIndex(c *gpurt.Ctx, r *runner, pc *piece, s *gpurt.Stream, post gpurt.Buffer) error {
 	if pc.role&roleS == 0 {
 		return nil
 	}
@@ -342,17 +347,22 @@ func (scanTech) build(c *gpurt.Ctx, r *runner, pc *piece, s *gpurt.Stream) error
 	if pc.sp.len() == 0 {
 		return nil
 	}
-	return r.launch(c, "index_fill", blocks(pc.sp.len()), threads, 0, s, pc.elems, pc.offs, uint32(pc.sp.len()), r.start, r.fill, pc.aux)
+	return r.launch(c, "index_fill", blocks(pc.sp.len()), threads, 0, s, pc.elems, pc.offs, uint32(pc.sp.len()), r.start, r.fill, post)
 }
 
-func (scanTech) fill(c *gpurt.Ctx, r *runner, sl *slot, s super) error {
+func (t scanTech) fill(c *gpurt.Ctx, r *runner, sl *slot, s super) error {
+	return t.fillFrom(c, r, sl, s, r.sp.aux)
+}
+
+// fillFrom is fill with S's lists in post.
+func (scanTech) fillFrom(c *gpurt.Ctx, r *runner, sl *slot, s super, post gpurt.Buffer) error {
 	self := b32(r.p.Self)
 	w := maxCounters(r.info)
 	x0, y0 := s.r0-r.rp.sp.lo, s.c0-r.sp.sp.lo
 	for dy := 0; dy < s.cols; dy += w {
 		n := min(w, s.cols-dy)
 		if err := r.launch(c, "scancount", blocks(s.rows), threads, 4*n, sl.stream, r.rp.elems, r.rp.offs, uint32(x0), uint32(s.rows),
-			r.start, r.sp.aux, uint32(y0+dy), uint32(n), self, sl.d, uint64(r.pl.ldd), uint32(dy),
+			r.start, post, uint32(y0+dy), uint32(n), self, sl.d, uint64(r.pl.ldd), uint32(dy),
 			uint32(r.rp.sp.lo), uint32(r.sp.sp.lo)); err != nil {
 			return err
 		}

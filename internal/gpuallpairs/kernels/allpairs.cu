@@ -86,13 +86,16 @@ extern "C" __global__ void build_bitmaps(const u32* elems, const u64* offs, u32 
 // index_fill places every set r of a collection in the inverted lists of
 // its elements: post[start[e] ...] (start is the exclusive prefix sum of the
 // document frequencies; fill is zeroed by the caller). Lists come out in no
-// particular order; the counting kernel does not need them sorted.
+// particular order; the counting kernel does not need them sorted. An
+// element given no list (a frequency of 0: mmscan's heavy elements, which
+// its product counts) is left out.
 extern "C" __global__ void index_fill(const u32* elems, const u64* offs, u32 nsets, const u64* start,
 	u32* fill, u32* post) {
 	for (u32 r = blockIdx.x; r < nsets; r += gridDim.x) {
 		const u64 lo = offs[r], hi = offs[r + 1];
 		for (u64 q = lo + threadIdx.x; q < hi; q += blockDim.x) {
 			const u32 e = elems[q];
+			if (start[e + 1] == start[e]) continue;
 			const u32 pos = atomicAdd(&fill[e], 1u);
 			post[start[e] + pos] = r;
 		}

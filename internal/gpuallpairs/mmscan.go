@@ -1,0 +1,222 @@
+package gpuallpairs
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/xsect/xsect/internal/allpairs"
+	"github.com/xsect/xsect/internal/gpurt"
+)
+
+// mmscanTech counts a super-tile in two parts on the device: scan-count
+// over an inverted index that leaves the heaviest elements out, then the
+// int8 product of those elements' incidence matrices added to it. On
+// skewed (Zipf) collections a few elements hold most of scan-count's list
+// reads, which the product takes at the tensor cores' rate in few columns;
+// the pairs then never leave the device whole (count_ge, compact_ge),
+// where MMJoin must bring its heavy product's bands to the CPU.
+//
+// It runs whole (every set on the device) with its matrices resident and
+// int8 products only: the scan's 32-bit counts are what the product adds
+// to.
+type mmscanTech struct {
+	// heavy, when not 0, forces the number of heavy elements instead of
+	// the cost model's choice (-1: none); tests run both parts with it.
+	heavy int
+}
+
+func (mmscanTech) name() string      { return "mmscan" }
+func (mmscanTech) usesColumns() bool { return true }
+
+// prefCols is scan-count's: each band of columns walks the light lists
+// whole, and the product takes any width.
+func (mmscanTech) prefCols(p *allpairs.Problem, info gpurt.Info) int {
+	return scanTech{}.prefCols(p, info)
+}
+
+// mmscanSplit is the heavy elements chosen for a problem: colOf maps them
+// to the product's columns (the others to -1), and light is the scan's
+// list reads over the rest (Σ dfR·dfS).
+type mmscanSplit struct {
+	cols  *columns
+	light float64
+}
+
+// mmscanColumns chooses the heavy elements: a prefix of the elements by
+// decreasing dfR·dfS (the pairs their lists make), the one of 16·2^i
+// elements that the cost model gives the least time, product and scan
+// together. Computed once per problem.
+func mmscanColumns(p *allpairs.Problem, info gpurt.Info, force int) *mmscanSplit {
+	return p.Memo(fmt.Sprintf("gpuallpairs.mmscan/%d", force), func() any {
+		u := p.Universe
+		work := func(e int) float64 {
+			if p.Self {
+				return float64(p.DFR[e]) * float64(p.DFR[e])
+			}
+			return float64(p.DFR[e]) * float64(p.DFS[e])
+		}
+		var order []int32
+		total := 0.0
+		for e := range u {
+			// Only elements some pair shares can be worth a column.
+			if p.Self && p.DFR[e] >= 2 || !p.Self && p.DFR[e] > 0 && p.DFS[e] > 0 {
+				order = append(order, int32(e))
+			}
+			total += work(e)
+		}
+		slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(work(int(b)), work(int(a))) })
+		r := ratesFor(info)
+		pairs := float64(p.R.Len()) * float64(p.S.Len())
+		if p.Self {
+			pairs /= 2 // the super-tiles of the upper triangle
+		}
+		// Every band of columns walks the light lists whole.
+		w := scanTech{}.prefCols(p, info)
+		bands := float64(ceilDiv(max(p.S.Len(), 1), w))
+		best, bestH, bestLight := -1.0, 0, total
+		heavy, h := 0.0, 0
+		for n := 16; ; n *= 2 {
+			n = min(n, len(order))
+			for ; h < n; h++ {
+				heavy += work(int(order[h]))
+			}
+			light := max(total-heavy, 0)
+			t := 2*pairs*float64(roundUp(n, 16))/r.int8 + bands*light/(r.read*scanOccupancy(info, min(w, max(p.S.Len(), 1))))
+			if best < 0 || t < best {
+				best, bestH, bestLight = t, n, light
+			}
+			if n == len(order) {
+				break
+			}
+		}
+		if force != 0 {
+			bestH = min(max(force, 0), len(order))
+			bestLight = total
+			for _, e := range order[:bestH] {
+				bestLight -= work(int(e))
+			}
+		}
+		colOf := large32(u)
+		heavySet := slices.Clone(order[:bestH])
+		slices.Sort(heavySet) // columns in increasing order of element
+		for c, e := range heavySet {
+			colOf[e] = int32(c)
+		}
+		return &mmscanSplit{cols: &columns{colOf: colOf, k: bestH}, light: bestLight}
+	}).(*mmscanSplit)
+}
+
+// large32 returns n int32s of -1.
+func large32(n int) []int32 {
+	s := make([]int32, n)
+	for i := range s {
+		s[i] = -1
+	}
+	return s
+}
+
+func (mmscanTech) fixed(p *allpairs.Problem) int64 { return scanTech{}.fixed(p) }
+
+func (mmscanTech) size(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan, left int64, whole bool) (int64, error) {
+	if pl.half {
+		return 0, cannot("int8 products only (the scan's counts are added to the product's), and cuBLAS has none here")
+	}
+	if !whole {
+		return 0, cannot("runs with every set on the device only")
+	}
+	kp := max(16, roundUp(cols.k, 16))
+	rows := int64(matrixRows(p.R.Len()))
+	if !p.Self {
+		rows += int64(matrixRows(p.S.Len()))
+	}
+	m := rows * int64(kp)
+	index := 4 * int64(len(p.S.Elements))
+	if m+index > left {
+		return 0, cannot("needs %s for the matrices of %d heavy elements and the index, %s left",
+			gpurt.FormatBytes(uint64(m+index)), cols.k, gpurt.FormatBytes(uint64(max(left, 0))))
+	}
+	pl.kc, pl.resident = kp, true
+	pl.detail = fmt.Sprintf(", %d heavy elements in matrices of %s, the rest in an index of %s",
+		cols.k, gpurt.FormatBytes(uint64(m)), gpurt.FormatBytes(uint64(index)))
+	return 0, nil
+}
+
+// matrixBytes is the part of a piece's structure that holds its matrix:
+// the postings follow it.
+func (mmscanTech) matrixBytes(pl *runPlan, n int) int64 {
+	return int64(roundUp(matrixRows(n)*pl.kc, 256))
+}
+
+func (t mmscanTech) aux(p *allpairs.Problem, cols *columns, pl *runPlan, role, n int, elems int64) int64 {
+	return t.matrixBytes(pl, n) + scanTech{}.aux(p, cols, pl, role, n, elems)
+}
+
+// parts returns pc's matrix and lists.
+func (t mmscanTech) parts(r *runner, pc *piece) (matrix, post gpurt.Buffer) {
+	m := int(t.matrixBytes(r.pl, pc.sp.len()))
+	return pc.aux.Slice(0, m), pc.aux.Slice(m, pc.aux.Len()-m)
+}
+
+func (t mmscanTech) seconds(p *allpairs.Problem, cols *columns, info gpurt.Info, pl *runPlan) (build, count float64) {
+	r := ratesFor(info)
+	kp := float64(max(16, roundUp(cols.k, 16)))
+	rows := matrixRows(p.R.Len())
+	if !p.Self {
+		rows += matrixRows(p.S.Len())
+	}
+	build = elements(p)/r.build + float64(rows)*kp/r.clear + float64(p.Stats.S.Elements)/r.index
+	// scanTech's model over the light lists' reads.
+	w := min(max(pl.g.sc, 1), maxCounters(info))
+	bands := float64(ceilDiv(max(p.S.Len(), 1), w))
+	light := mmscanColumns(p, info, t.heavy).light
+	count = 2*gridEntries(pl)*kp/r.int8 +
+		bands*(light/(r.read*scanOccupancy(info, min(w, max(p.S.Len(), 1))))+float64(p.Stats.R.Elements)/r.start)
+	return build, count
+}
+
+func (t mmscanTech) build(c *gpurt.Ctx, r *runner, pc *piece, s *gpurt.Stream) error {
+	m, post := t.parts(r, pc)
+	if err := c.Memset8(m, 0, s); err != nil {
+		return err
+	}
+	if err := (mmTech{}).buildRows(c, r, s, pc, 0, pc.sp.len(), 0, r.pl.kc, m); err != nil {
+		return err
+	}
+	return scanTech{}.buildIndex(c, r, pc, s, post)
+}
+
+func (t mmscanTech) fill(c *gpurt.Ctx, r *runner, sl *slot, s super) error {
+	_, post := t.parts(r, r.sp)
+	if err := (scanTech{}).fillFrom(c, r, sl, s, post); err != nil {
+		return err
+	}
+	if r.cols.k == 0 {
+		return nil
+	}
+	bl, err := c.BLAS()
+	if err != nil {
+		return err
+	}
+	ma, _ := t.parts(r, r.rp)
+	mb, _ := t.parts(r, r.sp)
+	kc := r.pl.kc
+	x0, y0 := s.r0-r.rp.sp.lo, s.c0-r.sp.sp.lo
+	n := roundUp(s.cols, 16) // the product's columns: whole multiples of 16
+	a := ma.Slice(x0*kc, s.rows*kc)
+	b := mb.Slice(y0*kc, n*kc)
+	d := sl.d.Slice(0, 4*(s.rows*r.pl.ldd))
+	return c.Gemm(bl, sl.stream, gpurt.GemmInt8, s.rows, n, kc, a, kc, b, kc, true, d, r.pl.ldd)
+}
+
+// lightDF returns the document frequencies of S's elements with the heavy
+// ones' set to 0, which the index then leaves out.
+func (mmscanTech) lightDF(p *allpairs.Problem, cols *columns) []uint32 {
+	df := slices.Clone(p.DFS)
+	for e, c := range cols.colOf {
+		if c >= 0 {
+			df[e] = 0
+		}
+	}
+	return df
+}
