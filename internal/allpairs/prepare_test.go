@@ -95,7 +95,7 @@ func TestNthLargestOrders(t *testing.T) {
 		sorted := slices.Clone(a)
 		slices.Sort(sorted)
 		for _, r := range []int{1, 2, n / 3, n / 2, n/2 + 1, n - 1, n} {
-			if got, want := nthLargest(slices.Clone(a), r), sorted[n-r]; got != want {
+			if got, want := NthLargest(slices.Clone(a), r), sorted[n-r]; got != want {
 				t.Errorf("%s, r=%d: got %d, want %d", name, r, got, want)
 			}
 		}
@@ -112,7 +112,7 @@ func TestNthLargest(t *testing.T) {
 		sorted := slices.Clone(a)
 		slices.Sort(sorted)
 		r := 1 + rng.IntN(len(a))
-		if got, want := nthLargest(slices.Clone(a), r), sorted[len(a)-r]; got != want {
+		if got, want := NthLargest(slices.Clone(a), r), sorted[len(a)-r]; got != want {
 			t.Fatalf("%v r=%d: got %d, want %d", a, r, got, want)
 		}
 	}
@@ -640,7 +640,7 @@ func BenchmarkNthLargest(b *testing.B) {
 		b.Run(o.name, func(b *testing.B) {
 			for b.Loop() {
 				copy(work, a)
-				nthLargest(work, n/2)
+				NthLargest(work, n/2)
 			}
 		})
 	}

@@ -300,7 +300,7 @@ func selectSets(c *sets.Collection, dropEmpty bool, largest int) []uint32 {
 	}
 	// t is the (largest-above)-th largest size of the bucket; the sets
 	// over t are kept, and the first ties of size t fill up to largest.
-	t := nthLargest(in, largest-above)
+	t := NthLargest(in, largest-above)
 	ties := largest - above
 	for _, n := range in {
 		if n > t {
@@ -320,12 +320,12 @@ func selectSets(c *sets.Collection, dropEmpty bool, largest int) []uint32 {
 	return ids
 }
 
-// nthLargest returns the r-th largest value of a (1 <= r <= len(a)),
+// NthLargest returns the r-th largest value of a (1 <= r <= len(a)),
 // reordering a: quickselect with a median-of-three pivot, which orders of
 // the sizes exist to drive quadratic; after as many partitions that keep
 // over 3/4 of the range as the length has bits, the rest is sorted
 // (introselect), so it is O(n log n) whatever the order.
-func nthLargest(a []int, r int) int {
+func NthLargest(a []int, r int) int {
 	r-- // the index in decreasing order
 	lo, hi := 0, len(a)-1
 	for bad := bits.Len(uint(len(a))); lo < hi; {

@@ -50,22 +50,50 @@ type mmscanSplit struct {
 func mmscanColumns(p *allpairs.Problem, info gpurt.Info, force int) *mmscanSplit {
 	return p.Memo(fmt.Sprintf("gpuallpairs.mmscan/%d", force), func() any {
 		u := p.Universe
-		work := func(e int) float64 {
+		work := func(e int) int {
 			if p.Self {
-				return float64(p.DFR[e]) * float64(p.DFR[e])
+				return int(p.DFR[e]) * int(p.DFR[e])
 			}
-			return float64(p.DFR[e]) * float64(p.DFS[e])
+			return int(p.DFR[e]) * int(p.DFS[e])
 		}
-		var order []int32
+		type cand struct {
+			w int
+			e int32
+		}
+		var order []cand
 		total := 0.0
 		for e := range u {
 			// Only elements some pair shares can be worth a column.
 			if p.Self && p.DFR[e] >= 2 || !p.Self && p.DFR[e] > 0 && p.DFS[e] > 0 {
-				order = append(order, int32(e))
+				order = append(order, cand{work(e), int32(e)})
 			}
-			total += work(e)
+			total += float64(work(e))
 		}
-		slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(work(int(b)), work(int(a))) })
+		if len(order) > maxHeavy {
+			// Only the heaviest maxHeavy can be chosen: select them
+			// rather than sort millions.
+			ws := make([]int, len(order))
+			for i, c := range order {
+				ws[i] = c.w
+			}
+			t := allpairs.NthLargest(ws, maxHeavy)
+			top := make([]cand, 0, maxHeavy)
+			for _, c := range order {
+				if c.w > t {
+					top = append(top, c)
+				}
+			}
+			for _, c := range order {
+				if len(top) == maxHeavy {
+					break
+				}
+				if c.w == t {
+					top = append(top, c)
+				}
+			}
+			order = top
+		}
+		slices.SortFunc(order, func(a, b cand) int { return cmp.Compare(b.w, a.w) })
 		r := ratesFor(info)
 		pairs := float64(p.R.Len()) * float64(p.S.Len())
 		if p.Self {
@@ -79,7 +107,7 @@ func mmscanColumns(p *allpairs.Problem, info gpurt.Info, force int) *mmscanSplit
 		for n := 16; ; n *= 2 {
 			n = min(n, len(order))
 			for ; h < n; h++ {
-				heavy += work(int(order[h]))
+				heavy += float64(order[h].w)
 			}
 			light := max(total-heavy, 0)
 			t := 2*pairs*float64(roundUp(n, 16))/r.int8 + bands*light/(r.read*scanOccupancy(info, min(w, max(p.S.Len(), 1))))
@@ -93,12 +121,15 @@ func mmscanColumns(p *allpairs.Problem, info gpurt.Info, force int) *mmscanSplit
 		if force != 0 {
 			bestH = min(max(force, 0), len(order))
 			bestLight = total
-			for _, e := range order[:bestH] {
-				bestLight -= work(int(e))
+			for _, c := range order[:bestH] {
+				bestLight -= float64(c.w)
 			}
 		}
 		colOf := large32(u)
-		heavySet := slices.Clone(order[:bestH])
+		heavySet := make([]int32, bestH)
+		for i, c := range order[:bestH] {
+			heavySet[i] = c.e
+		}
 		slices.Sort(heavySet) // columns in increasing order of element
 		for c, e := range heavySet {
 			colOf[e] = int32(c)
@@ -106,6 +137,10 @@ func mmscanColumns(p *allpairs.Problem, info gpurt.Info, force int) *mmscanSplit
 		return &mmscanSplit{cols: &columns{colOf: colOf, k: bestH}, light: bestLight}
 	}).(*mmscanSplit)
 }
+
+// maxHeavy bounds mmscan's heavy elements: a product of 2^16 columns
+// already costs a second per 10^10 pairs.
+const maxHeavy = 1 << 16
 
 // large32 returns n int32s of -1.
 func large32(n int) []int32 {
