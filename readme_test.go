@@ -23,7 +23,7 @@ func TestReadmePackages(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	table := publicTable(t, readme)
+	table := readmeTable(t, readme, "Public packages")
 	libs, cmds, nested := walkModule(t)
 	for _, p := range libs {
 		if _, ok := table[p]; !ok {
@@ -53,14 +53,64 @@ func TestReadmePackages(t *testing.T) {
 	}
 }
 
-// publicTable returns the rows of README.md's first table after the line
-// that introduces the public packages: each package named in backquotes
-// in a row's first cell, with the row's second cell, its job.
-func publicTable(t *testing.T, readme string) map[string]string {
+// TestReadmeInternalPackages checks README.md's table of the packages
+// under internal/ against the tree: it names each of them (nested ones by
+// their path below internal/, `gpurt/gputest`), each with a job, and
+// nothing that is not one.
+func TestReadmeInternalPackages(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := readmeTable(t, string(b), "Under them, in `internal/`")
+	var pkgs []string
+	err = filepath.WalkDir("internal", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if n := d.Name(); n == "testdata" || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_") {
+			return filepath.SkipDir
+		}
+		pkg, err := build.ImportDir(path, 0)
+		var noGo *build.NoGoError
+		switch {
+		case errors.As(err, &noGo) || err == nil && len(pkg.GoFiles) == 0:
+		case err != nil:
+			return err
+		default:
+			pkgs = append(pkgs, strings.TrimPrefix(filepath.ToSlash(path), "internal/"))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pkgs {
+		if _, ok := table[p]; !ok {
+			t.Errorf("README.md: the table of internal packages does not name %s", p)
+		}
+	}
+	for p, job := range table {
+		if !slices.Contains(pkgs, p) {
+			t.Errorf("README.md: the table of internal packages names %s, which is no package under internal/", p)
+		}
+		if job == "" {
+			t.Errorf("README.md: the table of internal packages gives %s no job", p)
+		}
+	}
+	if len(pkgs) < 20 {
+		t.Errorf("found %d internal packages: the walk missed some", len(pkgs))
+	}
+}
+
+// readmeTable returns the rows of README.md's first table after the line
+// that holds intro: each package named in backquotes in a row's first
+// cell, with the row's second cell, its job.
+func readmeTable(t *testing.T, readme, intro string) map[string]string {
 	t.Helper()
-	start := strings.Index(readme, "Public packages")
+	start := strings.Index(readme, intro)
 	if start < 0 {
-		t.Fatal(`README.md: no "Public packages" before the table`)
+		t.Fatalf("README.md: no %q before the table", intro)
 	}
 	lines := strings.Split(readme[start:], "\n")
 	i := 0
@@ -68,7 +118,7 @@ func publicTable(t *testing.T, readme string) map[string]string {
 		i++
 	}
 	if i+2 >= len(lines) {
-		t.Fatal("README.md: no table of public packages (| package | job |)")
+		t.Fatalf("README.md: no table (| package | job |) after %q", intro)
 	}
 	name := regexp.MustCompile("`([^`]+)`")
 	rows := map[string]string{}
@@ -78,11 +128,11 @@ func publicTable(t *testing.T, readme string) map[string]string {
 		}
 		cells := strings.Split(line, "|")
 		if len(cells) < 4 {
-			t.Fatalf("README.md: a row of the table of public packages without two cells: %q", line)
+			t.Fatalf("README.md: a row of the table after %q without two cells: %q", intro, line)
 		}
 		names := name.FindAllStringSubmatch(cells[1], -1)
 		if len(names) == 0 {
-			t.Errorf("README.md: a row of the table of public packages names no package: %q", line)
+			t.Errorf("README.md: a row of the table after %q names no package: %q", intro, line)
 		}
 		for _, m := range names {
 			rows[m[1]] = strings.TrimSpace(cells[2])

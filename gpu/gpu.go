@@ -8,8 +8,9 @@
 // driver compiles for newer GPUs), so the driver alone suffices; NVRTC, where
 // present, compiles only kernels whose sources changed since they were
 // prebuilt. One goroutine per device owns its context. The
-// workload packages (allpairs, pairs) use GPUs through their Options.Device
-// without this package; everything works on the CPU where there is none.
+// workload packages (allpairs, pairs, simjoin, query) use GPUs through
+// their Options.Device without this package; everything works on the CPU
+// where there is none.
 package gpu
 
 import (

@@ -15,10 +15,10 @@
 // package intersect's SIMD kernels (merge for lists of similar length,
 // batched searches for skewed ones) and bitmaps for the densest lists, a
 // batch spread over all cores; on the GPU as in Wu et al., "A Batched GPU
-// Algorithm for Set Intersection": posting lists resident on the device, a
-// block of threads per query searching each element of the shortest list
-// in the others, then a scan and a compaction, the queries of a batch
-// grouped by the length of their shortest list.
+// Algorithm for Set Intersection": posting lists resident on the device,
+// the queries of a batch grouped by the length of their shortest list, a
+// group of threads (a warp to a block) per slice of that list looking each
+// element up in the query's other lists, then a scan and a compaction.
 package query
 
 import (

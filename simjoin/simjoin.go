@@ -5,13 +5,15 @@
 //
 // It runs the filter-verification algorithms that Mann et al. found best
 // among the exact ones ("An Empirical Evaluation of Set Similarity Join
-// Techniques", PVLDB 2016): AllPairs (prefix and length filters), PPJoin
+// Techniques", PVLDB 2016), AllPairs (prefix and length filters), PPJoin
 // (with the positional filter) and GroupJoin (PPJoin over groups of sets
-// with equal prefixes), after their preprocessing: elements renumbered by
-// increasing frequency, sets sorted by size. Filtering runs on every core;
-// verification counts the remaining candidates with package intersect's
-// kernels, stopping once the threshold is out of reach. A planner samples
-// the filters on the data and picks the fastest; Plan.Explain says why.
+// with equal prefixes), and PairJoin, PPJoin that indexes small sets by
+// pairs of elements, after Mann et al.'s preprocessing: elements
+// renumbered by increasing frequency, sets sorted by size. Filtering runs
+// on every core; verification counts the remaining candidates with package
+// intersect's kernels, stopping once the threshold is out of reach. A
+// planner samples the filters on the data and picks the fastest;
+// Plan.Explain says why.
 //
 // On a machine with an NVIDIA GPU, verification can run there instead
 // (Options.Device "gpu", or "auto" where the planner expects it to pay):

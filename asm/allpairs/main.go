@@ -1,11 +1,11 @@
 // Command allpairs generates the amd64 assembly of package
-// github.com/xsect/xsect/allpairs: AND + popcount kernels over bitmaps with
-// AVX-512 VPOPCNTQ, for the bit-packed matrix product and the resident
-// bitmaps.
+// github.com/xsect/xsect/internal/allpairs: AND + popcount kernels over
+// bitmaps with AVX-512 VPOPCNTQ, for the bit-packed matrix product and the
+// resident bitmaps.
 //
-// Run it through go generate in the allpairs package:
+// Run it through go generate in internal/allpairs:
 //
-//	cd ../asm && go run ./allpairs -out ../allpairs/popcount_amd64.s -stubs ../allpairs/popcount_stubs_amd64.go -pkg allpairs
+//	go run -C ../../asm ./allpairs -out ../internal/allpairs/popcount_amd64.s -stubs ../internal/allpairs/popcount_stubs_amd64.go -pkg allpairs
 package main
 
 import (

@@ -11,7 +11,7 @@
 //
 // Run it through go generate in the simjoin package:
 //
-//	cd ../asm && go run ./simjoin -out ../internal/simjoin/kernel_amd64.s -stubs ../internal/simjoin/kernel_stubs_amd64.go -pkg simjoin
+//	go run -C ../../asm ./simjoin -out ../internal/simjoin/kernel_amd64.s -stubs ../internal/simjoin/kernel_stubs_amd64.go -pkg simjoin
 package main
 
 import (

@@ -3,7 +3,7 @@ package allpairs
 import "github.com/xsect/xsect/internal/sysinfo"
 
 // The CPU cost model: nanoseconds per unit of work on one thread, fitted
-// with TestCalibrate (go test ./allpairs -run Calibrate -calibrate -v) on
+// with TestCalibrate (go test ./internal/allpairs -run Calibrate -calibrate -v) on
 // the development machine (AMD EPYC Zen 5, 2 cores, AVX-512), bitmapMap,
 // clear and walk on the Xeon VM of November 2026 (Emerald Rapids, 2
 // vCPUs), where the rest were checked; TestValidate checks the choices on

@@ -102,7 +102,7 @@ var fitShapes = []validateShape{
 // shapes whose fastest takes 0.25 s or more. It needs -validate; it fails
 // nothing on timings (it prints them), only on errors.
 //
-//	go test ./allpairs -run Validate -validate -v -timeout 3h
+//	go test ./internal/allpairs -run Validate -validate -v -timeout 3h
 func TestValidate(t *testing.T) {
 	shapes := plantest.Select(t, validationShapes, fitShapes, func(sh validateShape) string { return sh.name })
 	fmt.Printf("machine: %s, %d threads, caches %+v\n\n", sysinfo.CPUName(), Options{}.threads(), sysinfo.CPUCaches())

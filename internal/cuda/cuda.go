@@ -6,8 +6,8 @@
 // The bindings are thin: one Go function per C function xsect needs, taking
 // and returning the C types' Go equivalents, each CUresult turned into an
 // *Error that names the call. Handles are opaque uintptrs. The typed,
-// goroutine-safe runtime built on them is package gpu; nothing else should
-// import this package.
+// goroutine-safe runtime built on them is internal/gpurt; nothing else
+// should import this package.
 //
 // Hot calls (launches, copies, event records) go through purego.SyscallN,
 // which costs about 70 ns, not through purego.RegisterFunc wrappers, which

@@ -1,10 +1,12 @@
 // Package engine is the framework every xsect workload plans with: a
-// workload (all-pairs counts, containment joins, frequent pairs, and the
-// ones to come) defines its problem type and its output type, and each of
-// its techniques on each device is an Engine over them. The workload's
+// workload (all-pairs counts, containment joins, frequent pairs,
+// similarity joins) defines its problem type and its output type, and each
+// of its techniques on each device is an Engine over them. The workload's
 // planner asks every engine allowed by the caller's choice of device and
 // technique for an Estimate, keeps those that fit their device, and runs
-// the fastest; Explain prints what it saw.
+// the fastest; Explain prints what it saw. Conjunctive queries plan the
+// same way, with engines that open a runner for many batches in place of
+// Run.
 //
 // The package knows nothing of any workload: it holds the vocabulary
 // (devices, estimates, candidates, the "cannot run" error), the registry of

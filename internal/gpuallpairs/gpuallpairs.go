@@ -1,6 +1,6 @@
 // Package gpuallpairs adds GPU engines to package allpairs: the all-pairs
 // techniques of Bellas & Gounaris, "Exploiting GPUs for fast intersection
-// of large sets" (sections 3.2 to 4), on NVIDIA GPUs, through package gpu. Importing it (for its side effects) registers
+// of large sets" (sections 3.2 to 4), on NVIDIA GPUs, through internal/gpurt. Importing it (for its side effects) registers
 // them; the planner then weighs them against the CPU engines.
 //
 //   - "mm": the collection as a 0/1 matrix M over the elements that some

@@ -1,5 +1,5 @@
 // Package gpubatmap computes BATMAP all-pairs counts (package batmap) on an
-// NVIDIA GPU, through package gpu, and registers the "batmap" engines of
+// NVIDIA GPU, through internal/gpurt, and registers the "batmap" engines of
 // packages pairs and allpairs for the GPU.
 //
 // The kernel is the paper's (Amossen & Pagh, "A New Data Layout For Set

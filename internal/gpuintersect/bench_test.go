@@ -26,7 +26,7 @@ import (
 // device-resident sets, its end-to-end Count and Intersect (transfers
 // included), and the CPU path on all cores, and writes a table:
 //
-//	go test -c -o gpuintersect.test ./gpuintersect
+//	go test -c -o gpuintersect.test ./internal/gpuintersect
 //	./gpuintersect.test -test.run '^$' -test.bench '^BenchmarkSISI$' -test.benchtime 1x -sisi.grid full -sisi.table table.txt
 //
 // Every result is checked against the CPU's.

@@ -9,13 +9,13 @@
 // through which device memory, pinned host memory, streams, events, modules
 // and launches are reached:
 //
-//	err := dev.Do(func(c *gpu.Ctx) error {
+//	err := dev.Do(func(c *gpurt.Ctx) error {
 //		buf, err := c.Alloc(4 * len(xs))
 //		if err != nil {
 //			return err
 //		}
 //		defer c.Free(buf)
-//		return c.CopyToDevice(buf, gpu.Bytes(xs))
+//		return c.CopyToDevice(buf, gpurt.Bytes(xs))
 //	})
 //
 // Kernels are CUDA C, prebuilt into the binary as cubins and PTX (see

@@ -83,7 +83,7 @@ var fitShapes = []validateShape{
 // over the problems whose fastest takes 0.25 s or more. It needs
 // -validate; it fails nothing on timings, only on errors.
 //
-//	go test ./pairs -run Validate -validate -v -timeout 3h
+//	go test ./internal/pairs -run Validate -validate -v -timeout 3h
 func TestValidate(t *testing.T) {
 	shapes := plantest.Select(t, validationShapes, fitShapes, func(sh validateShape) string { return sh.name })
 	fmt.Printf("machine: %s, %d threads\n\n", sysinfo.CPUName(), runtime.GOMAXPROCS(0))

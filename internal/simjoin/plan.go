@@ -1,11 +1,12 @@
 // Package simjoin is the set similarity join's engine room: exact joins
 // under Jaccard, Cosine, Dice or Overlap thresholds by the
 // filter-verification algorithms that Mann et al. found best (AllPairs,
-// PPJoin, GroupJoin), with Mann et al.'s preprocessing, filtering on every
-// core, verification by package intersect's kernels with an early exit,
-// every decision at the threshold in integer arithmetic, and the planner
-// that picks an algorithm and a device. Package simjoin at the root is its
-// API.
+// PPJoin, GroupJoin) and PairJoin, with Mann et al.'s preprocessing,
+// filtering on every core, verification by package intersect's kernels
+// with an early exit (or on a GPU, by the engines of internal/gpusimjoin,
+// fed through Candidates), every decision at the threshold in integer
+// arithmetic, and the planner that picks an algorithm and a device.
+// Package simjoin at the root is its API.
 package simjoin
 
 import (

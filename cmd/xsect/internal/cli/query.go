@@ -85,11 +85,12 @@ an empty line when none match; with --count the number of matching documents.
 
 Terms are intersected shortest list first, stopping when nothing is left, on
 every core (--threads) or on the GPU (--device gpu: the posting lists resident
-on the device, a block of threads per query). --device auto takes the GPU
-when one is present and the planner expects it to finish sooner, starting it
-included; --explain prints the estimates on standard error. --repeat runs the
-queries that many times (the output is written once) and --timings prints the
-time of loading and of each pass, for benchmarks.`,
+on the device, a group of threads per slice of a query's shortest list).
+--device auto takes the GPU when one is present and the planner expects it to
+finish sooner, starting it included; --explain prints the estimates on
+standard error. --repeat runs the queries that many times (the output is
+written once) and --timings prints the time of loading and of each pass, for
+benchmarks.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			count := fs.Bool("count", false, "print the number of matching documents instead of their ids")
 			limit := fs.Int("limit", -1, "print at most the first `N` ids of each query (-1: all)")
