@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // counts returns how many times each index of [0, n) was visited by run,
@@ -113,18 +114,36 @@ func TestTasks(t *testing.T) {
 			once(t, "Tasks", got)
 		}
 	}
-	// The first error stops the hand-out and comes back.
+	// The first error stops the hand-out and comes back: on one worker
+	// right after it; on four, the others finish the task they hold
+	// (tasks after the error take a millisecond each, so that they cannot
+	// all have run before the error is seen, unless the failing worker
+	// is held off for a quarter of a second).
 	bad := errors.New("bad")
 	var ran atomic.Int64
-	err := Tasks(ctx, 1000, 4, func(_, i int) error {
+	err := Tasks(ctx, 1000, 1, func(_, i int) error {
 		ran.Add(1)
 		if i == 10 {
 			return bad
 		}
 		return nil
 	})
+	if err != bad || ran.Load() != 11 {
+		t.Errorf("one worker, error at task 10: %v after %d tasks, want it after 11", err, ran.Load())
+	}
+	ran.Store(0)
+	err = Tasks(ctx, 1000, 4, func(_, i int) error {
+		ran.Add(1)
+		switch {
+		case i == 10:
+			return bad
+		case i > 10:
+			time.Sleep(time.Millisecond)
+		}
+		return nil
+	})
 	if err != bad || ran.Load() >= 1000 {
-		t.Errorf("error at task 10: %v after %d tasks", err, ran.Load())
+		t.Errorf("four workers, error at task 10: %v after %d tasks", err, ran.Load())
 	}
 	// A context done: no task runs.
 	cctx, cancel := context.WithCancel(ctx)
