@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/xsect/xsect/sets"
@@ -121,7 +122,8 @@ func validateSets(c *sets.Collection) error {
 		hi := c.Len()
 		if i < parts-1 {
 			target := uint64(len(c.Elements)) * uint64(i+1) / uint64(parts)
-			hi = max(lo, searchOffsets(c.Offsets, target))
+			at, _ := slices.BinarySearch(c.Offsets, target) // the first set starting there or after
+			hi = max(lo, min(at, c.Len()))
 		}
 		from := lo
 		wg.Go(func() {
@@ -142,18 +144,4 @@ func validateSets(c *sets.Collection) error {
 		}
 	}
 	return nil
-}
-
-// searchOffsets returns the first set whose start is at least at.
-func searchOffsets(offsets []uint64, at uint64) int {
-	lo, hi := 0, len(offsets)-1
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if offsets[m] < at {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
 }
