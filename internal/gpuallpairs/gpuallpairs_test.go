@@ -359,14 +359,7 @@ func TestPairsMatchCPU(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got, err := pl.Collect(context.Background())
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !slices.Equal(got, want) {
-						t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
-					}
-					checkCount(t, pl, len(want))
+					checkPairs(t, pl, want)
 				})
 			}
 		}
@@ -399,32 +392,32 @@ func TestMMHalfMatchCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := pl.Collect(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
+				checkPairs(t, pl, want)
 				if !strings.Contains(pl.Notes(), "float16") {
 					t.Fatalf("the run does not say it used float16 products: %q", pl.Notes())
 				}
-				if !slices.Equal(got, want) {
-					t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
-				}
-				checkCount(t, pl, len(want))
 			})
 		}
 	}
 }
 
-// checkCount checks that pl counts want pairs: a count-only run, which
-// counts them on the device.
-func checkCount(t *testing.T, pl *allpairs.Plan, want int) {
+// checkPairs checks that pl collects the pairs want, and that it counts
+// as many: a count-only run, which counts them on the device.
+func checkPairs(t *testing.T, pl *allpairs.Plan, want []allpairs.Pair) {
 	t.Helper()
+	got, err := pl.Collect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
+	}
 	n, err := pl.Count(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != int64(want) {
-		t.Fatalf("Count = %d, Collect gave %d pairs", n, want)
+	if n != int64(len(want)) {
+		t.Fatalf("Count = %d, Collect gave %d pairs", n, len(want))
 	}
 }
 
@@ -586,14 +579,7 @@ func TestPiecesMatchCPU(t *testing.T) {
 							if err != nil {
 								t.Fatal(err)
 							}
-							got, err := pp.Collect(context.Background())
-							if err != nil {
-								t.Fatal(err)
-							}
-							if !slices.Equal(got, wantPairs) {
-								t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(wantPairs), firstDiff(got, wantPairs))
-							}
-							checkCount(t, pp, len(wantPairs))
+							checkPairs(t, pp, wantPairs)
 							return
 						}
 						got, ap, err := tilesOf(r, s, rows, cols, opt, e)
@@ -682,14 +668,7 @@ func TestMMScanSplits(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got, err := pl.Collect(context.Background())
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !slices.Equal(got, wantPairs) {
-						t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(wantPairs), firstDiff(got, wantPairs))
-					}
-					checkCount(t, pl, len(wantPairs))
+					checkPairs(t, pl, wantPairs)
 				})
 			}
 		}

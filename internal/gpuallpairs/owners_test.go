@@ -60,15 +60,8 @@ func TestOwnersMatchOneGPU(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						got, err := pl.Collect(context.Background())
-						if err != nil {
-							t.Fatal(err)
-						}
-						if !slices.Equal(got, wantPairs) {
-							t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(wantPairs), firstDiff(got, wantPairs))
-						}
+						checkPairs(t, pl, wantPairs)
 						checkNotes(t, pl, len(gpus))
-						checkCount(t, pl, len(wantPairs))
 					})
 				}
 			}
