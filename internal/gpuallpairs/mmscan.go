@@ -60,14 +60,17 @@ func mmscanColumns(p *allpairs.Problem, info gpurt.Info, force int) *mmscanSplit
 			w int
 			e int32
 		}
+		// Only elements some pair shares (the shared columns) can be
+		// worth a column.
+		shared, _ := p.SharedColumns()
 		var order []cand
 		total := 0.0
 		for e := range u {
-			// Only elements some pair shares can be worth a column.
-			if p.Self && p.DFR[e] >= 2 || !p.Self && p.DFR[e] > 0 && p.DFS[e] > 0 {
-				order = append(order, cand{work(e), int32(e)})
+			w := work(e)
+			if shared[e] >= 0 {
+				order = append(order, cand{w, int32(e)})
 			}
-			total += float64(work(e))
+			total += float64(w)
 		}
 		if len(order) > maxHeavy {
 			// Only the heaviest maxHeavy can be chosen: select them
