@@ -13,7 +13,8 @@ import (
 func IsStrict(s []uint32) bool {
 	// Eight differences at a time, without a branch each: a step that is
 	// not an increase makes its difference less 1 negative, and the OR of
-	// them all keeps the sign. Twice the speed of a compare per element.
+	// them all keeps the sign: no mispredicted branch, and eight
+	// independent subtractions per step.
 	var acc int64
 	i := 1
 	for ; i+8 <= len(s); i += 8 {

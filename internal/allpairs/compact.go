@@ -294,9 +294,8 @@ func countDF(pp spread, c *sets.Collection, ids []uint32, size int) []uint32 {
 		return df
 	}
 	// Private counters per worker, as many workers as 256 MiB of them
-	// allow: over a large universe (ORKUT's 8.7M counters, 35 MB each) a
-	// few workers still spread the cache misses, where one alone took
-	// most of the planning.
+	// allow: over a large universe, where each increment misses the
+	// cache, a few workers still spread the misses over cores.
 	workers := min(pp.threads, max(1, (256<<20)/(4*max(size, 1))))
 	if n < int64(pp.min) {
 		workers = 1
@@ -364,8 +363,8 @@ func blockedDFPays(k, size int, n int64) bool {
 }
 
 // dfCache is the counters' size in bytes from which addDFBlocked pays:
-// below, a core's L2 cache holds all of them, and the plain count runs at
-// memory speed (on TWITTER-100K's 37,000 counters, several times faster).
+// below, a core's L2 cache holds all of them, and the plain count, which
+// touches each element once, beats the blocks' cursor per set and block.
 var dfCache = sysinfo.CPUCaches().L2
 
 // addDFBlocked is addDF for counter arrays well over the caches. A set's

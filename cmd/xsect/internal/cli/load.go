@@ -37,9 +37,8 @@ func loadCollection(env *Env, path string, b budget) (*sets.Collection, setio.Fo
 // loadReadOnly is loadCollection for a command that never writes the
 // collection: a binary file (not standard input, not a pipe) is mapped
 // into memory and used in place (setio.Map), after the checks a read
-// makes, rather than copied into the heap: for a file of 800 MB that is
-// a third of a second against one to three. The mapping lasts until the
-// command ends. Its pages are the page cache's, which the kernel can
+// makes, rather than copied into the heap, which costs an allocation and
+// a copy of the whole file. The mapping lasts until the command ends. Its pages are the page cache's, which the kernel can
 // evict, so the budget does not bound them.
 func loadReadOnly(env *Env, path string, b budget) (*sets.Collection, error) {
 	if path != "-" && isBinaryFile(path) {
