@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
@@ -41,6 +42,10 @@ func (mmscanTech) prefCols(p *allpairs.Problem, info gpurt.Info) int {
 type mmscanSplit struct {
 	cols  *columns
 	light float64
+	// lightDF is S's document frequencies with the heavy elements' set
+	// to 0, which the index then leaves out: made once, whatever the
+	// owners that upload it.
+	lightDF func() []uint32
 }
 
 // mmscanColumns chooses the heavy elements: a prefix of the elements by
@@ -128,7 +133,7 @@ func mmscanColumns(p *allpairs.Problem, info gpurt.Info, force int) *mmscanSplit
 				bestLight -= float64(c.w)
 			}
 		}
-		colOf := large32(u)
+		colOf := noColumns(u)
 		heavySet := make([]int32, bestH)
 		for i, c := range order[:bestH] {
 			heavySet[i] = c.e
@@ -137,7 +142,14 @@ func mmscanColumns(p *allpairs.Problem, info gpurt.Info, force int) *mmscanSplit
 		for c, e := range heavySet {
 			colOf[e] = int32(c)
 		}
-		return &mmscanSplit{cols: &columns{colOf: colOf, k: bestH}, light: bestLight}
+		lightDF := sync.OnceValue(func() []uint32 {
+			df := slices.Clone(p.DFS)
+			for _, e := range heavySet {
+				df[e] = 0
+			}
+			return df
+		})
+		return &mmscanSplit{cols: &columns{colOf: colOf, k: bestH}, light: bestLight, lightDF: lightDF}
 	}).(*mmscanSplit)
 }
 
@@ -145,8 +157,8 @@ func mmscanColumns(p *allpairs.Problem, info gpurt.Info, force int) *mmscanSplit
 // already costs a second per 10^10 pairs.
 const maxHeavy = 1 << 16
 
-// large32 returns n int32s of -1.
-func large32(n int) []int32 {
+// noColumns returns a column map of n elements, none with a column (-1).
+func noColumns(n int) []int32 {
 	s := make([]int32, n)
 	for i := range s {
 		s[i] = -1
@@ -245,16 +257,4 @@ func (t mmscanTech) fill(c *gpurt.Ctx, r *runner, sl *slot, s super) error {
 	b := mb.Slice(y0*kc, n*kc)
 	d := sl.d.Slice(0, 4*(s.rows*r.pl.ldd))
 	return c.Gemm(bl, sl.stream, gpurt.GemmInt8, s.rows, n, kc, a, kc, b, kc, true, d, r.pl.ldd)
-}
-
-// lightDF returns the document frequencies of S's elements with the heavy
-// ones' set to 0, which the index then leaves out.
-func (mmscanTech) lightDF(p *allpairs.Problem, cols *columns) []uint32 {
-	df := slices.Clone(p.DFS)
-	for e, c := range cols.colOf {
-		if c >= 0 {
-			df[e] = 0
-		}
-	}
-	return df
 }

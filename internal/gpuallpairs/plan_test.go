@@ -442,6 +442,11 @@ func TestMMScanColumns(t *testing.T) {
 		if got, want := sp.light, reads(func(e int) bool { return sp.cols.colOf[e] >= 0 }); got != want {
 			t.Errorf("forced %d: light reads %g, want %g", force, got, want)
 		}
+		for e, d := range sp.lightDF() {
+			if want := p.DFS[e]; sp.cols.colOf[e] >= 0 && d != 0 || sp.cols.colOf[e] < 0 && d != want {
+				t.Fatalf("forced %d: the index's frequency of element %d is %d (column %d, df %d)", force, e, d, sp.cols.colOf[e], want)
+			}
+		}
 	}
 	sp := mmscanColumns(p, h100, 0)
 	shared := 0

@@ -433,7 +433,7 @@ func (r *runner) load(c *gpurt.Ctx, pc *piece, sp span, u *gpurt.Uploads) error 
 		// theirs on the device); mmscan's heavy elements get none.
 		df := r.p.DFS
 		if t, ok := r.t.(mmscanTech); ok {
-			df = t.lightDF(r.p, r.cols)
+			df = mmscanColumns(r.p, r.info, t.heavy).lightDF()
 		}
 		return u.Add(r.fill.Slice(0, 4*r.p.Universe), gpurt.Bytes(df))
 	}
