@@ -6,7 +6,8 @@
 #
 # Here:  scripts/device.sh build (or just the CLI: CGO_ENABLED=0 go build -o .device-bin/xsect ./cmd/xsect, gzipped)
 #        run(command="bash scripts/gpu-process.sh", carry=[".device-bin"])
-# Environment: ROUNDS (3), ONLY (problem names, space-separated). An older
+# Environment: ROUNDS (3), ONLY (problem names, space-separated), IDLE
+# (seconds: also time each problem's GPU run after the GPU idled). An older
 # xsect beside it, .device-bin/xsect-old(.gz), runs each problem on every GPU
 # in each round too; and the PyTorch peer, .device-bin/allpairs_gpu.py (cp
 # ../shared/baselines/allpairs_gpu.py .device-bin/), each all-pairs problem
@@ -27,7 +28,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -
 echo "host: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 
 # problems: NAME|GEN FLAGS (empty: the command generates its input; =NAME:
-# NAME's input)|COMMAND. words-pairs writes the pairs of WORDS-100K with
+# NAME's input; @PATH: a file of the carried data)|COMMAND. words-pairs writes the pairs of WORDS-100K with
 # overlap >= 540, about 10^8 (9.6e7), to a file.
 problems=(
 	"enron|--sets 100000 --avg-size 258 --universe 1100000 --dist zipf|allpairs IN --count-only"
@@ -36,6 +37,8 @@ problems=(
 	"twitter|--sets 100000 --avg-size 140 --universe 37000 --dist zipf|allpairs IN --count-only"
 	"words-pairs|=words|allpairs IN --min-overlap 540 -o OUTFILE"
 	"batmap||pairs --gen-items 128000 --min-support 0.003 --count --engine batmap"
+	"containment|=enron|containment IN --min-degree 0.5 --count-only"
+	"simjoin|@ir/gcide/gcide.docs.sets.gz|simjoin IN --measure jaccard --threshold 0.5 --distinct --count-only"
 )
 
 # The start-up alone: a small problem's whole process against its own
@@ -72,6 +75,12 @@ for p in "${problems[@]}"; do
 		input=${gen#=}
 		gen=$(printf '%s\n' "${problems[@]}" | grep "^$input|" | cut -d'|' -f2)
 	fi
+	if [[ $gen == @* ]]; then
+		# A real data set, carried by scripts/device.sh build with DATA=1.
+		[ -f "$bin/data/${gen#@}" ] || { echo "$name: no $bin/data/${gen#@} (build with DATA=1)"; continue; }
+		cmd=${cmd/IN/$bin/data/${gen#@}}
+		gen=
+	fi
 	if [ -n "$gen" ] && [ ! -f "$work/$input.bin" ]; then
 		# shellcheck disable=SC2086
 		"$x" gen $gen --format binary -o "$work/$input.bin" || exit 1
@@ -85,7 +94,11 @@ for p in "${problems[@]}"; do
 	declare -A row=()
 	declare -A result=()
 	for r in $(seq "$rounds"); do
-		for v in "${variants[@]}"; do
+		# Each round starts one variant later, so that no variant always
+		# follows the same one (a GPU left idle by the CPU's run, say).
+		n=${#variants[@]}
+		for i in $(seq 0 $((n - 1))); do
+			v=${variants[$(((i + r - 1) % n))]}
 			# shellcheck disable=SC2086
 			row[$v]+="$(timed "$x" $cmd $v) "
 			result[$v]=$(outcome)
@@ -110,6 +123,20 @@ for p in "${problems[@]}"; do
 		printf '%-8s %-26s %s  -> %s\n' "$name" "PyTorch fp16 (1 GPU)" "${row[peer]}" "${result[peer]}"
 	fi
 	unset row result
+	if [ -n "${IDLE:-}" ]; then
+		# The same GPU run right after another, and after the GPU has
+		# idled for IDLE seconds (as it does while the CPU variant runs).
+		for r in $(seq "$rounds"); do
+			# shellcheck disable=SC2086
+			"$x" $cmd --device gpu --gpus 1 >/dev/null 2>&1
+			# shellcheck disable=SC2086
+			busy=$(timed "$x" $cmd --device gpu --gpus 1)
+			sleep "$IDLE"
+			# shellcheck disable=SC2086
+			idle=$(timed "$x" $cmd --device gpu --gpus 1)
+			echo "$name --gpus 1 after a GPU run: $busy s; after ${IDLE} s idle: $idle s"
+		done
+	fi
 	for v in "--device gpu --gpus $ngpus" "--device auto"; do
 		echo "=== $name $v --explain" >>"$out/explain.txt"
 		# shellcheck disable=SC2086
