@@ -328,6 +328,26 @@ extern "C" __global__ void merge_obs(const u32* relems, const u64* roffs, u32 r0
 
 // ------------------------------------------------------------ output
 
+// countAt reads entry (x, y) of d, rows ldd apart: 32-bit counts, or
+// float32 ones from a float16 product where isFloat.
+__device__ __forceinline__ u32 countAt(const u32* d, u32 isFloat, u64 ldd, u32 x, u32 y) {
+	const u64 at = (u64)x * ldd + y;
+	return isFloat ? __float2uint_rn(((const float*)d)[at]) : d[at];
+}
+
+// dropped says whether entry (x, y) of a super-tile at (r0, c0) is not a
+// pair of a self-join's upper triangle.
+__device__ __forceinline__ bool dropped(u32 self, u64 r0, u64 c0, u32 x, u32 y) { return self && r0 + x >= c0 + y; }
+
+// reaches says whether count v of entry (x, y) of a super-tile at (r0, c0)
+// is reported: it reaches need, or where needR is not null needR[r0 + x]
+// or needS[c0 + y], and the entry is not dropped.
+__device__ __forceinline__ bool reaches(u32 v, u32 x, u32 y, u64 r0, u64 c0, u32 self, u32 need, const u32* needR,
+	const u32* needS) {
+	const bool ok = needR ? (v >= needR[r0 + x] || v >= needS[c0 + y]) : v >= need;
+	return ok && !dropped(self, r0, c0, x, y);
+}
+
 // repack copies the sr x sc counts of d (rows ldd apart; float32 if isFloat,
 // from a float16 product) into p as the caller's tiles of rows x cols, one
 // after another in row-major order of tiles, each row-major and contiguous.
@@ -337,9 +357,7 @@ extern "C" __global__ void repack(const u32* d, u32 isFloat, u64 ldd, u32 sr, u3
 	const u64 n = (u64)sr * sc;
 	for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += (u64)gridDim.x * blockDim.x) {
 		const u32 x = (u32)(idx / sc), y = (u32)(idx % sc);
-		const u64 at = (u64)x * ldd + y;
-		u32 v = isFloat ? __float2uint_rn(((const float*)d)[at]) : d[at];
-		if (self && r0 + x >= c0 + y) v = 0;
+		const u32 v = dropped(self, r0, c0, x, y) ? 0 : countAt(d, isFloat, ldd, x, y);
 		const u32 a = x / rows, xr = x - a * rows, b = y / cols, yr = y - b * cols;
 		const u32 h = umin(rows, sr - a * rows), w = umin(cols, sc - b * cols);
 		p[(u64)a * rows * sc + (u64)b * cols * h + (u64)xr * w + yr] = v;
@@ -357,11 +375,7 @@ extern "C" __global__ void count_ge(const u32* d, u32 isFloat, u64 ldd, u32 sr, 
 	u32 k = 0;
 	for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += (u64)gridDim.x * blockDim.x) {
 		const u32 x = (u32)(idx / sc), y = (u32)(idx % sc);
-		const u64 at = (u64)x * ldd + y;
-		const u32 v = isFloat ? __float2uint_rn(((const float*)d)[at]) : d[at];
-		bool ok = needR ? (v >= needR[r0 + x] || v >= needS[c0 + y]) : v >= need;
-		if (self && r0 + x >= c0 + y) ok = false;
-		k += ok;
+		k += reaches(countAt(d, isFloat, ldd, x, y), x, y, r0, c0, self, need, needR, needS);
 	}
 	k = warpSum(k);
 	if ((threadIdx.x & 31) == 0 && k) atomicAdd(total, (u64)k);
@@ -383,10 +397,8 @@ extern "C" __global__ void compact_ge(const u32* d, u32 isFloat, u64 ldd, u32 sr
 		bool ok = false;
 		if (idx < total) {
 			x = (u32)(idx / sc), y = (u32)(idx % sc);
-			const u64 at = (u64)x * ldd + y;
-			v = isFloat ? __float2uint_rn(((const float*)d)[at]) : d[at];
-			ok = needR ? (v >= needR[r0 + x] || v >= needS[c0 + y]) : v >= need;
-			if (self && r0 + x >= c0 + y) ok = false;
+			v = countAt(d, isFloat, ldd, x, y);
+			ok = reaches(v, x, y, r0, c0, self, need, needR, needS);
 		}
 		const u32 mask = __ballot_sync(0xffffffffu, ok);
 		if (!mask) continue;
