@@ -6,8 +6,9 @@
 #
 # Here:  scripts/device.sh build (or just the CLI: CGO_ENABLED=0 go build -o .device-bin/xsect ./cmd/xsect, gzipped)
 #        run(command="bash scripts/gpu-process.sh", carry=[".device-bin"])
-# Environment: ROUNDS (3), ONLY (problem names, space-separated), IDLE
-# (seconds: also time each problem's GPU run after the GPU idled). An older
+# Environment: ROUNDS (3), ONLY (problem names, space-separated), SETTLE
+# (seconds of sleep before every timed run), IDLE (seconds: also time each
+# problem's GPU run right after another and after the GPU idled). An older
 # xsect beside it, .device-bin/xsect-old(.gz), runs each problem on every GPU
 # in each round too; and the PyTorch peer, .device-bin/allpairs_gpu.py (cp
 # ../shared/baselines/allpairs_gpu.py .device-bin/), each all-pairs problem
@@ -94,11 +95,11 @@ for p in "${problems[@]}"; do
 	declare -A row=()
 	declare -A result=()
 	for r in $(seq "$rounds"); do
-		# Each round starts one variant later, so that no variant always
-		# follows the same one (a GPU left idle by the CPU's run, say).
-		n=${#variants[@]}
-		for i in $(seq 0 $((n - 1))); do
-			v=${variants[$(((i + r - 1) % n))]}
+		for v in "${variants[@]}"; do
+			# A GPU run after the GPU idled (the CPU variant's seconds) is
+			# slower than one right after another: SETTLE idles it alike
+			# before every run.
+			[ -n "${SETTLE:-}" ] && sleep "$SETTLE"
 			# shellcheck disable=SC2086
 			row[$v]+="$(timed "$x" $cmd $v) "
 			result[$v]=$(outcome)
