@@ -154,6 +154,7 @@ func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	if p.Stats.R.Elements+p.Stats.S.Elements >= math.MaxUint32 {
 		return allpairs.Estimate{}, cannot("over 2^32 elements")
 	}
+	startup := startupLeft()
 	set, free, err := openFree(p)
 	if err != nil {
 		return allpairs.Estimate{}, err
@@ -172,7 +173,7 @@ func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	if m.spread > 1 {
 		detail += fmt.Sprintf(", bands spread over %s", set)
 	}
-	return allpairs.Estimate{Seconds: m.seconds, Memory: m.memory, Detail: detail}, nil
+	return allpairs.Estimate{Seconds: startup + m.seconds, Memory: m.memory, Detail: detail}, nil
 }
 
 func (e mmjoinEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
