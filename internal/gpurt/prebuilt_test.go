@@ -175,6 +175,9 @@ func TestStartupSummary(t *testing.T) {
 	if s := StartupSummary(t0); s != "" {
 		t.Errorf("the driver alone, no GPU opened: %q", s)
 	}
+	if _, _, ok := StartupSpan(); ok {
+		t.Error("StartupSpan with no GPU opened: ok")
+	}
 	timeline.Lock()
 	timeline.steps = []Step{
 		{What: "driver", Start: t0.Add(10 * time.Millisecond), Took: 200 * time.Millisecond},
@@ -188,6 +191,9 @@ func TestStartupSummary(t *testing.T) {
 	want := "gpu start    from 10.0 ms to 410.0 ms of the process: driver 200.0 ms, GPU 0 100.0 ms, GPU 1 120.0 ms, 2 modules 5.0 ms, 8.0 MiB pinned in 1 buffers 5.0 ms\n"
 	if s := StartupSummary(t0); s != want {
 		t.Errorf("got  %q\nwant %q", s, want)
+	}
+	if first, last, ok := StartupSpan(); !ok || first.Sub(t0) != 10*time.Millisecond || last.Sub(t0) != 410*time.Millisecond {
+		t.Errorf("StartupSpan: %v to %v of the process (%v), want 10ms to 410ms", first.Sub(t0), last.Sub(t0), ok)
 	}
 }
 

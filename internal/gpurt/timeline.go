@@ -55,22 +55,16 @@ func Steps() []Step {
 // It returns "" when no GPU was opened.
 func StartupSummary(since time.Time) string {
 	steps := Steps()
-	if !slices.ContainsFunc(steps, func(s Step) bool { return strings.HasPrefix(s.What, "GPU ") }) {
+	first, last, ok := startupSpan(steps)
+	if !ok {
 		return ""
 	}
 	var b strings.Builder
-	first, last := steps[0].Start, steps[0].Start
 	var modules, pins int
 	var moduleTime, pinTime time.Duration
 	var pinned int64
 	var parts []string
 	for _, s := range steps {
-		if s.Start.Before(first) {
-			first = s.Start
-		}
-		if end := s.Start.Add(s.Took); end.After(last) {
-			last = end
-		}
 		switch {
 		case strings.HasPrefix(s.What, "module "):
 			modules++
@@ -91,6 +85,26 @@ func StartupSummary(since time.Time) string {
 	}
 	fmt.Fprintf(&b, "gpu start    from %s to %s of the process: %s\n", ms(first.Sub(since)), ms(last.Sub(since)), strings.Join(parts, ", "))
 	return b.String()
+}
+
+// StartupSpan returns when the process's GPU start-up steps began and
+// when the last ended; ok is false where no GPU was opened.
+func StartupSpan() (first, last time.Time, ok bool) { return startupSpan(Steps()) }
+
+func startupSpan(steps []Step) (first, last time.Time, ok bool) {
+	if !slices.ContainsFunc(steps, func(s Step) bool { return strings.HasPrefix(s.What, "GPU ") }) {
+		return time.Time{}, time.Time{}, false
+	}
+	first, last = steps[0].Start, steps[0].Start
+	for _, s := range steps {
+		if s.Start.Before(first) {
+			first = s.Start
+		}
+		if end := s.Start.Add(s.Took); end.After(last) {
+			last = end
+		}
+	}
+	return first, last, true
 }
 
 func ms(d time.Duration) string {

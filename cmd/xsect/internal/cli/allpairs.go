@@ -127,6 +127,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 			return err
 		}
 	}
+	env.mark("read", 0)
 	// The plan gets what the collections leave; a sort keeps a little of
 	// it, and takes what the plan does not need.
 	left := b.left(memoryOf(r) + memoryOf(s))
@@ -146,6 +147,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		CountOnly: *jo.countOnly,
 	}
 	plan, err := allpairs.NewPlan(r, s, q, opt)
+	env.mark("preparation", 0)
 	if plan != nil && *jo.explain {
 		if err := plan.Explain(env.Stderr); err != nil {
 			return err
@@ -184,6 +186,7 @@ type ranPlan interface {
 	Technique() string
 	Device() string
 	Prepared() time.Duration
+	Estimate() (time.Duration, int64)
 	Notes() string
 }
 
@@ -195,9 +198,12 @@ func finishJoin(env *Env, w *outputFile, plan ranPlan, explain bool, start time.
 	if err != nil {
 		return err
 	}
+	estimate, _ := plan.Estimate()
+	env.mark("run", estimate)
 	if err := w.commit(); err != nil {
 		return err
 	}
+	env.mark("output", 0)
 	if explain {
 		fmt.Fprintf(env.Stderr, "ran          %s on %s in %s (%d pairs), after %s of preparation\n",
 			plan.Technique(), plan.Device(), time.Since(start).Round(time.Millisecond), n, plan.Prepared().Round(time.Millisecond))

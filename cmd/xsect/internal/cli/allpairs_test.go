@@ -117,6 +117,27 @@ func TestAllPairsExplain(t *testing.T) {
 			t.Errorf("--explain lacks %q:\n%s", want, stderr)
 		}
 	}
+	checkPhases(t, stderr, "read", "preparation", "run", "output")
+}
+
+// checkPhases checks that an --explain ends with the account of the
+// process by phase, these phases in this order, then the process line.
+func checkPhases(t *testing.T, stderr string, phases ...string) {
+	t.Helper()
+	at := strings.Index(stderr, "\nphase ")
+	if at < 0 {
+		t.Fatalf("--explain has no account by phase:\n%s", stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr[at+1:], "\n"), "\n")
+	var got []string
+	for _, l := range lines[1:] {
+		if f := strings.Fields(l); strings.HasPrefix(l, "  ") && len(f) > 0 && f[0] != "gpu" && f[0] != "exit" {
+			got = append(got, f[0])
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(phases, " ") || !strings.HasPrefix(lines[len(lines)-1], "process ") {
+		t.Errorf("phases %q, want %q, then the process line:\n%s", got, phases, stderr[at+1:])
+	}
 }
 
 func TestAllPairsRealData(t *testing.T) {

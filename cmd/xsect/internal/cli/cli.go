@@ -33,6 +33,7 @@ type Env struct {
 	uncatch    func()         // stops Main's catching of signals, for a command that handles them
 	started    time.Time      // when Main began, for --explain's account of the process
 	closers    []func() error // run when the command ends: the inputs' mappings
+	phases     []phase        // the command's phases so far, for --explain's account (mark)
 }
 
 // command is one subcommand.

@@ -58,9 +58,13 @@ func prewarm(device string, gpus []int, paths ...string) bool {
 }
 
 // explainProcess ends --explain: the GPU's start-up steps, where a GPU was
-// opened, and the process's time so far.
+// opened, the phases the command marked (writePhases), and the process's
+// time so far.
 func explainProcess(env *Env) {
 	io.WriteString(env.Stderr, gpurt.StartupSummary(env.started))
+	var gpu gpuSpan
+	gpu.first, gpu.last, gpu.opened = gpurt.StartupSpan()
+	writePhases(env.Stderr, env.started, env.phases, gpu)
 	fmt.Fprintf(env.Stderr, "process      %s since it started, output written (the exit follows)\n",
 		time.Since(env.started).Round(time.Millisecond))
 }

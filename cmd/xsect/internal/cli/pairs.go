@@ -127,6 +127,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if err != nil {
 					return err
 				}
+				env.mark("read", 0)
 				if *genOut != "" {
 					if err := setio.WriteText(w, tx); err != nil {
 						return err
@@ -161,6 +162,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				}
 				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Technique: *technique, Device: *device, Threads: *threads,
 					Memory: planBudget.Bytes, Progress: prog.update, CountOnly: *count, GPUs: gpus})
+				env.mark("preparation", 0)
 				if plan != nil && *explain {
 					prog.done()
 					if err := plan.Explain(env.Stderr); err != nil {
@@ -176,6 +178,8 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					return planError(err, *technique, *device, planBudget)
 				}
 				err = runPairs(plan, w, *sorted, *count, prog, queue, left.left(plan.Memory()).Bytes)
+				estimate, _ := plan.Estimate()
+				env.mark("run", estimate)
 				if *explain {
 					defer explainProcess(env)
 				}

@@ -45,6 +45,7 @@ func TestPairs(t *testing.T) {
 	if code != ExitOK || stdout == "" || !strings.Contains(stderr, "\nchoice       ") {
 		t.Errorf("--explain: code %d, stderr %q", code, stderr)
 	}
+	checkPhases(t, stderr, "read", "preparation", "run")
 	for _, args := range [][]string{
 		{"pairs", tx},
 		{"pairs", "--min-support", "0", tx},

@@ -118,6 +118,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 						return err
 					}
 				}
+				env.mark("read", 0)
 				bar := newJoinBar()
 				// As in allpairs: the plan gets what the collections
 				// leave, less a little that a sort keeps, and the sort
@@ -139,6 +140,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					GPUs:      gpus,
 				}
 				plan, err := simjoin.NewPlan(r, s, opt)
+				env.mark("preparation", 0)
 				if plan != nil && *explain {
 					if err := plan.Explain(env.Stderr); err != nil {
 						return err

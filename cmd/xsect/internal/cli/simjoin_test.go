@@ -129,6 +129,7 @@ func TestSimJoinExplain(t *testing.T) {
 			t.Errorf("--explain lacks %q:\n%s", want, stderr)
 		}
 	}
+	checkPhases(t, stderr, "read", "preparation", "run", "output")
 }
 
 // TestSimJoinRealData: BMS2 with --distinct at Jaccard 0.7 has the 7773
