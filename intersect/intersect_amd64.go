@@ -31,7 +31,7 @@ type crossovers struct{ block, lanes, skip int }
 // others are the earlier block/search crossovers (asm/intersect/README.md,
 // "Dispatch"), not measured yet with lanes-avx512 and skip-avx512.
 var (
-	zen4Crossovers  = crossovers{block: 8, lanes: 80, skip: 3072}
+	zen4Crossovers  = crossovers{block: 7, lanes: 112, skip: 3072}
 	zen5Crossovers  = crossovers{block: 64, lanes: 64, skip: 64}
 	intelCrossovers = crossovers{block: 24, lanes: 24, skip: 24}
 	avx2Crossovers  = crossovers{block: 48, lanes: 48, skip: 48}
