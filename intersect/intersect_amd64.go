@@ -20,6 +20,23 @@ var (
 	isAMD     = cpufeat.AMD
 )
 
+// crossovers are the size ratios large:small at which Count and Intersect
+// change methods on one kind of CPU: the block method below block, then
+// lanes-avx512 below lanes, skip-avx512 below skip and search-simd (gallop
+// without AVX-512) beyond. A range whose ends are equal is not used.
+type crossovers struct{ block, lanes, skip int }
+
+// The crossovers per kind of CPU. Zen 4's come from
+// `pairfiles sweep` (docs/results/pairwise-crossovers-zen4.txt); the
+// others are the earlier block/search crossovers (asm/intersect/README.md,
+// "Dispatch"), not measured yet with lanes-avx512 and skip-avx512.
+var (
+	zen4Crossovers  = crossovers{block: 7, lanes: 112, skip: 3072}
+	zen5Crossovers  = crossovers{block: 64, lanes: 64, skip: 64}
+	intelCrossovers = crossovers{block: 24, lanes: 24, skip: 24}
+	avx2Crossovers  = crossovers{block: 48, lanes: 48, skip: 48}
+)
+
 func init() {
 	if !hasAVX2 {
 		return
@@ -27,9 +44,7 @@ func init() {
 	avx2 := Method{Name: "avx2", Count: blockCounter(countAVX2), Intersect: blockIntersecter(intersectAVX2, 8)}
 	methods = append(methods, avx2)
 	blockCount, blockIntersect = avx2.Count, avx2.Intersect
-	// With only the portable gallop for skewed inputs. The ratios here and
-	// below are the measured crossovers (asm/intersect/README.md, "Dispatch").
-	gallopRatio = 48
+	gallopRatio = avx2Crossovers.block
 	if !hasAVX512 {
 		return
 	}
@@ -37,57 +52,49 @@ func init() {
 	hybrid := Method{Name: "avx512-hybrid", Count: blockCounter(countAVX512Hybrid), Intersect: blockIntersecter(intersectAVX512Hybrid, 16)}
 	search := Method{Name: "search-simd", Count: searchCounter, Intersect: searchIntersecter}
 	skip := Method{Name: "skip-avx512", Count: smallFirst(blockCounter(countSkip)), Intersect: smallFirstIntersect(blockIntersecter(intersectSkip, 1))}
+	lane := Method{Name: "lanes-avx512", Count: laneCounter(countLanes, laneWindow, skip.Count), Intersect: laneIntersecter(intersectLanes, laneWindow, skip.Intersect)}
 	// "avx512" is the emulation of VP2INTERSECT that is faster on this CPU
 	// (xor/min on AMD's cores, the hybrid on Intel's); the other one stays
 	// available (and tested) under its own name.
 	best, other := xormin, hybrid
-	gallopRatio = 40
 	if !isAMD {
 		best, other = hybrid, xormin
-		gallopRatio = 24
 	}
 	best.Name = "avx512"
-	methods = append(methods, best, other, search, skip)
-	blockCount, blockIntersect = best.Count, best.Intersect
-	gallopCount, gallopIntersect = search.Count, search.Intersect
-	if !hasVP2 {
+	block, cross := best, intelCrossovers
+	methods = append(methods, best, other, search, skip, lane)
+	if hasVP2 {
+		vp2 := Method{Name: "vp2intersect", Count: blockCounter(countVP2Intersect), Intersect: blockIntersecter(intersectVP2Intersect, 16)}
+		methods = append(methods, vp2)
+		// Tiger Lake's VP2INTERSECTD is microcoded and slower than
+		// emulating it (Díez-Cañas); Zen 5 runs one per cycle.
 		if isAMD {
-			zen4Dispatch(avx2, skip, search)
+			block, cross = vp2, zen5Crossovers
 		}
-		return
+	} else if isAMD {
+		// Zen 4 runs 512-bit operations in two halves: the AVX2 block
+		// kernel beats both emulations of VP2INTERSECTD there.
+		block, cross = avx2, zen4Crossovers
 	}
-	vp2 := Method{Name: "vp2intersect", Count: blockCounter(countVP2Intersect), Intersect: blockIntersecter(intersectVP2Intersect, 16)}
-	methods = append(methods, vp2)
-	// Tiger Lake's VP2INTERSECTD is microcoded and slower than emulating it
-	// (Díez-Cañas); Zen 5 runs one per cycle, well ahead of the emulation.
-	if isAMD {
-		blockCount, blockIntersect = vp2.Count, vp2.Intersect
-		gallopRatio = 64
-	}
+	setDispatch(block, lane, skip, search, cross)
 }
 
-// zen4Dispatch sets the dispatch for AMD's cores with AVX-512 but without
-// VP2INTERSECT (Zen 4), which run 512-bit operations in two halves: the AVX2
-// block kernel beats both emulations of VP2INTERSECTD there, skip-avx512
-// beats it from about 1:14, and search-simd beats skip-avx512 beyond about
-// 1:1000 (docs/results/pairwise-peers-zen4.txt). Count and Intersect reach
-// the last two through gallopCount and gallopIntersect.
-func zen4Dispatch(block, skip, search Method) {
-	const searchRatio = 1024
+// setDispatch makes Count and Intersect use block below c.block and the
+// search-like methods beyond, by ratio.
+func setDispatch(block, lane, skip, search Method, c crossovers) {
 	blockCount, blockIntersect = block.Count, block.Intersect
-	gallopRatio = 14
-	gallopCount = func(a, b []uint32) int {
-		if len(a)*searchRatio < len(b) {
-			return search.Count(a, b)
+	gallopRatio = c.block
+	pick := func(small, large int) Method {
+		switch {
+		case small*c.lanes >= large:
+			return lane
+		case small*c.skip >= large:
+			return skip
 		}
-		return skip.Count(a, b)
+		return search
 	}
-	gallopIntersect = func(dst, a, b []uint32) []uint32 {
-		if len(a)*searchRatio < len(b) {
-			return search.Intersect(dst, a, b)
-		}
-		return skip.Intersect(dst, a, b)
-	}
+	gallopCount = func(a, b []uint32) int { return pick(len(a), len(b)).Count(a, b) }
+	gallopIntersect = func(dst, a, b []uint32) []uint32 { return pick(len(a), len(b)).Intersect(dst, a, b) }
 }
 
 // blockCounter wraps a block kernel: it runs until one set has less than a
@@ -185,4 +192,84 @@ func searchIntersecter(dst, a, b []uint32) []uint32 {
 	dst = slices.Grow(dst, len(a)+16)
 	n := intersectSearch(&dst[:l+1][l], a, b)
 	return dst[:l+n]
+}
+
+// A lane kernel's state ([13]int): where each of its four lanes starts in a
+// (laneI), in b (laneP) and in dst (laneO), and the end of lane 0 in a
+// (laneEnd). The kernel advances them to where it stopped.
+const (
+	laneWindow = 32 // asm/intersect/lanes.go
+	lanes      = 4
+	laneI      = 0
+	laneP      = lanes
+	laneO      = 2 * lanes
+	laneEnd    = 3 * lanes
+)
+
+// laneSplit cuts a into the lanes of a kernel of window w over b and
+// returns the state and the end of each lane, or false when a is too short
+// to be worth it or b shorter than a window.
+func laneSplit(a, b []uint32, w int) (st [13]int, ends [lanes]int, ok bool) {
+	if len(a) < 8*lanes || len(b) < w {
+		return st, ends, false
+	}
+	for l := range lanes {
+		s := l * len(a) / lanes
+		p, _ := slices.BinarySearch(b, a[s])
+		st[laneI+l], st[laneP+l], st[laneO+l] = s, min(p, len(b)-w), s
+		ends[l] = (l + 1) * len(a) / lanes
+	}
+	st[laneEnd] = len(a) / lanes
+	return st, ends, true
+}
+
+// laneCounter wraps a lane kernel of window w; serial finishes each lane.
+func laneCounter(kernel func(a, b []uint32, st *[13]int) int, w int, serial func(a, b []uint32) int) func(a, b []uint32) int {
+	return func(a, b []uint32) int {
+		if len(a) > len(b) {
+			a, b = b, a
+		}
+		st, ends, ok := laneSplit(a, b, w)
+		if !ok {
+			return serial(a, b)
+		}
+		n := kernel(a, b, &st)
+		for l := range lanes {
+			n += serial(a[st[laneI+l]:ends[l]], b[st[laneP+l]:])
+		}
+		return n
+	}
+}
+
+// laneIntersecter wraps an intersect lane kernel. Lane l writes its
+// matches from index start+16l of the result, so that the 16 values a
+// serial kernel may store past its last match stay clear of the next lane;
+// the lanes are then moved together in order.
+func laneIntersecter(kernel func(dst *uint32, a, b []uint32, st *[13]int) int, w int, serial func(dst, a, b []uint32) []uint32) func(dst, a, b []uint32) []uint32 {
+	return func(dst, a, b []uint32) []uint32 {
+		if len(a) > len(b) {
+			a, b = b, a
+		}
+		st, ends, ok := laneSplit(a, b, w)
+		if !ok {
+			return serial(dst, a, b)
+		}
+		var starts [lanes]int
+		for l := range lanes {
+			st[laneO+l] += 16 * l
+			starts[l] = st[laneO+l]
+		}
+		l0 := len(dst)
+		size := len(a) + 16*lanes + 16
+		dst = slices.Grow(dst, size)
+		out := dst[l0 : l0+size]
+		kernel(&out[0], a, b, &st)
+		n := 0
+		for l := range lanes {
+			n += copy(out[n:], out[starts[l]:st[laneO+l]])
+			lane := serial(out[n:n], a[st[laneI+l]:ends[l]], b[st[laneP+l]:])
+			n += copy(out[n:], lane)
+		}
+		return dst[:l0+n]
+	}
 }

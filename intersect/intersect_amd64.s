@@ -2820,3 +2820,416 @@ intersectSkip_done:
 	MOVQ DI, j+72(FP)
 	VZEROUPPER
 	RET
+
+// func countLanes(a []uint32, b []uint32, state *[13]int) int
+// Requires: AVX, AVX512F, CMOV, POPCNT
+TEXT ·countLanes(SB), NOSPLIT, $8-64
+	MOVQ state+48(FP), R14
+	MOVQ a_base+0(FP), AX
+	MOVQ b_base+24(FP), BX
+	MOVQ (R14), SI
+	LEAQ (AX)(SI*4), SI
+	MOVQ 32(R14), R10
+	LEAQ (BX)(R10*4), R10
+	MOVQ 8(R14), DI
+	LEAQ (AX)(DI*4), DI
+	MOVQ 40(R14), R11
+	LEAQ (BX)(R11*4), R11
+	MOVQ 16(R14), R8
+	LEAQ (AX)(R8*4), R8
+	MOVQ 48(R14), R12
+	LEAQ (BX)(R12*4), R12
+	MOVQ 24(R14), R9
+	LEAQ (AX)(R9*4), R9
+	MOVQ 56(R14), R13
+	LEAQ (BX)(R13*4), R13
+	MOVQ 96(R14), R15
+	LEAQ (AX)(R15*4), R15
+	MOVQ b_len+32(FP), CX
+	LEAQ -128(BX)(CX*4), CX
+	MOVQ CX, (SP)
+	XORL DX, DX
+
+countLanes_loop:
+	CMPQ SI, R15
+	JAE  countLanes_done
+	CMPQ R10, (SP)
+	JA   countLanes_done
+	MOVL (SI), AX
+	CMPL 124(R10), AX
+	JB   countLanes_far0
+
+countLanes_near0:
+	MOVQ         R10, BX
+	LEAQ         64(BX), CX
+	CMPL         60(BX), AX
+	CMOVQCS      CX, BX
+	VPBROADCASTD (SI), Z0
+	VPCMPUD      $0x06, (BX), Z0, K1
+	KMOVW        K1, CX
+	POPCNTL      CX, CX
+	LEAQ         (BX)(CX*4), R10
+	XORL         CX, CX
+	CMPL         (R10), AX
+	SETEQ        CL
+	ADDQ         CX, DX
+	ADDQ         $0x04, SI
+	CMPQ         R11, (SP)
+	JA           countLanes_done
+	MOVL         (DI), AX
+	CMPL         124(R11), AX
+	JB           countLanes_far1
+
+countLanes_near1:
+	MOVQ         R11, BX
+	LEAQ         64(BX), CX
+	CMPL         60(BX), AX
+	CMOVQCS      CX, BX
+	VPBROADCASTD (DI), Z0
+	VPCMPUD      $0x06, (BX), Z0, K1
+	KMOVW        K1, CX
+	POPCNTL      CX, CX
+	LEAQ         (BX)(CX*4), R11
+	XORL         CX, CX
+	CMPL         (R11), AX
+	SETEQ        CL
+	ADDQ         CX, DX
+	ADDQ         $0x04, DI
+	CMPQ         R12, (SP)
+	JA           countLanes_done
+	MOVL         (R8), AX
+	CMPL         124(R12), AX
+	JB           countLanes_far2
+
+countLanes_near2:
+	MOVQ         R12, BX
+	LEAQ         64(BX), CX
+	CMPL         60(BX), AX
+	CMOVQCS      CX, BX
+	VPBROADCASTD (R8), Z0
+	VPCMPUD      $0x06, (BX), Z0, K1
+	KMOVW        K1, CX
+	POPCNTL      CX, CX
+	LEAQ         (BX)(CX*4), R12
+	XORL         CX, CX
+	CMPL         (R12), AX
+	SETEQ        CL
+	ADDQ         CX, DX
+	ADDQ         $0x04, R8
+	CMPQ         R13, (SP)
+	JA           countLanes_done
+	MOVL         (R9), AX
+	CMPL         124(R13), AX
+	JB           countLanes_far3
+
+countLanes_near3:
+	MOVQ         R13, BX
+	LEAQ         64(BX), CX
+	CMPL         60(BX), AX
+	CMOVQCS      CX, BX
+	VPBROADCASTD (R9), Z0
+	VPCMPUD      $0x06, (BX), Z0, K1
+	KMOVW        K1, CX
+	POPCNTL      CX, CX
+	LEAQ         (BX)(CX*4), R13
+	XORL         CX, CX
+	CMPL         (R13), AX
+	SETEQ        CL
+	ADDQ         CX, DX
+	ADDQ         $0x04, R9
+	JMP          countLanes_loop
+
+countLanes_far0:
+	LEAQ 128(R10), CX
+	CMPQ CX, (SP)
+	JA   countLanes_done
+	MOVQ CX, R10
+	CMPL 124(R10), AX
+	JB   countLanes_far0
+	JMP  countLanes_near0
+
+countLanes_far1:
+	LEAQ 128(R11), CX
+	CMPQ CX, (SP)
+	JA   countLanes_done
+	MOVQ CX, R11
+	CMPL 124(R11), AX
+	JB   countLanes_far1
+	JMP  countLanes_near1
+
+countLanes_far2:
+	LEAQ 128(R12), CX
+	CMPQ CX, (SP)
+	JA   countLanes_done
+	MOVQ CX, R12
+	CMPL 124(R12), AX
+	JB   countLanes_far2
+	JMP  countLanes_near2
+
+countLanes_far3:
+	LEAQ 128(R13), CX
+	CMPQ CX, (SP)
+	JA   countLanes_done
+	MOVQ CX, R13
+	CMPL 124(R13), AX
+	JB   countLanes_far3
+	JMP  countLanes_near3
+
+countLanes_done:
+	MOVQ a_base+0(FP), AX
+	MOVQ b_base+24(FP), BX
+	SUBQ AX, SI
+	SHRQ $0x02, SI
+	MOVQ SI, (R14)
+	SUBQ BX, R10
+	SHRQ $0x02, R10
+	MOVQ R10, 32(R14)
+	SUBQ AX, DI
+	SHRQ $0x02, DI
+	MOVQ DI, 8(R14)
+	SUBQ BX, R11
+	SHRQ $0x02, R11
+	MOVQ R11, 40(R14)
+	SUBQ AX, R8
+	SHRQ $0x02, R8
+	MOVQ R8, 16(R14)
+	SUBQ BX, R12
+	SHRQ $0x02, R12
+	MOVQ R12, 48(R14)
+	SUBQ AX, R9
+	SHRQ $0x02, R9
+	MOVQ R9, 24(R14)
+	SUBQ BX, R13
+	SHRQ $0x02, R13
+	MOVQ R13, 56(R14)
+	MOVQ DX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func intersectLanes(dst *uint32, a []uint32, b []uint32, state *[13]int) int
+// Requires: AVX, AVX512F, CMOV, POPCNT
+TEXT ·intersectLanes(SB), NOSPLIT, $16-72
+	MOVQ state+56(FP), R14
+	MOVQ a_base+8(FP), AX
+	MOVQ b_base+32(FP), BX
+	MOVQ (R14), SI
+	LEAQ (AX)(SI*4), SI
+	MOVQ 32(R14), R10
+	LEAQ (BX)(R10*4), R10
+	MOVQ 8(R14), DI
+	LEAQ (AX)(DI*4), DI
+	MOVQ 40(R14), R11
+	LEAQ (BX)(R11*4), R11
+	MOVQ 16(R14), R8
+	LEAQ (AX)(R8*4), R8
+	MOVQ 48(R14), R12
+	LEAQ (BX)(R12*4), R12
+	MOVQ 24(R14), R9
+	LEAQ (AX)(R9*4), R9
+	MOVQ 56(R14), R13
+	LEAQ (BX)(R13*4), R13
+	MOVQ 96(R14), R15
+	LEAQ (AX)(R15*4), R15
+	MOVQ b_len+40(FP), CX
+	LEAQ -128(BX)(CX*4), CX
+	MOVQ CX, (SP)
+	MOVQ dst+0(FP), CX
+	MOVQ CX, 8(SP)
+	MOVQ 64(R14), DX
+	LEAQ (CX)(DX*4), DX
+	MOVQ DX, 64(R14)
+	MOVQ 72(R14), DX
+	LEAQ (CX)(DX*4), DX
+	MOVQ DX, 72(R14)
+	MOVQ 80(R14), DX
+	LEAQ (CX)(DX*4), DX
+	MOVQ DX, 80(R14)
+	MOVQ 88(R14), DX
+	LEAQ (CX)(DX*4), DX
+	MOVQ DX, 88(R14)
+
+intersectLanes_loop:
+	CMPQ SI, R15
+	JAE  intersectLanes_done
+	CMPQ R10, (SP)
+	JA   intersectLanes_done
+	MOVL (SI), AX
+	CMPL 124(R10), AX
+	JB   intersectLanes_far0
+
+intersectLanes_near0:
+	MOVQ         R10, BX
+	LEAQ         64(BX), CX
+	CMPL         60(BX), AX
+	CMOVQCS      CX, BX
+	VPBROADCASTD (SI), Z0
+	VPCMPUD      $0x06, (BX), Z0, K1
+	KMOVW        K1, CX
+	POPCNTL      CX, CX
+	LEAQ         (BX)(CX*4), R10
+	MOVQ         64(R14), CX
+	MOVL         AX, (CX)
+	XORL         DX, DX
+	CMPL         (R10), AX
+	SETEQ        DL
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         CX, 64(R14)
+	ADDQ         $0x04, SI
+	CMPQ         R11, (SP)
+	JA           intersectLanes_done
+	MOVL         (DI), AX
+	CMPL         124(R11), AX
+	JB           intersectLanes_far1
+
+intersectLanes_near1:
+	MOVQ         R11, BX
+	LEAQ         64(BX), CX
+	CMPL         60(BX), AX
+	CMOVQCS      CX, BX
+	VPBROADCASTD (DI), Z0
+	VPCMPUD      $0x06, (BX), Z0, K1
+	KMOVW        K1, CX
+	POPCNTL      CX, CX
+	LEAQ         (BX)(CX*4), R11
+	MOVQ         72(R14), CX
+	MOVL         AX, (CX)
+	XORL         DX, DX
+	CMPL         (R11), AX
+	SETEQ        DL
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         CX, 72(R14)
+	ADDQ         $0x04, DI
+	CMPQ         R12, (SP)
+	JA           intersectLanes_done
+	MOVL         (R8), AX
+	CMPL         124(R12), AX
+	JB           intersectLanes_far2
+
+intersectLanes_near2:
+	MOVQ         R12, BX
+	LEAQ         64(BX), CX
+	CMPL         60(BX), AX
+	CMOVQCS      CX, BX
+	VPBROADCASTD (R8), Z0
+	VPCMPUD      $0x06, (BX), Z0, K1
+	KMOVW        K1, CX
+	POPCNTL      CX, CX
+	LEAQ         (BX)(CX*4), R12
+	MOVQ         80(R14), CX
+	MOVL         AX, (CX)
+	XORL         DX, DX
+	CMPL         (R12), AX
+	SETEQ        DL
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         CX, 80(R14)
+	ADDQ         $0x04, R8
+	CMPQ         R13, (SP)
+	JA           intersectLanes_done
+	MOVL         (R9), AX
+	CMPL         124(R13), AX
+	JB           intersectLanes_far3
+
+intersectLanes_near3:
+	MOVQ         R13, BX
+	LEAQ         64(BX), CX
+	CMPL         60(BX), AX
+	CMOVQCS      CX, BX
+	VPBROADCASTD (R9), Z0
+	VPCMPUD      $0x06, (BX), Z0, K1
+	KMOVW        K1, CX
+	POPCNTL      CX, CX
+	LEAQ         (BX)(CX*4), R13
+	MOVQ         88(R14), CX
+	MOVL         AX, (CX)
+	XORL         DX, DX
+	CMPL         (R13), AX
+	SETEQ        DL
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         CX, 88(R14)
+	ADDQ         $0x04, R9
+	JMP          intersectLanes_loop
+
+intersectLanes_far0:
+	LEAQ 128(R10), CX
+	CMPQ CX, (SP)
+	JA   intersectLanes_done
+	MOVQ CX, R10
+	CMPL 124(R10), AX
+	JB   intersectLanes_far0
+	JMP  intersectLanes_near0
+
+intersectLanes_far1:
+	LEAQ 128(R11), CX
+	CMPQ CX, (SP)
+	JA   intersectLanes_done
+	MOVQ CX, R11
+	CMPL 124(R11), AX
+	JB   intersectLanes_far1
+	JMP  intersectLanes_near1
+
+intersectLanes_far2:
+	LEAQ 128(R12), CX
+	CMPQ CX, (SP)
+	JA   intersectLanes_done
+	MOVQ CX, R12
+	CMPL 124(R12), AX
+	JB   intersectLanes_far2
+	JMP  intersectLanes_near2
+
+intersectLanes_far3:
+	LEAQ 128(R13), CX
+	CMPQ CX, (SP)
+	JA   intersectLanes_done
+	MOVQ CX, R13
+	CMPL 124(R13), AX
+	JB   intersectLanes_far3
+	JMP  intersectLanes_near3
+
+intersectLanes_done:
+	MOVQ a_base+8(FP), AX
+	MOVQ b_base+32(FP), BX
+	SUBQ AX, SI
+	SHRQ $0x02, SI
+	MOVQ SI, (R14)
+	SUBQ BX, R10
+	SHRQ $0x02, R10
+	MOVQ R10, 32(R14)
+	SUBQ AX, DI
+	SHRQ $0x02, DI
+	MOVQ DI, 8(R14)
+	SUBQ BX, R11
+	SHRQ $0x02, R11
+	MOVQ R11, 40(R14)
+	SUBQ AX, R8
+	SHRQ $0x02, R8
+	MOVQ R8, 16(R14)
+	SUBQ BX, R12
+	SHRQ $0x02, R12
+	MOVQ R12, 48(R14)
+	SUBQ AX, R9
+	SHRQ $0x02, R9
+	MOVQ R9, 24(R14)
+	SUBQ BX, R13
+	SHRQ $0x02, R13
+	MOVQ R13, 56(R14)
+	MOVQ 8(SP), CX
+	MOVQ 64(R14), DX
+	SUBQ CX, DX
+	SHRQ $0x02, DX
+	MOVQ DX, 64(R14)
+	MOVQ 72(R14), DX
+	SUBQ CX, DX
+	SHRQ $0x02, DX
+	MOVQ DX, 72(R14)
+	MOVQ 80(R14), DX
+	SUBQ CX, DX
+	SHRQ $0x02, DX
+	MOVQ DX, 80(R14)
+	MOVQ 88(R14), DX
+	SUBQ CX, DX
+	SHRQ $0x02, DX
+	MOVQ DX, 88(R14)
+	XORL DX, DX
+	MOVQ DX, ret+64(FP)
+	VZEROUPPER
+	RET

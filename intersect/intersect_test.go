@@ -79,6 +79,30 @@ func testPairs() []pair {
 			}
 		}
 	}
+	// The lane kernels: lanes cut at 4 x 8 values of a, windows of 32
+	// values of b, a lane's last window at the end of b, gaps longer than
+	// a window, values past the end of b in the last lane.
+	ps = append(ps,
+		pair{"lanes window ends", seq(31, 40, 32), seq(0, 2000, 1)},
+		pair{"lanes window ends sparse", seq(62, 40, 64), seq(0, 2000, 2)},
+		pair{"lanes past the end", seq(0, 64, 100), seq(0, 3200, 1)[:1000]},
+		pair{"lanes long gap", append(seq(0, 20, 1), seq(100000, 20, 1)...), seq(0, 200000, 1)},
+		pair{"lanes below b", seq(0, 40, 1), seq(1000, 2000, 1)},
+		pair{"lanes max", append(seq(0, 39, 1000), max32), append(seq(0, 1999, 20), max32)},
+	)
+	for _, na := range []int{31, 32, 33, 40} {
+		for _, nb := range []int{31, 32, 33, 64, 1000} {
+			ps = append(ps, pair{fmt.Sprintf("lanes %d x %d dense", na, nb), randomSet(r, na, uint64(2*nb)), randomSet(r, nb, uint64(2*nb))})
+		}
+	}
+	// Ratios around the dispatch's crossovers (intersect_amd64.go).
+	for _, ratio := range []int{7, 8, 12, 14, 24, 40, 48, 64, 112, 1024, 3072} {
+		for _, d := range []int{-1, 0, 1} {
+			na := 40
+			nb := na*ratio + d
+			ps = append(ps, pair{fmt.Sprintf("crossover %d x %d", na, nb), randomSet(r, na, uint64(4*nb)), randomSet(r, nb, uint64(4*nb))})
+		}
+	}
 	for _, ratio := range []int{10, 20, 50, 100, 200, 1000} {
 		nb := 20000
 		ps = append(ps, pair{fmt.Sprintf("skew 1:%d", ratio),
@@ -208,6 +232,32 @@ func FuzzMethods(f *testing.F) {
 		a, b := decodeSet(ab, shift), decodeSet(bb, shift)
 		for _, m := range allMethods() {
 			checkMethod(t, m, pair{"fuzz", a, b})
+		}
+	})
+}
+
+// FuzzSkewed checks every method on random pairs of any size ratio, large
+// enough for the search-like kernels: na values against na*ratio, with a
+// share of common values.
+func FuzzSkewed(f *testing.F) {
+	f.Add(uint64(1), uint16(100), uint16(16), uint8(10))
+	f.Add(uint64(2), uint16(40), uint16(3000), uint8(50))
+	f.Add(uint64(3), uint16(33), uint16(8), uint8(100))
+	f.Fuzz(func(t *testing.T, seed uint64, na, ratio uint16, common uint8) {
+		n, k := int(na%2000), int(ratio%5000)+1
+		r := rand.New(rand.NewPCG(seed, uint64(n)<<16|uint64(k)))
+		b := randomSet(r, n*k, uint64(4*n*k+64))
+		a := randomSet(r, n, uint64(4*n*k+64))
+		// Replace a share of a by values of b, keeping a a set.
+		for i := range a {
+			if len(b) > 0 && r.IntN(100) < int(common%101) {
+				a[i] = b[r.IntN(len(b))]
+			}
+		}
+		slices.Sort(a)
+		a = slices.Compact(a)
+		for _, m := range allMethods() {
+			checkMethod(t, m, pair{"fuzz skewed", a, b})
 		}
 	})
 }

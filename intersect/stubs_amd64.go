@@ -81,3 +81,16 @@ func countSkip(a []uint32, b []uint32) (n int, i int, j int)
 //
 //go:noescape
 func intersectSkip(dst *uint32, a []uint32, b []uint32) (n int, i int, j int)
+
+// countLanes counts the matches of a in b, four lanes of a at a
+// time, each searching a window of 32 values of b (AVX-512).
+// It advances state to where each lane stopped.
+//
+//go:noescape
+func countLanes(a []uint32, b []uint32, state *[13]int) int
+
+// intersectLanes is countLanes writing each lane's matches to dst at
+// state's dst indexes, which it advances. It returns 0.
+//
+//go:noescape
+func intersectLanes(dst *uint32, a []uint32, b []uint32, state *[13]int) int

@@ -14,5 +14,6 @@ func main() {
 	genBlockKernels()
 	genSearchKernels()
 	genSkipKernels()
+	genLaneKernels()
 	Generate()
 }

@@ -6,6 +6,7 @@
 //
 //	pairfiles write -dir D [-size 1e6] [-ratios 1,16] [-selectivity 0.01,0.3] [-density 0.01]
 //	pairfiles time -dir D NAME WANT [method...]
+//	pairfiles sweep [-size 1e6] [-ratios 1,2,...,20000] [-rounds 3] [method...]
 //
 // write stores each pair as D/NAME.a (the smaller set) and D/NAME.b, raw
 // little-endian uint32, and prints "NAME WANT" per pair, WANT being the
@@ -17,6 +18,13 @@
 //
 // timed as the peers' driver times its functions: loops of growing length
 // until one lasts 50 ms, then one timed loop of that length.
+//
+// sweep measures the crossovers of the dispatch (the crossovers tables of
+// intersect_amd64.go): it times Count of each method (default: auto and
+// every method but the portable ones) on generated pairs from 1:1 to
+// 1:20000, the methods alternating, rounds times, and prints the median per
+// ratio, the fastest method, auto's time over the fastest's, and the ratios
+// at which the fastest method changes.
 package main
 
 import (
@@ -27,6 +35,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/xsect/xsect/internal/bench"
@@ -43,8 +52,10 @@ func main() {
 		err = write(os.Args[2:])
 	case "time":
 		err = timeMethods(os.Args[2:])
+	case "sweep":
+		err = sweep(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown subcommand %q: want write or time", os.Args[1])
+		err = fmt.Errorf("unknown subcommand %q: want write, time or sweep", os.Args[1])
 	}
 	if err != nil {
 		fail(err)
@@ -175,5 +186,89 @@ func timeMethods(args []string) error {
 	if sink < 0 {
 		fmt.Println(sink)
 	}
+	return nil
+}
+
+func sweep(args []string) error {
+	fs := flag.NewFlagSet("sweep", flag.ExitOnError)
+	size := fs.Int("size", 1_000_000, "size of the larger set")
+	ratios := fs.String("ratios", "1,2,4,6,8,10,12,14,16,20,24,32,48,64,96,128,192,256,384,512,768,1024,1536,2048,4096,10000,20000", "comma-separated size ratios larger:smaller")
+	sel := fs.Float64("selectivity", 0.01, "fraction of the smaller set also in the larger")
+	dens := fs.Float64("density", 0.01, "fraction of the universe the larger set covers")
+	rounds := fs.Int("rounds", 3, "timings per method and ratio (the median is kept)")
+	minTime := fs.Duration("min-time", 20*time.Millisecond, "shortest duration of a timed loop")
+	fs.Parse(args)
+	rs, err := bench.ParseCounts(*ratios)
+	if err != nil {
+		return err
+	}
+	var ms []intersect.Method
+	names := fs.Args()
+	if len(names) == 0 {
+		names = []string{"auto"}
+		for _, m := range intersect.Methods() {
+			switch m.Name {
+			case "merge", "branchless", "gallop":
+			default:
+				names = append(names, m.Name)
+			}
+		}
+	}
+	for _, name := range names {
+		m, err := intersect.Lookup(name)
+		if err != nil {
+			return err
+		}
+		m.Name = name
+		ms = append(ms, m)
+	}
+	fmt.Printf("# sweep: larger set %d, selectivity %g, density %g, %d rounds, median µs of Count\n", *size, *sel, *dens, *rounds)
+	fmt.Printf("%-8s", "ratio")
+	for _, m := range ms {
+		fmt.Printf(" %14s", m.Name)
+	}
+	fmt.Printf(" %14s %10s\n", "fastest", "auto/best")
+	var prev string
+	var changes []string
+	for _, r := range rs {
+		s := bench.Shape{Large: *size, Ratio: r, Selectivity: *sel, Density: *dens}
+		a, b, err := bench.Pair(s, 1)
+		if err != nil {
+			return err
+		}
+		want := s.Overlap()
+		times := make([][]float64, len(ms))
+		var sink int
+		for range *rounds {
+			for i, m := range ms {
+				if got := m.Count(a, b); got != want {
+					return fmt.Errorf("%s at 1:%d: Count = %d, want %d", m.Name, r, got, want)
+				}
+				times[i] = append(times[i], bench.Measure(func() { sink += m.Count(a, b) }, 1, *minTime))
+			}
+		}
+		fmt.Printf("1:%-6d", r)
+		best, auto := -1, 0.0
+		med := make([]float64, len(ms))
+		for i, m := range ms {
+			slices.Sort(times[i])
+			med[i] = times[i][len(times[i])/2] * 1e6
+			fmt.Printf(" %14.2f", med[i])
+			if m.Name == "auto" {
+				auto = med[i]
+			} else if best < 0 || med[i] < med[best] {
+				best = i
+			}
+		}
+		fmt.Printf(" %14s %10.3f\n", ms[best].Name, auto/med[best])
+		if ms[best].Name != prev {
+			changes = append(changes, fmt.Sprintf("1:%d %s", r, ms[best].Name))
+			prev = ms[best].Name
+		}
+		if sink < 0 {
+			fmt.Println(sink)
+		}
+	}
+	fmt.Println("# fastest from:", strings.Join(changes, ", "))
 	return nil
 }
