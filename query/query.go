@@ -315,7 +315,7 @@ func NewSearcher(ix *Index, opt Options) (*Searcher, error) {
 		if c.Err != nil {
 			continue
 		}
-		r, err := c.Engine.Open(ix.ix, w.Threads)
+		r, err := c.Engine.Open(w)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s on %s: %w", c.Engine.Name(), c.Engine.Kind(), err))
 			continue

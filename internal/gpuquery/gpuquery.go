@@ -85,12 +85,12 @@ func (gpuEngine) Estimate(w *query.Workload) (engine.Estimate, error) {
 		Detail: fmt.Sprintf("%s of posting lists resident; a group of threads per query, semi-sorted by shortest list", engine.Bytes(residentBytes(w.Index)))}, nil
 }
 
-func (gpuEngine) Open(ix *invindex.Index, threads int) (query.Runner, error) {
+func (gpuEngine) Open(w *query.Workload) (query.Runner, error) {
 	dev, err := gpurt.Default()
 	if err != nil {
 		return nil, engine.Unavailable(err)
 	}
-	return newDevRunner(dev, ix, threads)
+	return newDevRunner(dev, w.Index, w.Threads)
 }
 
 // resident is an index's lists on a device, shared by the runners on it:

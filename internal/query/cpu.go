@@ -84,8 +84,8 @@ func (cpuEngine) Estimate(w *Workload) (engine.Estimate, error) {
 		Detail: fmt.Sprintf("shortest list first, SIMD merge / galloping / bitmap probes, %d threads", threads)}, nil
 }
 
-func (cpuEngine) Open(ix *invindex.Index, threads int) (Runner, error) {
-	return NewCPU(ix, threads), nil
+func (cpuEngine) Open(w *Workload) (Runner, error) {
+	return NewCPU(w.Index, w.Threads), nil
 }
 
 // CPU is the CPU engine's Runner, also used by the GPU engine for the
