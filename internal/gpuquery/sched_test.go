@@ -383,7 +383,9 @@ func TestSchedClosed(t *testing.T) {
 		go func() { held <- s.Search(context.Background(), fakeQueries(1, 7), -1, false, make([]query.Result, 1)) }()
 		synctest.Wait()
 		waiting := make(chan error, 1)
-		go func() { waiting <- s.Search(context.Background(), fakeQueries(1, 0), -1, false, make([]query.Result, 1)) }()
+		go func() {
+			waiting <- s.Search(context.Background(), fakeQueries(1, 0), -1, false, make([]query.Result, 1))
+		}()
 		synctest.Wait()
 		s.close()
 		if err := <-waiting; err != errClosed {
