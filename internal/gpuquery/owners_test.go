@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/xsect/xsect/internal/engine"
@@ -99,8 +100,7 @@ func TestGPUOwnersSplit(t *testing.T) {
 
 // TestGPUOwnersConcurrent searches from several goroutines at once, small
 // searches and split ones, on two owners of GPU 0, each answer checked
-// against the CPU engine's; then cancels a split search and checks the
-// next.
+// against the CPU engine's.
 func TestGPUOwnersConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
 	docs := querytest.RandomDocs(rng, 3000, 200, 12)
@@ -112,13 +112,79 @@ func TestGPUOwnersConcurrent(t *testing.T) {
 	r := openOwnersRunner(t, ix, 2, twoOwners)
 	r.sched.minPart = 1000
 	checkConcurrent(t, r, ix, qs, 6, 12)
-	for _, n := range []int{0, 3} {
-		res := make([]query.Result, len(qs))
-		if err := r.Search(newCancelAfter(n), qs, 10, false, res); err != context.Canceled {
-			t.Fatalf("canceled after %d checks: %v", n, err)
+	compare(t, r, ix, docs, qs, []int{-1, 3})
+}
+
+// countdown is a search's context as one part sees it: after n checks of
+// Err it cancels the whole search (cancel) and reports it canceled.
+type countdown struct {
+	context.Context
+	n      atomic.Int64
+	cancel func()
+}
+
+func (c *countdown) Err() error {
+	if c.n.Add(-1) < 0 {
+		c.cancel()
+		return context.Canceled
+	}
+	return c.Context.Err()
+}
+
+// cancelingRunner runs its searches under a countdown.
+type cancelingRunner struct {
+	r      searcher
+	n      int
+	cancel func()
+}
+
+func (c cancelingRunner) Search(ctx context.Context, qs []query.Query, limit int, countOnly bool, res []query.Result) error {
+	cd := &countdown{Context: ctx, cancel: c.cancel}
+	cd.n.Store(int64(c.n))
+	return c.r.Search(cd, qs, limit, countOnly, res)
+}
+
+// TestGPUOwnersCanceled cancels split searches on two owners of GPU 0 from
+// inside a part, between its device batches, with batches of the other
+// part on the device: the search returns the context's error, and the
+// searches after it are right.
+func TestGPUOwnersCanceled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(50, 51))
+	docs, qs := longLists(rng, 20000)
+	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(qs) < 20000 {
+		qs = append(qs, qs...)
+	}
+	r := openOwnersRunner(t, ix, 2, twoOwners)
+	whole := r.sched
+	for _, owner := range r.runners {
+		for _, dr := range owner {
+			dr.batchQueries = 1000
 		}
 	}
-	compare(t, r, ix, docs, qs, []int{-1, 3})
+	for _, n := range []int{0, 1, 3, 7} {
+		for _, countOnly := range []bool{true, false} {
+			ctx, cancel := context.WithCancel(context.Background())
+			rs := make([][]searcher, len(r.runners))
+			for i, owner := range r.runners {
+				for _, dr := range owner {
+					rs[i] = append(rs[i], cancelingRunner{dr, n, cancel})
+				}
+			}
+			r.sched = newSched(rs, len(qs)/2)
+			res := make([]query.Result, len(qs))
+			err := r.Search(ctx, qs, 10, countOnly, res)
+			cancel()
+			if err != context.Canceled {
+				t.Fatalf("canceled after %d checks: %v", n, err)
+			}
+		}
+		r.sched = whole
+		compare(t, r, ix, nil, qs, []int{-1, 10})
+	}
 }
 
 // checkConcurrent runs rounds of searches of slices of qs of many sizes
