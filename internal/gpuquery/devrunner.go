@@ -231,6 +231,9 @@ func (r *devRunner) Close() error {
 	return r.closeError
 }
 
+// Concurrency is 1: a devRunner runs one search at a time.
+func (r *devRunner) Concurrency() int { return 1 }
+
 // Notes describes the batches run so far.
 func (r *devRunner) Notes() string {
 	st := r.snapshot()

@@ -104,7 +104,8 @@ func NewCPU(ix *invindex.Index, threads int) *CPU {
 	return c
 }
 
-func (c *CPU) Notes() string { return "" }
+func (c *CPU) Notes() string    { return "" }
+func (c *CPU) Concurrency() int { return 0 }
 func (c *CPU) Close() error  { return nil }
 
 // chunkQueries is how many queries a goroutine takes at a time: enough to

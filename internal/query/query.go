@@ -46,6 +46,10 @@ type Runner interface {
 	// Notes describes how the batches ran (device, time in kernels and
 	// transfers), "" if the engine says nothing.
 	Notes() string
+	// Concurrency returns how many searches run at once before another
+	// waits for one to end, or 0 where none waits (the CPU engine: each
+	// search spreads over its own goroutines).
+	Concurrency() int
 	Close() error
 }
 
