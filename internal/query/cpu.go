@@ -106,7 +106,7 @@ func NewCPU(ix *invindex.Index, threads int) *CPU {
 
 func (c *CPU) Notes() string    { return "" }
 func (c *CPU) Concurrency() int { return 0 }
-func (c *CPU) Close() error  { return nil }
+func (c *CPU) Close() error     { return nil }
 
 // chunkQueries is how many queries a goroutine takes at a time: enough to
 // make the atomic counter's cost vanish, few enough to balance a batch
