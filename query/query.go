@@ -263,6 +263,18 @@ type Options struct {
 	// Threads is the number of CPU goroutines a batch uses; 0 means
 	// GOMAXPROCS.
 	Threads int
+	// GPUs are the GPUs, by ordinal, that the GPU engine spreads its
+	// searches over; an ordinal listed twice gets two owners on that GPU,
+	// which gains nothing but runs the splitting on one GPU. gpu.ParseGPUs
+	// reads the forms of xsect's --gpus flag. The default value, nil,
+	// means every GPU of the host.
+	//
+	// On the GPU, each owner keeps the index resident and runs two
+	// searches at once (see Searcher.Concurrency); a search of at least
+	// 131,072 queries is cut into contiguous parts answered in parallel
+	// on different owners, a smaller one runs on the owner with the
+	// fewest queries in flight.
+	GPUs []int
 	// Expected is, optionally, the queries the searcher will answer (or a
 	// sample of them, with ExpectedTotal the whole count), for the
 	// planner's choice of device.
@@ -302,7 +314,8 @@ type Searcher struct {
 // cannot; its Device is then "" and Search returns an error. A nil
 // searcher never comes back.
 func NewSearcher(ix *Index, opt Options) (*Searcher, error) {
-	w := &query.Workload{Index: ix.ix, Threads: query.Threads(opt.Threads), Sample: opt.Expected, Queries: max(opt.ExpectedTotal, len(opt.Expected))}
+	w := &query.Workload{Index: ix.ix, Threads: query.Threads(opt.Threads), GPUs: opt.GPUs, Sample: opt.Expected,
+		Queries: max(opt.ExpectedTotal, len(opt.Expected))}
 	cs, chosen, err := query.Plan(w, engine.Choice{Device: opt.Device})
 	s := &Searcher{ix: ix, workload: w, cands: cs, chosen: chosen}
 	if err != nil {
@@ -315,7 +328,7 @@ func NewSearcher(ix *Index, opt Options) (*Searcher, error) {
 		if c.Err != nil {
 			continue
 		}
-		r, err := c.Engine.Open(ix.ix, w.Threads)
+		r, err := c.Engine.Open(w)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s on %s: %w", c.Engine.Name(), c.Engine.Kind(), err))
 			continue
@@ -330,6 +343,19 @@ func NewSearcher(ix *Index, opt Options) (*Searcher, error) {
 // Device returns "cpu" or "gpu": where batches run ("" for a searcher
 // that cannot run).
 func (s *Searcher) Device() string { return s.device }
+
+// Concurrency returns how many searches run at once before another waits
+// for one to end: on the GPU two per GPU owner (Options.GPUs), so that one
+// search's work on the host overlaps another's on the device; 0 on the
+// CPU, where no search waits for another (each spreads over Threads
+// goroutines), and for a searcher that cannot run. A server feeds the
+// searcher that many batches at once.
+func (s *Searcher) Concurrency() int {
+	if s.runner == nil {
+		return 0
+	}
+	return s.runner.Concurrency()
+}
 
 // Explain writes the index's shape, every engine's estimate (or why it
 // cannot run) and the choice.

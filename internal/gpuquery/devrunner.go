@@ -231,24 +231,51 @@ func (r *devRunner) Close() error {
 	return r.closeError
 }
 
+// Concurrency is 1: a devRunner runs one search at a time.
+func (r *devRunner) Concurrency() int { return 1 }
+
 // Notes describes the batches run so far.
 func (r *devRunner) Notes() string {
-	r.statsMu.Lock()
-	defer r.statsMu.Unlock()
-	return r.stats.String()
+	st := r.snapshot()
+	return st.describe("gpu")
 }
 
-func (s *stats) String() string {
+// snapshot returns a copy of the runner's stats.
+func (r *devRunner) snapshot() stats {
+	r.statsMu.Lock()
+	defer r.statsMu.Unlock()
+	st := r.stats
+	st.phases = slices.Clone(st.phases)
+	st.kernels = slices.Clone(st.kernels)
+	return st
+}
+
+// add counts o's batches in s, for the notes of several runners in one.
+func (s *stats) add(o stats) {
+	s.batches += o.batches
+	s.queries += o.queries
+	s.host += o.host
+	s.timed += o.timed
+	s.upBytes += o.upBytes
+	s.downBytes += o.downBytes
+	s.fallback = s.fallback || o.fallback
+	s.phases = append(s.phases, o.phases...)
+	s.kernels = append(s.kernels, o.kernels...)
+}
+
+// describe writes the stats, each line starting with who ("gpu", "gpu
+// 1").
+func (s *stats) describe(who string) string {
 	if s.batches == 0 {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "gpu: %d batches, %d queries (%d answered on the host); upload %s, download %s\n",
-		s.batches, s.queries, s.host, bytesString(s.upBytes), bytesString(s.downBytes))
+	fmt.Fprintf(&b, "%s: %d batches, %d queries (%d answered on the host); upload %s, download %s\n",
+		who, s.batches, s.queries, s.host, bytesString(s.upBytes), bytesString(s.downBytes))
 	if s.fallback {
-		b.WriteString("gpu: Go memory could not be registered with the driver: host buffers from cuMemAllocHost\n")
+		fmt.Fprintf(&b, "%s: Go memory could not be registered with the driver: host buffers from cuMemAllocHost\n", who)
 	}
-	b.WriteString("gpu: median batch:")
+	fmt.Fprintf(&b, "%s: median batch:", who)
 	for p := range numPhases {
 		ts := make([]time.Duration, len(s.phases))
 		for i, ph := range s.phases {
@@ -258,7 +285,7 @@ func (s *stats) String() string {
 		fmt.Fprintf(&b, " %s %.0f us", phaseNames[p], float64(ts[len(ts)/2].Nanoseconds())/1e3)
 	}
 	if len(s.kernels) > 0 {
-		fmt.Fprintf(&b, "\ngpu: median kernels (%d batches timed):", s.timed)
+		fmt.Fprintf(&b, "\n%s: median kernels (%d batches timed):", who, s.timed)
 		for k, name := range []string{"prepare", "bucket512", "bucket256", "bucket128", "bucket64", "bucket32", "compact"} {
 			ts := make([]time.Duration, len(s.kernels))
 			for i, kt := range s.kernels {

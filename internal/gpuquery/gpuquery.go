@@ -70,27 +70,53 @@ func residentBytes(ix *invindex.Index) int64 {
 		8*int64(ix.BitmapWords())*int64(len(gpuDense(ix)))
 }
 
+// Estimate divides the device's work over the distinct GPUs of w.GPUs
+// (owners of one GPU share it) and the host's over the threads; the
+// memory is what the most shared GPU holds: the index and the runners'
+// batch buffers at most, for each of its owners.
 func (gpuEngine) Estimate(w *query.Workload) (engine.Estimate, error) {
 	threads := query.Threads(w.Threads)
-	mem := residentBytes(w.Index) + numSlots*int64(batchBytes)
+	gpus := gpurt.GuessDevices(w.GPUs)
+	share := int64(mostOwners(w.GPUs))
+	resident := residentBytes(w.Index)
+	mem := share * (resident + runnersPerOwner*numSlots*int64(batchBytes))
 	sec := (gpurt.OpenLeft() + gpurt.CloseLeft()).Seconds()
-	sec += float64(residentBytes(w.Index)) / uploadRate
+	// The GPUs upload in parallel, the owners of one GPU in turn.
+	sec += float64(share*resident) / uploadRate
 	queries := float64(w.Queries)
 	work := query.SampleCost(w)
 	if len(w.Sample) == 0 {
 		queries, work = nominalQueries, nominalQueries*nominalQueryNS
 	}
-	sec += searchSeconds + queries*hostQueryNS*1e-9/float64(threads) + work*1e-9/deviceSpeed
+	sec += searchSeconds + queries*hostQueryNS*1e-9/float64(threads) + work*1e-9/deviceSpeed/float64(gpus)
+	on := "1 GPU"
+	if gpus > 1 {
+		on = fmt.Sprintf("%d GPUs", gpus)
+	}
 	return engine.Estimate{Seconds: sec, Memory: mem,
-		Detail: fmt.Sprintf("%s of posting lists resident; a group of threads per query, semi-sorted by shortest list", engine.Bytes(residentBytes(w.Index)))}, nil
+		Detail: fmt.Sprintf("%s of posting lists resident; a group of threads per query, semi-sorted by shortest list; over %s", engine.Bytes(resident), on)}, nil
 }
 
-func (gpuEngine) Open(ix *invindex.Index, threads int) (query.Runner, error) {
-	dev, err := gpurt.Default()
+// mostOwners returns the most owners that list (from gpurt.ParseGPUs)
+// gives one GPU: 1 for nil, every GPU once.
+func mostOwners(list []int) int {
+	most := 1
+	n := map[int]int{}
+	for _, o := range list {
+		n[o]++
+		most = max(most, n[o])
+	}
+	return most
+}
+
+// Open opens the GPUs of w.GPUs (every GPU for nil), uploads the index to
+// each owner and readies runnersPerOwner runners on each.
+func (gpuEngine) Open(w *query.Workload) (query.Runner, error) {
+	set, err := gpurt.OpenSet(w.GPUs)
 	if err != nil {
 		return nil, engine.Unavailable(err)
 	}
-	return newDevRunner(dev, ix, threads)
+	return openOwners(set, w.Index, w.Threads, runnersPerOwner)
 }
 
 // resident is an index's lists on a device, shared by the runners on it:
@@ -154,6 +180,11 @@ func acquire(dev *gpurt.Device, ix *invindex.Index) (*resident, error) {
 		return r, nil
 	}
 	r := &resident{refs: 1}
+	// The owners of one GPU share its link to the host: one uploads at a
+	// time, so that the first starts answering while the others upload.
+	link := dev.UploadLock()
+	link.Lock()
+	defer link.Unlock()
 	dense := gpuDense(ix)
 	r.gdense = len(dense)
 	words := ix.BitmapWords()

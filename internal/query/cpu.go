@@ -84,8 +84,8 @@ func (cpuEngine) Estimate(w *Workload) (engine.Estimate, error) {
 		Detail: fmt.Sprintf("shortest list first, SIMD merge / galloping / bitmap probes, %d threads", threads)}, nil
 }
 
-func (cpuEngine) Open(ix *invindex.Index, threads int) (Runner, error) {
-	return NewCPU(ix, threads), nil
+func (cpuEngine) Open(w *Workload) (Runner, error) {
+	return NewCPU(w.Index, w.Threads), nil
 }
 
 // CPU is the CPU engine's Runner, also used by the GPU engine for the
@@ -104,8 +104,9 @@ func NewCPU(ix *invindex.Index, threads int) *CPU {
 	return c
 }
 
-func (c *CPU) Notes() string { return "" }
-func (c *CPU) Close() error  { return nil }
+func (c *CPU) Notes() string    { return "" }
+func (c *CPU) Concurrency() int { return 0 }
+func (c *CPU) Close() error     { return nil }
 
 // chunkQueries is how many queries a goroutine takes at a time: enough to
 // make the atomic counter's cost vanish, few enough to balance a batch

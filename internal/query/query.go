@@ -46,15 +46,22 @@ type Runner interface {
 	// Notes describes how the batches ran (device, time in kernels and
 	// transfers), "" if the engine says nothing.
 	Notes() string
+	// Concurrency returns how many searches run at once before another
+	// waits for one to end, or 0 where none waits (the CPU engine: each
+	// search spreads over its own goroutines).
+	Concurrency() int
 	Close() error
 }
 
-// Workload is what the planner knows of the work ahead: the index, the
-// CPU threads allowed, and a sample of the queries (nil: unknown) that
+// Workload is what the planner knows of the work ahead, and what an
+// engine opens on: the index, the CPU threads allowed, the GPUs a GPU
+// engine may spread over (by ordinal, as gpurt.ParseGPUs reads them; nil:
+// every GPU of the host), and a sample of the queries (nil: unknown) that
 // stands for Queries queries in all.
 type Workload struct {
 	Index   *invindex.Index
 	Threads int
+	GPUs    []int
 	Sample  []Query
 	Queries int
 }
@@ -71,9 +78,9 @@ type Engine interface {
 	// Estimate predicts the seconds to open the engine and answer the
 	// workload, and the device memory it needs.
 	Estimate(w *Workload) (engine.Estimate, error)
-	// Open prepares the engine to answer batches on ix with up to
-	// threads CPU goroutines.
-	Open(ix *invindex.Index, threads int) (Runner, error)
+	// Open prepares the engine to answer batches on w.Index with up to
+	// w.Threads CPU goroutines a search (and, on the GPU, on w.GPUs).
+	Open(w *Workload) (Runner, error)
 }
 
 // Candidate is one engine's answer to the planner.

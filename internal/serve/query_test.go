@@ -117,24 +117,24 @@ func TestGcide(t *testing.T) {
 	if err := cpu.Search(context.Background(), qs, 10, false, want); err != nil {
 		t.Fatal(err)
 	}
-	// gpu2: a pool of two GPU searchers, two batches at a time.
-	for _, device := range []string{"cpu", "gpu", "gpu2"} {
+	// gpu00: two owners of GPU 0, two searches at once on each; a batch of
+	// 50 queries runs whole on the least-loaded owner.
+	for _, device := range []string{"cpu", "gpu", "gpu00"} {
 		t.Run(device, func(t *testing.T) {
 			var b Backend = cpu
 			cfg := Config{MaxQueries: 50}
 			if device != "cpu" {
-				n := 1
-				if device == "gpu2" {
-					n = 2
+				opt := query.Options{Device: "gpu"}
+				if device == "gpu00" {
+					opt.GPUs = []int{0, 0}
 				}
-				var bs []Backend
-				for range n {
-					gs, err := query.NewSearcher(ix, query.Options{Device: "gpu"})
-					gputest.Need(t, err)
-					defer gs.Close()
-					bs = append(bs, gs)
+				gs, err := query.NewSearcher(ix, opt)
+				gputest.Need(t, err)
+				defer gs.Close()
+				if want := 2 * max(len(opt.GPUs), 1); opt.GPUs != nil && gs.Concurrency() != want {
+					t.Fatalf("concurrency %d, want %d", gs.Concurrency(), want)
 				}
-				b, cfg.Concurrency = Pool(bs...), len(bs)
+				b = gs
 			}
 			serveGcide(t, b, cfg, qs, want)
 		})

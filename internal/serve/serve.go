@@ -51,6 +51,16 @@ type Backend interface {
 	Device() string
 }
 
+// Concurrent is implemented by a backend that runs a bounded number of
+// searches at once and makes any more wait, such as query.Searcher on the
+// GPU (two per GPU owner). Config.Concurrency then defaults to that
+// number: every one of them is fed, and no batch waits inside the backend
+// where the dispatcher could still add queries to it. A backend that
+// returns 0 (query.Searcher on the CPU) has the device's default.
+type Concurrent interface {
+	Concurrency() int
+}
+
 // ShortestLister is implemented by a backend that runs a batch faster when
 // its queries come in order of the length of their shortest posting list
 // (a GPU engine whose threads then do alike work). The dispatcher then
@@ -90,12 +100,11 @@ const (
 // keep the cores busy; a large one spreads over the engine's threads), a
 // queue of 8192. On a GPU: batches of up to 65,536 queries (the query
 // package's GPU engine takes that many at once and pipelines the parts of a
-// large batch), two slots (a GPU searcher runs one batch at a time: xsect
-// serve gives each slot a searcher of its own, see Pool, so that one
-// batch's host stages overlap the other's device work; measured on the H100
-// host, 20% more queries/s than one slot at 256 clients), a queue of
-// 131,072 (two full batches and room). Greedy dispatch keeps small batches
-// small when the load is light.
+// large batch), two slots (one batch's host stages overlap the other's
+// device work; measured on the H100 host, 20% more queries/s than one slot
+// at 256 clients; a Concurrent backend has its own number instead: two per
+// GPU owner), a queue of 131,072 (two full batches and room). Greedy
+// dispatch keeps small batches small when the load is light.
 func DefaultsFor(device string) (batchSize, concurrency, queue int) {
 	if device == "gpu" {
 		return 1 << 16, 2, 1 << 17
@@ -150,10 +159,14 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// forDevice fills BatchSize, Concurrency and Queue by the device; a queue
-// left to its default holds at least a full batch request.
-func (c Config) forDevice(device string) Config {
-	batch, conc, queue := DefaultsFor(device)
+// forBackend fills BatchSize, Concurrency and Queue by b's device, and
+// Concurrency by b's own where it is Concurrent; a queue left to its
+// default holds at least a full batch request.
+func (c Config) forBackend(b Backend) Config {
+	batch, conc, queue := DefaultsFor(b.Device())
+	if cb, ok := b.(Concurrent); ok && cb.Concurrency() > 0 {
+		conc = cb.Concurrency()
+	}
 	if c.BatchSize == 0 {
 		c.BatchSize = batch
 	}
@@ -199,13 +212,13 @@ func New(cfg Config) (*Server, error) {
 // SetBackend makes the server answer queries with b; parseText maps the
 // text of a "q" to a query, and is nil when the index has no vocabulary.
 // The limits that default by device take the defaults of b's
-// (DefaultsFor). From then on /healthz answers 200. It may be called once.
+// (DefaultsFor), and the concurrency b's own where it is Concurrent. From then on /healthz answers 200. It may be called once.
 func (s *Server) SetBackend(b Backend, parseText func(string) Query) {
 	r := &ready{b: b, parse: parseText}
 	if sl, ok := b.(ShortestLister); ok {
 		r.key = sl.ShortestList
 	}
-	r.cfg = s.cfg.forDevice(b.Device())
+	r.cfg = s.cfg.forBackend(b)
 	s.d.start(r.cfg)
 	if !s.ready.CompareAndSwap(nil, r) {
 		panic("serve: SetBackend called twice")

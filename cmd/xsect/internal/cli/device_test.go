@@ -82,12 +82,21 @@ func TestIntersectDevice(t *testing.T) {
 // driver reports GPUs; with --device cpu the choice is parsed only.
 func TestGPUsFlag(t *testing.T) {
 	a := writeFile(t, "a.txt", "1 2 3\n2 3\n3 4\n")
+	idx := buildTestIndex(t, a)
 	commands := [][]string{
 		{"allpairs", a},
 		{"containment", a, "--min-degree", "1/2"},
 		{"pairs", "--min-support", "1", a},
 		{"simjoin", a, "--threshold", "0.5"},
 		{"intersect", a, a},
+		{"query", idx, a},
+	}
+	// serve with a good choice would serve: only the bad ones here.
+	for _, bad := range []string{"x", "0", "1,a"} {
+		args := []string{"serve", idx, "--addr", "127.0.0.1:0", "--gpus", bad}
+		if code, _, stderr := run(t, args...); code != ExitUsage || !strings.Contains(stderr, "--gpus") {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 naming --gpus", args, code, firstLine(stderr))
+		}
 	}
 	for _, cmd := range commands {
 		for _, bad := range []string{"x", "0", "-1", "1,,2", ",", "1,a"} {
@@ -122,8 +131,19 @@ func TestGPUsFlag(t *testing.T) {
 	}
 }
 
-// TestGPUsOwners runs allpairs, containment, pairs and simjoin on the
-// GPU with one, two and three owners of GPU 0: the same output, and
+// buildTestIndex builds the index of the documents of path with xsect
+// index build.
+func buildTestIndex(t *testing.T, path string) string {
+	t.Helper()
+	idx := filepath.Join(t.TempDir(), "docs.idx")
+	if code, _, stderr := run(t, "index", "build", path, "-o", idx); code != ExitOK {
+		t.Fatalf("index build: exit %d, %s", code, stderr)
+	}
+	return idx
+}
+
+// TestGPUsOwners runs allpairs, containment, pairs, simjoin and query on
+// the GPU with one, two and three owners of GPU 0: the same output, and
 // --explain names the owners after the run.
 func TestGPUsOwners(t *testing.T) {
 	gputest.Need(t, gpurt.Available())
@@ -139,6 +159,7 @@ func TestGPUsOwners(t *testing.T) {
 	}
 	in := writeFile(t, "in.txt", b.String())
 	cmds := [][]string{
+		{"query", "--device", "gpu", buildTestIndex(t, in), in},
 		{"allpairs", "--device", "gpu", "--technique", "batmap", "--sort", "--min-overlap", "3", in},
 		{"containment", "--device", "gpu", "--technique", "scancount", "--sort", "--min-degree", "1/3", in},
 		{"pairs", "--device", "gpu", "--engine", "batmap", "--sort", "--min-support", "8", in},
@@ -188,7 +209,9 @@ func TestGPUsOpenOnlyListed(t *testing.T) {
 		listed = 0
 	}
 	gpus := fmt.Sprintf("%d,", listed)
+	idx := buildTestIndex(t, a)
 	for _, cmd := range [][]string{
+		{"query", idx, a},
 		{"allpairs", a},
 		{"allpairs", a, "--technique", "batmap"},
 		{"containment", a, "--min-degree", "1/2"},

@@ -70,7 +70,7 @@ standard input into memory. index info verifies an index and prints its size.`,
 	register(&command{
 		name:    "query",
 		summary: "answer conjunctive queries over an index from 'xsect index build'",
-		usage:   "INDEX QUERIES [--count] [--limit N] [--device cpu|gpu|auto] [--threads N] [--explain] [-o FILE]",
+		usage:   "INDEX QUERIES [--count] [--limit N] [--device cpu|gpu|auto] [--gpus LIST] [--threads N] [--explain] [-o FILE]",
 		help: `
 Answers each line of QUERIES, a conjunctive (AND) query: the documents that
 hold every one of its terms. A line holds term ids (decimal integers separated
@@ -85,7 +85,9 @@ an empty line when none match; with --count the number of matching documents.
 
 Terms are intersected shortest list first, stopping when nothing is left, on
 every core (--threads) or on the GPU (--device gpu: the posting lists resident
-on the device, a group of threads per slice of a query's shortest list).
+on the device, a group of threads per slice of a query's shortest list), on
+every GPU of --gpus: the queries are cut into a part per GPU where each part
+holds at least 65,536 of them.
 --device auto takes the GPU when one is present and the planner expects it to
 finish sooner, starting it included; --explain prints the estimates on
 standard error. --repeat runs the queries that many times (the output is
@@ -95,6 +97,7 @@ benchmarks.`,
 			count := fs.Bool("count", false, "print the number of matching documents instead of their ids")
 			limit := fs.Int("limit", -1, "print at most the first `N` ids of each query (-1: all)")
 			device := fs.String("device", "auto", "where to run: cpu, gpu or auto")
+			gpus := gpusFlag(fs)
 			threads := fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)")
 			explain := fs.Bool("explain", false, "print the index, every engine's estimate and the choice on standard error")
 			repeat := fs.Int("repeat", 1, "answer the queries `N` times (benchmarks; the output is written once)")
@@ -115,6 +118,10 @@ benchmarks.`,
 				if err := checkThreads(*threads); err != nil {
 					return err
 				}
+				gpuList, err := parseGPUs(*gpus, *device)
+				if err != nil {
+					return err
+				}
 				if *repeat < 1 || *repeat > 1<<20 {
 					return usagef("--repeat %d: want 1 to 2^20", *repeat)
 				}
@@ -123,7 +130,7 @@ benchmarks.`,
 					return err
 				}
 				defer w.abort()
-				q := &queryRun{env: env, count: *count, limit: *limit, device: *device, threads: *threads,
+				q := &queryRun{env: env, count: *count, limit: *limit, device: *device, gpus: gpuList, threads: *threads,
 					explain: *explain, repeat: *repeat, timings: *timings}
 				if err := q.run(args[0], args[1], w); err != nil {
 					return err
@@ -233,6 +240,7 @@ type queryRun struct {
 	count           bool
 	limit           int
 	device          string
+	gpus            []int
 	threads         int
 	explain         bool
 	repeat          int
@@ -265,7 +273,7 @@ func (q *queryRun) run(indexPath, queriesPath string, w io.Writer) error {
 	}
 	q.loaded = time.Since(start)
 	start = time.Now()
-	opt := query.Options{Device: q.device, Threads: q.threads, ExpectedTotal: len(q.qs) * q.repeat}
+	opt := query.Options{Device: q.device, Threads: q.threads, GPUs: q.gpus, ExpectedTotal: len(q.qs) * q.repeat}
 	opt.Expected = querySample(q.qs, 4096)
 	s, err := query.NewSearcher(ix, opt)
 	if s != nil && q.explain {

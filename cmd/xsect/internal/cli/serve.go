@@ -23,7 +23,7 @@ func init() {
 	register(&command{
 		name:    "serve",
 		summary: "serve conjunctive queries over an index from 'xsect index build' over HTTP",
-		usage:   "INDEX [--addr HOST:PORT] [--device cpu|gpu|auto] [--threads N] [flags]",
+		usage:   "INDEX [--addr HOST:PORT] [--device cpu|gpu|auto] [--gpus LIST] [--threads N] [flags]",
 		help: `
 Answers conjunctive (AND) queries over INDEX over HTTP (docs/SERVE.md):
 
@@ -48,7 +48,9 @@ The queries of concurrent requests are gathered into batches of up to
 --batch-size queries: a batch runs as soon as one of --concurrency slots is
 free, gathering more while none is (with --batch-wait, it first waits that
 long from its oldest query to fill). The engine is xsect query's: the CPU
-engine (--threads per batch) or the GPU engine (--device gpu).
+engine (--threads per batch) or the GPU engine (--device gpu) on the GPUs of
+--gpus, each with the index resident: a batch runs on the GPU with the fewest
+queries in flight, two batches at once on each (the default --concurrency).
 
 Logs go to standard error (--log-format, --log-level). SIGINT, SIGTERM or
 SIGHUP stops accepting connections, finishes the requests in flight and exits
@@ -58,13 +60,14 @@ batches that meet it (500) and stops the server (exit 1).`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0: any free port, logged)")
 			device := fs.String("device", "auto", "where batches run: cpu, gpu or auto")
+			gpus := gpusFlag(fs)
 			threads := fs.Int("threads", 0, "CPU threads per batch, up to 4096 (0: one per core)")
 			batchSize := fs.Int("batch-size", 0, "most queries in one batch (0: 1024 on the CPU, 65536 on a GPU)")
 			batchWait := fs.Duration("batch-wait", 0, "longest a batch waits to fill, from its oldest query (0: run when a slot is free)")
 			deadline := fs.Duration("deadline", serve.DefaultDeadline, "time a request may take from its arrival, receiving its body and queueing included")
 			maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "largest request body in `bytes`")
 			maxBodies := fs.Int64("max-bodies", 0, "request body `bytes` held at once, all requests together; beyond, 429 (0: the larger of 64 MiB and 16 --max-body)")
-			concurrency := fs.Int("concurrency", 0, "batches running at once (0: one per core on the CPU, 2 on a GPU, each with a searcher of its own)")
+			concurrency := fs.Int("concurrency", 0, "batches running at once (0: one per core on the CPU, two per GPU of --gpus on the GPU)")
 			queue := fs.Int("queue", 0, "most queries admitted and not yet answered (waiting, running, being written); beyond, 429 (0: 8192 on the CPU, 131072 on a GPU)")
 			maxQueries := fs.Int("max-queries", serve.DefaultMaxQueries, "most queries in one batch request (at most --queue, to which it is lowered when not given)")
 			maxLimit := fs.Int("max-limit", serve.DefaultMaxLimit, "largest limit a query may ask (a limit of 0 counts only)")
@@ -108,6 +111,10 @@ batches that meet it (500) and stops the server (exit 1).`,
 				if *queue > 0 && *maxQueries > *queue {
 					return usagef("--max-queries %d: want at most --queue (%d)", *maxQueries, *queue)
 				}
+				gpuList, err := parseGPUs(*gpus, *device)
+				if err != nil {
+					return err
+				}
 				log, err := newLogger(env.Stderr, *logFormat, *logLevel)
 				if err != nil {
 					return err
@@ -119,7 +126,7 @@ batches that meet it (500) and stops the server (exit 1).`,
 				if *cpuProfile == "-" {
 					return usagef("--cpuprofile -: want a file (standard output is not written by serve)")
 				}
-				return runServe(env, args[0], *addr, query.Options{Device: *device, Threads: *threads}, cfg, log, *cpuProfile)
+				return runServe(env, args[0], *addr, query.Options{Device: *device, Threads: *threads, GPUs: gpuList}, cfg, log, *cpuProfile)
 			}
 		},
 	})
@@ -210,34 +217,12 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 		return usageError{err.Error()}
 	}
 	defer searcher.Close()
-	var backend serve.Backend = searcher
-	n := cfg.Concurrency
-	if n == 0 {
-		_, n, _ = serve.DefaultsFor(searcher.Device())
-	}
-	if searcher.Device() == "gpu" && n > 1 {
-		// A GPU searcher runs one search at a time: --concurrency N (2 by
-		// default) gets N searchers (sharing the lists on the device), so
-		// that one batch's host stages overlap another's device work.
-		bs := []serve.Backend{searcher}
-		for len(bs) < n {
-			more, err := query.NewSearcher(ix, query.Options{Device: "gpu", Threads: opt.Threads})
-			if err != nil {
-				log.Error("cannot serve the index", "error", err)
-				abandon()
-				return err
-			}
-			defer more.Close()
-			bs = append(bs, more)
-		}
-		backend = serve.Pool(bs...)
-	}
 	// An index file changed under the server (cp over it) fails the
 	// batches that see it (500) and stops the server, which can no
 	// longer answer from the index it verified: exit 1, so that a
 	// supervisor restarts it on the new file.
 	var changed atomic.Pointer[error]
-	backend = stopOnChange{backend, func(err error) {
+	backend := stopOnChange{searcher, func(err error) {
 		if changed.CompareAndSwap(nil, &err) {
 			log.Error("the index file changed while served: stopping; restart the server to serve the new file", "error", err)
 			stop()
@@ -277,12 +262,12 @@ func runServe(env *Env, path, addr string, opt query.Options, cfg serve.Config, 
 // stopOnChange is a backend that calls changed with the error of a batch
 // that failed because the index file changed (query.ErrChanged).
 type stopOnChange struct {
-	serve.Backend
+	*query.Searcher
 	changed func(error)
 }
 
 func (b stopOnChange) Search(ctx context.Context, qs []serve.Query, limit int, countOnly bool, res []serve.Result) error {
-	err := b.Backend.Search(ctx, qs, limit, countOnly, res)
+	err := b.Searcher.Search(ctx, qs, limit, countOnly, res)
 	if errors.Is(err, query.ErrChanged) {
 		b.changed(err)
 	}
