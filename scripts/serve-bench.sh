@@ -12,8 +12,8 @@
 # shared data folder (default ../shared/data from the repository root).
 # Environment: ROUNDS (default 3), DURATION (default 10s), CLIENTS (default
 # "1 8 64"), BATCHES (default "1 16"), DEVICE (default cpu), GPUS (passed as
-# --gpus: "0," one GPU, "0,0" two owners of GPU 0, "all" every GPU; default
-# all), PORT (default 18080), SERVE_FLAGS (more flags for xsect serve), SERVE_ENV (variables
+# --gpus: "0," one GPU, "0,0" two owners of GPU 0, "all" every GPU; unset:
+# the server's default, every GPU), PORT (default 18080), SERVE_FLAGS (more flags for xsect serve), SERVE_ENV (variables
 # for the server alone, such as GOGC=400), OUT (scratch folder,
 # default a temporary one).
 #
@@ -40,7 +40,7 @@ awk 'NF >= 2' "$gcide/gcide.q.topics.terabyte05.efficiency.txt.sets" >"$out/q2.s
 echo "# $(wc -l <"$out/q2.sets") queries of 2+ terms; $(nproc) CPUs; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # shellcheck disable=SC2086
-env ${SERVE_ENV:-} "$xsect" serve "$out/gcide.idx" --addr "127.0.0.1:$port" --device "${DEVICE:-cpu}" --gpus "${GPUS:-all}" ${SERVE_FLAGS:-} 2>"$out/serve.log" &
+env ${SERVE_ENV:-} "$xsect" serve "$out/gcide.idx" --addr "127.0.0.1:$port" --device "${DEVICE:-cpu}" ${GPUS:+--gpus "$GPUS"} ${SERVE_FLAGS:-} 2>"$out/serve.log" &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 600); do
