@@ -38,7 +38,7 @@ problems=(
 	"twitter|--sets 100000 --avg-size 140 --universe 37000 --dist zipf|allpairs IN --count-only"
 	"words-pairs|=words|allpairs IN --min-overlap 540 -o OUTFILE"
 	"batmap||pairs --gen-items 128000 --min-support 0.003 --count --engine batmap"
-	"containment|=enron|containment IN --min-degree 0.5 --count-only"
+	"containment|=enron|containment IN --min-degree 0.1 --count-only"
 	"simjoin|@ir/gcide/gcide.docs.sets.gz|simjoin IN --measure jaccard --threshold 0.5 --distinct --count-only"
 )
 

@@ -22,6 +22,7 @@
 set -eu -o pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
 xsect=${1:-}
 if [ -z "$xsect" ]; then
 	xsect=$out/xsect
