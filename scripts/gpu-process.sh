@@ -105,6 +105,7 @@ for p in "${problems[@]}"; do
 			result[$v]=$(outcome)
 		done
 		if [ -x "$old" ]; then
+			[ -n "${SETTLE:-}" ] && sleep "$SETTLE"
 			# shellcheck disable=SC2086
 			row[old]+="$(timed "$old" $cmd --device gpu --gpus "$ngpus") "
 			result[old]=$(outcome)
