@@ -66,40 +66,37 @@ func mmscanColumns(p *allpairs.Problem, info gpurt.Info, force int) *mmscanSplit
 			e int32
 		}
 		// Only elements some pair shares (the shared columns) can be
-		// worth a column.
-		shared, _ := p.SharedColumns()
-		var order []cand
+		// worth a column. Millions may be: they are counted first, and
+		// where more than maxHeavy, only the heaviest maxHeavy are kept,
+		// selected rather than sorted, with no slice grown element by
+		// element (planning waits for this before the run can start).
+		shared, n := p.SharedColumns()
+		var ws []int
+		if n > maxHeavy {
+			ws = make([]int, 0, n)
+		}
 		total := 0.0
 		for e := range u {
 			w := work(e)
-			if shared[e] >= 0 {
+			total += float64(w)
+			if ws != nil && shared[e] >= 0 {
+				ws = append(ws, w)
+			}
+		}
+		t := -1 // the least work kept, where more than maxHeavy are shared
+		if ws != nil {
+			t = allpairs.NthLargest(ws, maxHeavy)
+		}
+		order := make([]cand, 0, min(n, maxHeavy))
+		for e := range u {
+			if w := work(e); shared[e] >= 0 && w > t {
 				order = append(order, cand{w, int32(e)})
 			}
-			total += float64(w)
 		}
-		if len(order) > maxHeavy {
-			// Only the heaviest maxHeavy can be chosen: select them
-			// rather than sort millions.
-			ws := make([]int, len(order))
-			for i, c := range order {
-				ws[i] = c.w
+		for e := 0; e < u && len(order) < min(n, maxHeavy); e++ {
+			if shared[e] >= 0 && work(e) == t {
+				order = append(order, cand{t, int32(e)})
 			}
-			t := allpairs.NthLargest(ws, maxHeavy)
-			top := make([]cand, 0, maxHeavy)
-			for _, c := range order {
-				if c.w > t {
-					top = append(top, c)
-				}
-			}
-			for _, c := range order {
-				if len(top) == maxHeavy {
-					break
-				}
-				if c.w == t {
-					top = append(top, c)
-				}
-			}
-			order = top
 		}
 		slices.SortFunc(order, func(a, b cand) int { return cmp.Compare(b.w, a.w) })
 		r := ratesFor(info)

@@ -460,3 +460,34 @@ func TestMMScanColumns(t *testing.T) {
 	}
 	t.Logf("%d of %d shared elements heavy, light reads %.3g of %.3g", sp.cols.k, shared, sp.light, reads(func(int) bool { return false }))
 }
+
+// TestMMScanColumnsMany checks the choice among more shared elements than
+// can be heavy (maxHeavy): the heaviest are kept, and of those tied at the
+// cut the first in the order of elements; an element in one set never is.
+func TestMMScanColumnsMany(t *testing.T) {
+	const (
+		wide  = maxHeavy + 3000 // elements 0 to wide-1 in two sets: df 2
+		heavy = 1000            // elements below in a third set too: df 3
+		alone = 500             // elements from wide on in one set: df 1
+	)
+	a := make([]uint32, wide+alone)
+	for e := range a {
+		a[e] = uint32(e)
+	}
+	b := a[:wide]
+	c := a[:heavy]
+	p := problem(t, [][]uint32{a, b, c}, nil, 0, 0)
+	sp := mmscanColumns(p, h100, maxHeavy+10)
+	if sp.cols.k != maxHeavy {
+		t.Fatalf("%d heavy elements, want %d", sp.cols.k, maxHeavy)
+	}
+	for e, col := range sp.cols.colOf {
+		if want := e < maxHeavy; (col >= 0) != want || want && col != int32(e) {
+			t.Fatalf("element %d (df %d) has column %d", e, p.DFR[e], col)
+		}
+	}
+	// The light work: the tied elements left out (df 2) and those in one set.
+	if want := float64(4*(wide-maxHeavy) + alone); sp.light != want {
+		t.Errorf("light reads %g, want %g", sp.light, want)
+	}
+}
