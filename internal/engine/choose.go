@@ -72,7 +72,8 @@ type Planning[P any, E Estimator[P]] struct {
 
 // Choose is the planning step of every workload: it considers the engines
 // that the choice allows, CPU engines first (their estimates decide
-// whether a GPU is worth opening at all), asks each for its device and
+// whether a GPU is worth opening at all; GPU engines whose GPUs are
+// opening already, see Opening, beside them), asks each for its device and
 // its estimate, checks the estimate against the device's memory and the
 // CPU budget, ranks the candidates (Rank) and picks the first (Pick).
 //
@@ -94,19 +95,25 @@ func Choose[P any, E Estimator[P]](pl Planning[P, E]) ([]Candidate[E], Candidate
 			}
 		}
 	}
+	// The GPU's plain engines are estimated beside the CPU's where their
+	// GPUs are opening already: asking them then opens nothing more.
+	var early []Candidate[E]
+	var earlyDone chan struct{}
+	if gpu, _, _ := pl.split(GPU); len(gpu) > 0 && pl.Choice.Device == "auto" && opening(gpu) {
+		earlyDone = make(chan struct{})
+		go func() {
+			defer close(earlyDone)
+			early = make([]Candidate[E], len(gpu))
+			for i, e := range gpu {
+				early[i] = pl.device(e)
+			}
+			pl.estimate(early, threads, func(E) bool { return true })
+		}()
+	}
 	for _, kind := range []Kind{CPU, GPU} {
-		var plain, bounded []E
-		var bounds []float64
-		for _, e := range pl.Engines {
-			// Filter before Device, which may open a GPU.
-			if e.Kind() != kind || !pl.Choice.Allows(e.Name(), e.Kind()) {
-				continue
-			}
-			if b, ok := pl.bound(e); ok {
-				bounded, bounds = append(bounded, e), append(bounds, b)
-			} else {
-				plain = append(plain, e)
-			}
+		plain, bounded, bounds := pl.split(kind)
+		if kind == GPU && earlyDone != nil {
+			<-earlyDone
 		}
 		order := make([]int, len(bounded))
 		for i := range order {
@@ -114,21 +121,33 @@ func Choose[P any, E Estimator[P]](pl Planning[P, E]) ([]Candidate[E], Candidate
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(bounds[a], bounds[b]) })
 		if kind == GPU && pl.Choice.Device == "auto" && bestCPU < GPUStartup.Seconds() {
-			skip := Cannot("not tried: the CPU's estimate, %v, is under the %v it takes to start a GPU",
+			what := "not tried"
+			if earlyDone != nil {
+				what = "not taken"
+			}
+			skip := Cannot("%s: the CPU's estimate, %v, is under the %v it takes to start a GPU", what,
 				time.Duration(bestCPU*float64(time.Second)).Round(time.Millisecond), GPUStartup)
+			dev := Device{Kind: GPU, Name: "not opened"}
+			if earlyDone != nil {
+				dev.Name = "not used"
+			}
 			for _, e := range plain {
-				cs = append(cs, Candidate[E]{Engine: e, Device: Device{Kind: GPU, Name: "not opened"}, Err: skip})
+				cs = append(cs, Candidate[E]{Engine: e, Device: dev, Err: skip})
 			}
 			for _, i := range order {
-				cs = append(cs, Candidate[E]{Engine: bounded[i], Device: Device{Kind: GPU, Name: "not opened"}, Err: skip})
+				cs = append(cs, Candidate[E]{Engine: bounded[i], Device: dev, Err: skip})
 			}
 			continue
 		}
 		first := len(cs)
-		for _, e := range plain {
-			cs = append(cs, pl.device(e))
+		if kind == GPU && earlyDone != nil {
+			cs = append(cs, early...)
+		} else {
+			for _, e := range plain {
+				cs = append(cs, pl.device(e))
+			}
+			pl.estimate(cs[first:], threads, func(E) bool { return true })
 		}
-		pl.estimate(cs[first:], threads, func(E) bool { return true })
 		for _, c := range cs[first:] {
 			seen(c)
 		}
@@ -158,6 +177,44 @@ func Choose[P any, E Estimator[P]](pl Planning[P, E]) ([]Candidate[E], Candidate
 		chosen.Err = err
 	}
 	return cs, chosen, err
+}
+
+// split returns the engines of kind that the choice allows: the plain
+// ones, and those with a bound (Planning.Bound) with their bounds.
+func (pl *Planning[P, E]) split(kind Kind) (plain, bounded []E, bounds []float64) {
+	for _, e := range pl.Engines {
+		// Filter before Device, which may open a GPU.
+		if e.Kind() != kind || !pl.Choice.Allows(e.Name(), e.Kind()) {
+			continue
+		}
+		if b, ok := pl.bound(e); ok {
+			bounded, bounds = append(bounded, e), append(bounds, b)
+		} else {
+			plain = append(plain, e)
+		}
+	}
+	return plain, bounded, bounds
+}
+
+// Opening is implemented by GPU engines that can tell, without opening
+// anything, whether their GPUs are opening or open already (a command
+// started them beside its reading). Where every one of a planning's plain
+// GPU engines says so, Choose estimates them beside the CPU's engines
+// rather than after: asking them then costs no start-up, and the plan
+// is ready sooner.
+type Opening interface {
+	Opening() bool
+}
+
+// opening reports whether every engine of es implements Opening and says
+// its GPUs are opening.
+func opening[E any](es []E) bool {
+	for _, e := range es {
+		if o, ok := any(e).(Opening); !ok || !o.Opening() {
+			return false
+		}
+	}
+	return len(es) > 0
 }
 
 func (pl *Planning[P, E]) bound(e E) (float64, bool) {

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +22,8 @@ type fake struct {
 	bound   float64 // with bounded
 	bounded bool
 	sleep   time.Duration
+	opening bool   // what Opening says
+	hook    func() // called as Estimate begins, when set
 
 	devices, estimates atomic.Int32
 	running            *atomic.Int32 // estimates under way, when set
@@ -38,8 +41,13 @@ func (f *fake) Device() (Device, error) {
 	return Device{Kind: GPU, Name: "the GPU", Memory: f.devMem}, f.devErr
 }
 
+func (f *fake) Opening() bool { return f.opening }
+
 func (f *fake) Estimate(int) (Estimate, error) {
 	f.estimates.Add(1)
+	if f.hook != nil {
+		f.hook()
+	}
 	if f.running != nil {
 		n := f.running.Add(1)
 		for m := f.most.Load(); n > m && !f.most.CompareAndSwap(m, n); m = f.most.Load() {
@@ -112,6 +120,47 @@ func TestChooseSkipsGPU(t *testing.T) {
 		} else if chosen.Engine != g {
 			t.Errorf("%+v: chose %s, want the faster GPU", tc, chosen.Engine.name)
 		}
+	}
+}
+
+// With the device auto, GPU engines whose GPUs are opening already are
+// estimated beside the CPU's; the others after them. The start-up rule
+// still decides whether a GPU is taken.
+func TestChooseEarlyGPU(t *testing.T) {
+	for _, opening := range []bool{true, false} {
+		started := make(chan struct{})
+		var once sync.Once
+		g := &fake{name: "g", kind: GPU, sec: 1, opening: opening, hook: func() { once.Do(func() { close(started) }) }}
+		overlapped := false
+		wait := 5 * time.Second // long enough for the GPU's estimate to begin
+		if !opening {
+			wait = 50 * time.Millisecond // the GPU's must not begin meanwhile
+		}
+		c := &fake{name: "c", kind: CPU, sec: 2, hook: func() {
+			select {
+			case <-started:
+				overlapped = true
+			case <-time.After(wait):
+			}
+		}}
+		cs, chosen, err := choose(Choice{Device: "auto", Technique: "auto"}, c, g)
+		if err != nil || chosen.Engine != g || names(cs) != "g/gpu c/cpu" {
+			t.Fatalf("opening %v: %s, chose %v, %v", opening, names(cs), chosen.Engine, err)
+		}
+		if overlapped != opening {
+			t.Errorf("opening %v: the GPU's estimate began during the CPU's: %v", opening, overlapped)
+		}
+	}
+	// A CPU estimate under the start-up still leaves the GPU out.
+	c, g := &fake{name: "c", kind: CPU, sec: GPUStartup.Seconds() / 2}, &fake{name: "g", kind: GPU, sec: 0.001, opening: true}
+	cs, chosen, err := choose(Choice{Device: "auto", Technique: "auto"}, c, g)
+	if last := cs[len(cs)-1]; err != nil || chosen.Engine != c || last.Engine != g || !strings.Contains(Reason(last.Err), "under the") {
+		t.Errorf("quick CPU: chose %v (%v); the GPU's candidate %+v", chosen.Engine, err, last)
+	}
+	// A GPU engine that does not say it is opening keeps every GPU engine
+	// after the CPU's.
+	if !opening([]*fake{{opening: true}}) || opening([]*fake{{opening: true}, {}}) || opening([]*fake{}) {
+		t.Error("opening: wrong for one opening engine, a mixed pair or none")
 	}
 }
 

@@ -64,6 +64,11 @@ func (e *engine) Name() string { return e.t.name() }
 
 func (e *engine) Kind() allpairs.DeviceKind { return allpairs.GPU }
 
+// Opening reports whether the default GPU is opening or open already
+// (engine.Opening): the planner then estimates this engine beside the
+// CPU's.
+func (e *engine) Opening() bool { return gpurt.DefaultStarted() }
+
 // Device describes every GPU of the host (the default choice), opening
 // them at first use; the planner asks DeviceFor.
 func (e *engine) Device() (allpairs.Device, error) { return gpuDevice(nil, needsBLAS(e.t)) }

@@ -26,6 +26,9 @@ func (mmjoinEngine) Name() string { return "mmjoin" }
 
 func (mmjoinEngine) Kind() allpairs.DeviceKind { return allpairs.GPU }
 
+// Opening is engine.Opening, as for the other techniques.
+func (mmjoinEngine) Opening() bool { return gpurt.DefaultStarted() }
+
 func (mmjoinEngine) Device() (allpairs.Device, error) { return gpuDevice(nil, true) }
 
 func (mmjoinEngine) DeviceFor(p *allpairs.Problem) (allpairs.Device, error) {

@@ -195,6 +195,13 @@ func (allpairsEngine) Name() string { return "batmap" }
 
 func (allpairsEngine) Kind() allpairs.DeviceKind { return allpairs.GPU }
 
+// Opening reports whether the default GPU is opening or open already
+// (engine.Opening): the planner then estimates this engine beside the
+// CPU's.
+func (allpairsEngine) Opening() bool { return gpurt.DefaultStarted() }
+
+var _ engine.Opening = allpairsEngine{}
+
 // Device describes every GPU of the host (the default choice), opening
 // them at first use; the planner asks DeviceFor.
 func (allpairsEngine) Device() (allpairs.Device, error) { return setDevice(nil) }
