@@ -94,7 +94,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if err := checkThreads(*jo.threads); err != nil {
 		return err
 	}
-	gpus, err := parseGPUs(*jo.gpus, *jo.device)
+	gpus, err := parseGPUList(*jo.gpus)
 	if err != nil {
 		return err
 	}
@@ -128,6 +128,11 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		}
 	}
 	env.mark("read", 0)
+	// The GPUs' ordinals are checked now that the driver has loaded beside
+	// the reading.
+	if err := checkGPUs(*jo.gpus, *jo.device, gpus); err != nil {
+		return err
+	}
 	// The plan gets what the collections leave; a sort keeps a little of
 	// it, and takes what the plan does not need.
 	left := b.left(memoryOf(r) + memoryOf(s))

@@ -75,22 +75,40 @@ func gpusFlag(fs *flag.FlagSet) *string {
 }
 
 // parseGPUs reads --gpus: a malformed value is a usage error, and so is
-// an ordinal beyond the host's GPUs when a GPU may run (device is not
-// "cpu") and the driver reports devices; checking that loads the driver,
-// which the default, all, does not need. A host without a usable GPU is
-// left to the planner (auto runs on the CPU; gpu says why not).
+// an ordinal beyond the host's GPUs (checkGPUs).
 func parseGPUs(value, device string) ([]int, error) {
+	list, err := parseGPUList(value)
+	if err != nil {
+		return nil, err
+	}
+	return list, checkGPUs(value, device, list)
+}
+
+// parseGPUList reads --gpus without checking its ordinals against the
+// host's GPUs, for a command that opens the GPUs beside its reading and
+// checks them after it (checkGPUs), when the driver has loaded meanwhile.
+func parseGPUList(value string) ([]int, error) {
 	list, err := gpu.ParseGPUs(value)
 	if err != nil {
 		return nil, usagef("--%v", err)
 	}
+	return list, nil
+}
+
+// checkGPUs checks a list of GPUs read from --gpus value: an ordinal
+// beyond the host's GPUs is a usage error when a GPU may run (device is
+// not "cpu") and the driver reports devices. Checking that loads the
+// driver, a tenth of a second, which the default, all, does not need. A
+// host without a usable GPU is left to the planner (auto runs on the CPU;
+// gpu says why not).
+func checkGPUs(value, device string, list []int) error {
 	if list == nil || device == "cpu" || gpu.Available() != nil {
-		return list, nil
+		return nil
 	}
 	if _, err := gpu.CheckGPUs(list); err != nil {
-		return nil, usagef("--gpus %s: %v", value, err)
+		return usagef("--gpus %s: %v", value, err)
 	}
-	return list, nil
+	return nil
 }
 
 // pairwise is the pairwise method a command runs, on the CPU or the GPU,

@@ -89,7 +89,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if err := checkThreads(*threads); err != nil {
 					return err
 				}
-				gpus, err := parseGPUs(*gpusValue, *device)
+				gpus, err := parseGPUList(*gpusValue)
 				if err != nil {
 					return err
 				}
@@ -128,6 +128,10 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					return err
 				}
 				env.mark("read", 0)
+				// Checked once the driver has loaded beside the reading.
+				if err := checkGPUs(*gpusValue, *device, gpus); err != nil {
+					return err
+				}
 				if *genOut != "" {
 					if err := setio.WriteText(w, tx); err != nil {
 						return err

@@ -94,7 +94,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 				if *gpuKernel != "auto" && !slices.Contains(simjoin.GPUKernels, *gpuKernel) {
 					return usagef("--gpu-kernel %q: want auto, %s", *gpuKernel, strings.Join(simjoin.GPUKernels, ", "))
 				}
-				gpus, err := parseGPUs(*gpusValue, *device)
+				gpus, err := parseGPUList(*gpusValue)
 				if err != nil {
 					return err
 				}
@@ -119,6 +119,10 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					}
 				}
 				env.mark("read", 0)
+				// Checked once the driver has loaded beside the reading.
+				if err := checkGPUs(*gpusValue, *device, gpus); err != nil {
+					return err
+				}
 				bar := newJoinBar()
 				// As in allpairs: the plan gets what the collections
 				// leave, less a little that a sort keeps, and the sort
