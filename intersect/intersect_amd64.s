@@ -3233,3 +3233,611 @@ intersectLanes_done:
 	MOVQ DX, ret+64(FP)
 	VZEROUPPER
 	RET
+
+// func countLadder64(a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·countLadder64(SB), NOSPLIT, $0-64
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), AX
+	MOVQ b_base+24(FP), DI
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+
+countLadder64_probe:
+	CMPQ SI, AX
+	JAE  countLadder64_done
+	MOVL (SI), R9
+	JMP  countLadder64_check0
+
+countLadder64_skip0:
+	ADDQ $0x00000100, DI
+
+countLadder64_check0:
+	CMPL    252(DI), R9
+	JB      countLadder64_skip0
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	JMP     countLadder64_check1
+
+countLadder64_skip1:
+	ADDQ $0x00000080, R12
+
+countLadder64_check1:
+	CMPL         124(R12), R9
+	JB           countLadder64_skip1
+	MOVQ         R12, R10
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R10), Z0, K1
+	VPCMPEQD     64(R10), Z0, K2
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVBQZX      R11, R11
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	JMP          countLadder64_probe
+
+countLadder64_done:
+	MOVQ DX, n+48(FP)
+	MOVQ b_base+24(FP), R10
+	SUBQ R10, R12
+	SHRQ $0x02, R12
+	MOVQ R12, j+56(FP)
+	VZEROUPPER
+	RET
+
+// func intersectLadder64(dst *uint32, a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·intersectLadder64(SB), NOSPLIT, $0-72
+	MOVQ a_base+8(FP), SI
+	MOVQ a_len+16(FP), AX
+	MOVQ b_base+32(FP), DI
+	MOVQ dst+0(FP), CX
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+
+intersectLadder64_probe:
+	CMPQ SI, AX
+	JAE  intersectLadder64_done
+	MOVL (SI), R9
+	JMP  intersectLadder64_check0
+
+intersectLadder64_skip0:
+	ADDQ $0x00000100, DI
+
+intersectLadder64_check0:
+	CMPL    252(DI), R9
+	JB      intersectLadder64_skip0
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	JMP     intersectLadder64_check1
+
+intersectLadder64_skip1:
+	ADDQ $0x00000080, R12
+
+intersectLadder64_check1:
+	CMPL         124(R12), R9
+	JB           intersectLadder64_skip1
+	MOVQ         R12, R10
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R10), Z0, K1
+	VPCMPEQD     64(R10), Z0, K2
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVBQZX      R11, R11
+	MOVL         R9, (CX)(DX*4)
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	JMP          intersectLadder64_probe
+
+intersectLadder64_done:
+	MOVQ DX, n+56(FP)
+	MOVQ b_base+32(FP), R10
+	SUBQ R10, R12
+	SHRQ $0x02, R12
+	MOVQ R12, j+64(FP)
+	VZEROUPPER
+	RET
+
+// func countLadder128(a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·countLadder128(SB), NOSPLIT, $0-64
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), AX
+	MOVQ b_base+24(FP), DI
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+
+countLadder128_probe:
+	CMPQ SI, AX
+	JAE  countLadder128_done
+	MOVL (SI), R9
+	JMP  countLadder128_check0
+
+countLadder128_skip0:
+	ADDQ $0x00000200, DI
+
+countLadder128_check0:
+	CMPL    508(DI), R9
+	JB      countLadder128_skip0
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	JMP     countLadder128_check1
+
+countLadder128_skip1:
+	ADDQ $0x00000080, R12
+
+countLadder128_check1:
+	CMPL         124(R12), R9
+	JB           countLadder128_skip1
+	MOVQ         R12, R10
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R10), Z0, K1
+	VPCMPEQD     64(R10), Z0, K2
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVBQZX      R11, R11
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	JMP          countLadder128_probe
+
+countLadder128_done:
+	MOVQ DX, n+48(FP)
+	MOVQ b_base+24(FP), R10
+	SUBQ R10, R12
+	SHRQ $0x02, R12
+	MOVQ R12, j+56(FP)
+	VZEROUPPER
+	RET
+
+// func intersectLadder128(dst *uint32, a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·intersectLadder128(SB), NOSPLIT, $0-72
+	MOVQ a_base+8(FP), SI
+	MOVQ a_len+16(FP), AX
+	MOVQ b_base+32(FP), DI
+	MOVQ dst+0(FP), CX
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+
+intersectLadder128_probe:
+	CMPQ SI, AX
+	JAE  intersectLadder128_done
+	MOVL (SI), R9
+	JMP  intersectLadder128_check0
+
+intersectLadder128_skip0:
+	ADDQ $0x00000200, DI
+
+intersectLadder128_check0:
+	CMPL    508(DI), R9
+	JB      intersectLadder128_skip0
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	JMP     intersectLadder128_check1
+
+intersectLadder128_skip1:
+	ADDQ $0x00000080, R12
+
+intersectLadder128_check1:
+	CMPL         124(R12), R9
+	JB           intersectLadder128_skip1
+	MOVQ         R12, R10
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R10), Z0, K1
+	VPCMPEQD     64(R10), Z0, K2
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVBQZX      R11, R11
+	MOVL         R9, (CX)(DX*4)
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	JMP          intersectLadder128_probe
+
+intersectLadder128_done:
+	MOVQ DX, n+56(FP)
+	MOVQ b_base+32(FP), R10
+	SUBQ R10, R12
+	SHRQ $0x02, R12
+	MOVQ R12, j+64(FP)
+	VZEROUPPER
+	RET
+
+// func countLadder256(a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·countLadder256(SB), NOSPLIT, $0-64
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), AX
+	MOVQ b_base+24(FP), DI
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+
+countLadder256_probe:
+	CMPQ SI, AX
+	JAE  countLadder256_done
+	MOVL (SI), R9
+	JMP  countLadder256_check0
+
+countLadder256_skip0:
+	ADDQ $0x00000400, DI
+
+countLadder256_check0:
+	CMPL    1020(DI), R9
+	JB      countLadder256_skip0
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	JMP     countLadder256_check1
+
+countLadder256_skip1:
+	ADDQ $0x00000100, R12
+
+countLadder256_check1:
+	CMPL         252(R12), R9
+	JB           countLadder256_skip1
+	MOVQ         R12, R10
+	LEAQ         128(R10), R11
+	CMPL         124(R10), R9
+	CMOVQCS      R11, R10
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R10), Z0, K1
+	VPCMPEQD     64(R10), Z0, K2
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVBQZX      R11, R11
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	JMP          countLadder256_probe
+
+countLadder256_done:
+	MOVQ DX, n+48(FP)
+	MOVQ b_base+24(FP), R10
+	SUBQ R10, R12
+	SHRQ $0x02, R12
+	MOVQ R12, j+56(FP)
+	VZEROUPPER
+	RET
+
+// func intersectLadder256(dst *uint32, a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·intersectLadder256(SB), NOSPLIT, $0-72
+	MOVQ a_base+8(FP), SI
+	MOVQ a_len+16(FP), AX
+	MOVQ b_base+32(FP), DI
+	MOVQ dst+0(FP), CX
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+
+intersectLadder256_probe:
+	CMPQ SI, AX
+	JAE  intersectLadder256_done
+	MOVL (SI), R9
+	JMP  intersectLadder256_check0
+
+intersectLadder256_skip0:
+	ADDQ $0x00000400, DI
+
+intersectLadder256_check0:
+	CMPL    1020(DI), R9
+	JB      intersectLadder256_skip0
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	JMP     intersectLadder256_check1
+
+intersectLadder256_skip1:
+	ADDQ $0x00000100, R12
+
+intersectLadder256_check1:
+	CMPL         252(R12), R9
+	JB           intersectLadder256_skip1
+	MOVQ         R12, R10
+	LEAQ         128(R10), R11
+	CMPL         124(R10), R9
+	CMOVQCS      R11, R10
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R10), Z0, K1
+	VPCMPEQD     64(R10), Z0, K2
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVBQZX      R11, R11
+	MOVL         R9, (CX)(DX*4)
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	JMP          intersectLadder256_probe
+
+intersectLadder256_done:
+	MOVQ DX, n+56(FP)
+	MOVQ b_base+32(FP), R10
+	SUBQ R10, R12
+	SHRQ $0x02, R12
+	MOVQ R12, j+64(FP)
+	VZEROUPPER
+	RET
+
+// func countLadder1024(a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·countLadder1024(SB), NOSPLIT, $0-64
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), AX
+	MOVQ b_base+24(FP), DI
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	MOVQ DI, R13
+
+countLadder1024_probe:
+	CMPQ SI, AX
+	JAE  countLadder1024_done
+	MOVL (SI), R9
+	JMP  countLadder1024_check0
+
+countLadder1024_skip0:
+	ADDQ $0x00001000, DI
+
+countLadder1024_check0:
+	CMPL    4092(DI), R9
+	JB      countLadder1024_skip0
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	JMP     countLadder1024_check1
+
+countLadder1024_skip1:
+	ADDQ $0x00000400, R12
+
+countLadder1024_check1:
+	CMPL    1020(R12), R9
+	JB      countLadder1024_skip1
+	CMPQ    R13, R12
+	CMOVQCS R12, R13
+	JMP     countLadder1024_check2
+
+countLadder1024_skip2:
+	ADDQ $0x00000100, R13
+
+countLadder1024_check2:
+	CMPL         252(R13), R9
+	JB           countLadder1024_skip2
+	MOVQ         R13, R10
+	LEAQ         128(R10), R11
+	CMPL         124(R10), R9
+	CMOVQCS      R11, R10
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R10), Z0, K1
+	VPCMPEQD     64(R10), Z0, K2
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVBQZX      R11, R11
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	JMP          countLadder1024_probe
+
+countLadder1024_done:
+	MOVQ DX, n+48(FP)
+	MOVQ b_base+24(FP), R10
+	SUBQ R10, R13
+	SHRQ $0x02, R13
+	MOVQ R13, j+56(FP)
+	VZEROUPPER
+	RET
+
+// func intersectLadder1024(dst *uint32, a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·intersectLadder1024(SB), NOSPLIT, $0-72
+	MOVQ a_base+8(FP), SI
+	MOVQ a_len+16(FP), AX
+	MOVQ b_base+32(FP), DI
+	MOVQ dst+0(FP), CX
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	MOVQ DI, R13
+
+intersectLadder1024_probe:
+	CMPQ SI, AX
+	JAE  intersectLadder1024_done
+	MOVL (SI), R9
+	JMP  intersectLadder1024_check0
+
+intersectLadder1024_skip0:
+	ADDQ $0x00001000, DI
+
+intersectLadder1024_check0:
+	CMPL    4092(DI), R9
+	JB      intersectLadder1024_skip0
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	JMP     intersectLadder1024_check1
+
+intersectLadder1024_skip1:
+	ADDQ $0x00000400, R12
+
+intersectLadder1024_check1:
+	CMPL    1020(R12), R9
+	JB      intersectLadder1024_skip1
+	CMPQ    R13, R12
+	CMOVQCS R12, R13
+	JMP     intersectLadder1024_check2
+
+intersectLadder1024_skip2:
+	ADDQ $0x00000100, R13
+
+intersectLadder1024_check2:
+	CMPL         252(R13), R9
+	JB           intersectLadder1024_skip2
+	MOVQ         R13, R10
+	LEAQ         128(R10), R11
+	CMPL         124(R10), R9
+	CMOVQCS      R11, R10
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R10), Z0, K1
+	VPCMPEQD     64(R10), Z0, K2
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVBQZX      R11, R11
+	MOVL         R9, (CX)(DX*4)
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	JMP          intersectLadder1024_probe
+
+intersectLadder1024_done:
+	MOVQ DX, n+56(FP)
+	MOVQ b_base+32(FP), R10
+	SUBQ R10, R13
+	SHRQ $0x02, R13
+	MOVQ R13, j+64(FP)
+	VZEROUPPER
+	RET
+
+// func countLadder2048(a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·countLadder2048(SB), NOSPLIT, $0-64
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), AX
+	MOVQ b_base+24(FP), DI
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	MOVQ DI, R13
+	MOVQ DI, R14
+
+countLadder2048_probe:
+	CMPQ SI, AX
+	JAE  countLadder2048_done
+	MOVL (SI), R9
+	JMP  countLadder2048_check0
+
+countLadder2048_skip0:
+	ADDQ $0x00002000, DI
+
+countLadder2048_check0:
+	CMPL    8188(DI), R9
+	JB      countLadder2048_skip0
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	JMP     countLadder2048_check1
+
+countLadder2048_skip1:
+	ADDQ $0x00000800, R12
+
+countLadder2048_check1:
+	CMPL    2044(R12), R9
+	JB      countLadder2048_skip1
+	CMPQ    R13, R12
+	CMOVQCS R12, R13
+	JMP     countLadder2048_check2
+
+countLadder2048_skip2:
+	ADDQ $0x00000200, R13
+
+countLadder2048_check2:
+	CMPL    508(R13), R9
+	JB      countLadder2048_skip2
+	CMPQ    R14, R13
+	CMOVQCS R13, R14
+	JMP     countLadder2048_check3
+
+countLadder2048_skip3:
+	ADDQ $0x00000080, R14
+
+countLadder2048_check3:
+	CMPL         124(R14), R9
+	JB           countLadder2048_skip3
+	MOVQ         R14, R10
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R10), Z0, K1
+	VPCMPEQD     64(R10), Z0, K2
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVBQZX      R11, R11
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	JMP          countLadder2048_probe
+
+countLadder2048_done:
+	MOVQ DX, n+48(FP)
+	MOVQ b_base+24(FP), R10
+	SUBQ R10, R14
+	SHRQ $0x02, R14
+	MOVQ R14, j+56(FP)
+	VZEROUPPER
+	RET
+
+// func intersectLadder2048(dst *uint32, a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·intersectLadder2048(SB), NOSPLIT, $0-72
+	MOVQ a_base+8(FP), SI
+	MOVQ a_len+16(FP), AX
+	MOVQ b_base+32(FP), DI
+	MOVQ dst+0(FP), CX
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	MOVQ DI, R13
+	MOVQ DI, R14
+
+intersectLadder2048_probe:
+	CMPQ SI, AX
+	JAE  intersectLadder2048_done
+	MOVL (SI), R9
+	JMP  intersectLadder2048_check0
+
+intersectLadder2048_skip0:
+	ADDQ $0x00002000, DI
+
+intersectLadder2048_check0:
+	CMPL    8188(DI), R9
+	JB      intersectLadder2048_skip0
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	JMP     intersectLadder2048_check1
+
+intersectLadder2048_skip1:
+	ADDQ $0x00000800, R12
+
+intersectLadder2048_check1:
+	CMPL    2044(R12), R9
+	JB      intersectLadder2048_skip1
+	CMPQ    R13, R12
+	CMOVQCS R12, R13
+	JMP     intersectLadder2048_check2
+
+intersectLadder2048_skip2:
+	ADDQ $0x00000200, R13
+
+intersectLadder2048_check2:
+	CMPL    508(R13), R9
+	JB      intersectLadder2048_skip2
+	CMPQ    R14, R13
+	CMOVQCS R13, R14
+	JMP     intersectLadder2048_check3
+
+intersectLadder2048_skip3:
+	ADDQ $0x00000080, R14
+
+intersectLadder2048_check3:
+	CMPL         124(R14), R9
+	JB           intersectLadder2048_skip3
+	MOVQ         R14, R10
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R10), Z0, K1
+	VPCMPEQD     64(R10), Z0, K2
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVBQZX      R11, R11
+	MOVL         R9, (CX)(DX*4)
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	JMP          intersectLadder2048_probe
+
+intersectLadder2048_done:
+	MOVQ DX, n+56(FP)
+	MOVQ b_base+32(FP), R10
+	SUBQ R10, R14
+	SHRQ $0x02, R14
+	MOVQ R14, j+64(FP)
+	VZEROUPPER
+	RET
