@@ -28,11 +28,12 @@ var (
 type crossovers struct{ block, lanes, ladder int }
 
 // The crossovers per kind of CPU. Zen 4's come from
-// `pairfiles sweep` (docs/results/pairwise-crossovers-zen4.txt); the
+// `pairfiles sweep` (docs/results/pairwise-crossovers-zen4.txt; the sizes
+// there are 1e6/ratio rounded down, so 1:7 is a little above 7); the
 // others are the earlier block/search crossovers (asm/intersect/README.md,
 // "Dispatch"), not measured yet with lanes-avx512 and ladder-avx512.
 var (
-	zen4Crossovers  = crossovers{block: 7, lanes: 112, ladder: 3072}
+	zen4Crossovers  = crossovers{block: 8, lanes: 28, ladder: 3840}
 	zen5Crossovers  = crossovers{block: 64, lanes: 64, ladder: 64}
 	intelCrossovers = crossovers{block: 24, lanes: 24, ladder: 24}
 	avx2Crossovers  = crossovers{block: 48, lanes: 48, ladder: 48}
