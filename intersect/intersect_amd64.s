@@ -3243,39 +3243,41 @@ TEXT ·countLadder64(SB), NOSPLIT, $0-64
 	XORL DX, DX
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
-
-countLadder64_probe:
 	CMPQ SI, AX
 	JAE  countLadder64_done
+
+countLadder64_probe:
 	MOVL (SI), R9
-	JMP  countLadder64_check0
+	CMPL 252(DI), R9
+	JAE  countLadder64_rung1
 
 countLadder64_skip0:
 	ADDQ $0x00000100, DI
+	CMPL 252(DI), R9
+	JB   countLadder64_skip0
 
-countLadder64_check0:
-	CMPL    252(DI), R9
-	JB      countLadder64_skip0
+countLadder64_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	JMP     countLadder64_check1
+	CMPL    124(R12), R9
+	JAE     countLadder64_rung2
 
 countLadder64_skip1:
 	ADDQ $0x00000080, R12
+	CMPL 124(R12), R9
+	JB   countLadder64_skip1
 
-countLadder64_check1:
-	CMPL         124(R12), R9
-	JB           countLadder64_skip1
-	MOVQ         R12, R10
+countLadder64_rung2:
 	VPBROADCASTD R9, Z0
-	VPCMPEQD     (R10), Z0, K1
-	VPCMPEQD     64(R10), Z0, K2
+	VPCMPEQD     (R12), Z0, K1
+	VPCMPEQD     64(R12), Z0, K2
+	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVBQZX      R11, R11
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
-	JMP          countLadder64_probe
+	CMPQ         SI, AX
+	JB           countLadder64_probe
 
 countLadder64_done:
 	MOVQ DX, n+48(FP)
@@ -3296,40 +3298,42 @@ TEXT ·intersectLadder64(SB), NOSPLIT, $0-72
 	XORL DX, DX
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
-
-intersectLadder64_probe:
 	CMPQ SI, AX
 	JAE  intersectLadder64_done
+
+intersectLadder64_probe:
 	MOVL (SI), R9
-	JMP  intersectLadder64_check0
+	CMPL 252(DI), R9
+	JAE  intersectLadder64_rung1
 
 intersectLadder64_skip0:
 	ADDQ $0x00000100, DI
+	CMPL 252(DI), R9
+	JB   intersectLadder64_skip0
 
-intersectLadder64_check0:
-	CMPL    252(DI), R9
-	JB      intersectLadder64_skip0
+intersectLadder64_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	JMP     intersectLadder64_check1
+	CMPL    124(R12), R9
+	JAE     intersectLadder64_rung2
 
 intersectLadder64_skip1:
 	ADDQ $0x00000080, R12
+	CMPL 124(R12), R9
+	JB   intersectLadder64_skip1
 
-intersectLadder64_check1:
-	CMPL         124(R12), R9
-	JB           intersectLadder64_skip1
-	MOVQ         R12, R10
+intersectLadder64_rung2:
 	VPBROADCASTD R9, Z0
-	VPCMPEQD     (R10), Z0, K1
-	VPCMPEQD     64(R10), Z0, K2
+	VPCMPEQD     (R12), Z0, K1
+	VPCMPEQD     64(R12), Z0, K2
+	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVBQZX      R11, R11
 	MOVL         R9, (CX)(DX*4)
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
-	JMP          intersectLadder64_probe
+	CMPQ         SI, AX
+	JB           intersectLadder64_probe
 
 intersectLadder64_done:
 	MOVQ DX, n+56(FP)
@@ -3349,39 +3353,41 @@ TEXT ·countLadder128(SB), NOSPLIT, $0-64
 	XORL DX, DX
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
-
-countLadder128_probe:
 	CMPQ SI, AX
 	JAE  countLadder128_done
+
+countLadder128_probe:
 	MOVL (SI), R9
-	JMP  countLadder128_check0
+	CMPL 508(DI), R9
+	JAE  countLadder128_rung1
 
 countLadder128_skip0:
 	ADDQ $0x00000200, DI
+	CMPL 508(DI), R9
+	JB   countLadder128_skip0
 
-countLadder128_check0:
-	CMPL    508(DI), R9
-	JB      countLadder128_skip0
+countLadder128_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	JMP     countLadder128_check1
+	CMPL    124(R12), R9
+	JAE     countLadder128_rung2
 
 countLadder128_skip1:
 	ADDQ $0x00000080, R12
+	CMPL 124(R12), R9
+	JB   countLadder128_skip1
 
-countLadder128_check1:
-	CMPL         124(R12), R9
-	JB           countLadder128_skip1
-	MOVQ         R12, R10
+countLadder128_rung2:
 	VPBROADCASTD R9, Z0
-	VPCMPEQD     (R10), Z0, K1
-	VPCMPEQD     64(R10), Z0, K2
+	VPCMPEQD     (R12), Z0, K1
+	VPCMPEQD     64(R12), Z0, K2
+	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVBQZX      R11, R11
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
-	JMP          countLadder128_probe
+	CMPQ         SI, AX
+	JB           countLadder128_probe
 
 countLadder128_done:
 	MOVQ DX, n+48(FP)
@@ -3402,40 +3408,42 @@ TEXT ·intersectLadder128(SB), NOSPLIT, $0-72
 	XORL DX, DX
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
-
-intersectLadder128_probe:
 	CMPQ SI, AX
 	JAE  intersectLadder128_done
+
+intersectLadder128_probe:
 	MOVL (SI), R9
-	JMP  intersectLadder128_check0
+	CMPL 508(DI), R9
+	JAE  intersectLadder128_rung1
 
 intersectLadder128_skip0:
 	ADDQ $0x00000200, DI
+	CMPL 508(DI), R9
+	JB   intersectLadder128_skip0
 
-intersectLadder128_check0:
-	CMPL    508(DI), R9
-	JB      intersectLadder128_skip0
+intersectLadder128_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	JMP     intersectLadder128_check1
+	CMPL    124(R12), R9
+	JAE     intersectLadder128_rung2
 
 intersectLadder128_skip1:
 	ADDQ $0x00000080, R12
+	CMPL 124(R12), R9
+	JB   intersectLadder128_skip1
 
-intersectLadder128_check1:
-	CMPL         124(R12), R9
-	JB           intersectLadder128_skip1
-	MOVQ         R12, R10
+intersectLadder128_rung2:
 	VPBROADCASTD R9, Z0
-	VPCMPEQD     (R10), Z0, K1
-	VPCMPEQD     64(R10), Z0, K2
+	VPCMPEQD     (R12), Z0, K1
+	VPCMPEQD     64(R12), Z0, K2
+	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVBQZX      R11, R11
 	MOVL         R9, (CX)(DX*4)
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
-	JMP          intersectLadder128_probe
+	CMPQ         SI, AX
+	JB           intersectLadder128_probe
 
 intersectLadder128_done:
 	MOVQ DX, n+56(FP)
@@ -3455,29 +3463,31 @@ TEXT ·countLadder256(SB), NOSPLIT, $0-64
 	XORL DX, DX
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
-
-countLadder256_probe:
 	CMPQ SI, AX
 	JAE  countLadder256_done
+
+countLadder256_probe:
 	MOVL (SI), R9
-	JMP  countLadder256_check0
+	CMPL 1020(DI), R9
+	JAE  countLadder256_rung1
 
 countLadder256_skip0:
 	ADDQ $0x00000400, DI
+	CMPL 1020(DI), R9
+	JB   countLadder256_skip0
 
-countLadder256_check0:
-	CMPL    1020(DI), R9
-	JB      countLadder256_skip0
+countLadder256_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	JMP     countLadder256_check1
+	CMPL    252(R12), R9
+	JAE     countLadder256_rung2
 
 countLadder256_skip1:
 	ADDQ $0x00000100, R12
+	CMPL 252(R12), R9
+	JB   countLadder256_skip1
 
-countLadder256_check1:
-	CMPL         252(R12), R9
-	JB           countLadder256_skip1
+countLadder256_rung2:
 	MOVQ         R12, R10
 	LEAQ         128(R10), R11
 	CMPL         124(R10), R9
@@ -3485,12 +3495,13 @@ countLadder256_check1:
 	VPBROADCASTD R9, Z0
 	VPCMPEQD     (R10), Z0, K1
 	VPCMPEQD     64(R10), Z0, K2
+	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVBQZX      R11, R11
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
-	JMP          countLadder256_probe
+	CMPQ         SI, AX
+	JB           countLadder256_probe
 
 countLadder256_done:
 	MOVQ DX, n+48(FP)
@@ -3511,29 +3522,31 @@ TEXT ·intersectLadder256(SB), NOSPLIT, $0-72
 	XORL DX, DX
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
-
-intersectLadder256_probe:
 	CMPQ SI, AX
 	JAE  intersectLadder256_done
+
+intersectLadder256_probe:
 	MOVL (SI), R9
-	JMP  intersectLadder256_check0
+	CMPL 1020(DI), R9
+	JAE  intersectLadder256_rung1
 
 intersectLadder256_skip0:
 	ADDQ $0x00000400, DI
+	CMPL 1020(DI), R9
+	JB   intersectLadder256_skip0
 
-intersectLadder256_check0:
-	CMPL    1020(DI), R9
-	JB      intersectLadder256_skip0
+intersectLadder256_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	JMP     intersectLadder256_check1
+	CMPL    252(R12), R9
+	JAE     intersectLadder256_rung2
 
 intersectLadder256_skip1:
 	ADDQ $0x00000100, R12
+	CMPL 252(R12), R9
+	JB   intersectLadder256_skip1
 
-intersectLadder256_check1:
-	CMPL         252(R12), R9
-	JB           intersectLadder256_skip1
+intersectLadder256_rung2:
 	MOVQ         R12, R10
 	LEAQ         128(R10), R11
 	CMPL         124(R10), R9
@@ -3541,13 +3554,14 @@ intersectLadder256_check1:
 	VPBROADCASTD R9, Z0
 	VPCMPEQD     (R10), Z0, K1
 	VPCMPEQD     64(R10), Z0, K2
+	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVBQZX      R11, R11
 	MOVL         R9, (CX)(DX*4)
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
-	JMP          intersectLadder256_probe
+	CMPQ         SI, AX
+	JB           intersectLadder256_probe
 
 intersectLadder256_done:
 	MOVQ DX, n+56(FP)
@@ -3568,39 +3582,42 @@ TEXT ·countLadder1024(SB), NOSPLIT, $0-64
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
 	MOVQ DI, R13
-
-countLadder1024_probe:
 	CMPQ SI, AX
 	JAE  countLadder1024_done
+
+countLadder1024_probe:
 	MOVL (SI), R9
-	JMP  countLadder1024_check0
+	CMPL 4092(DI), R9
+	JAE  countLadder1024_rung1
 
 countLadder1024_skip0:
 	ADDQ $0x00001000, DI
+	CMPL 4092(DI), R9
+	JB   countLadder1024_skip0
 
-countLadder1024_check0:
-	CMPL    4092(DI), R9
-	JB      countLadder1024_skip0
+countLadder1024_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	JMP     countLadder1024_check1
+	CMPL    1020(R12), R9
+	JAE     countLadder1024_rung2
 
 countLadder1024_skip1:
 	ADDQ $0x00000400, R12
+	CMPL 1020(R12), R9
+	JB   countLadder1024_skip1
 
-countLadder1024_check1:
-	CMPL    1020(R12), R9
-	JB      countLadder1024_skip1
+countLadder1024_rung2:
 	CMPQ    R13, R12
 	CMOVQCS R12, R13
-	JMP     countLadder1024_check2
+	CMPL    252(R13), R9
+	JAE     countLadder1024_rung3
 
 countLadder1024_skip2:
 	ADDQ $0x00000100, R13
+	CMPL 252(R13), R9
+	JB   countLadder1024_skip2
 
-countLadder1024_check2:
-	CMPL         252(R13), R9
-	JB           countLadder1024_skip2
+countLadder1024_rung3:
 	MOVQ         R13, R10
 	LEAQ         128(R10), R11
 	CMPL         124(R10), R9
@@ -3608,12 +3625,13 @@ countLadder1024_check2:
 	VPBROADCASTD R9, Z0
 	VPCMPEQD     (R10), Z0, K1
 	VPCMPEQD     64(R10), Z0, K2
+	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVBQZX      R11, R11
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
-	JMP          countLadder1024_probe
+	CMPQ         SI, AX
+	JB           countLadder1024_probe
 
 countLadder1024_done:
 	MOVQ DX, n+48(FP)
@@ -3635,39 +3653,42 @@ TEXT ·intersectLadder1024(SB), NOSPLIT, $0-72
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
 	MOVQ DI, R13
-
-intersectLadder1024_probe:
 	CMPQ SI, AX
 	JAE  intersectLadder1024_done
+
+intersectLadder1024_probe:
 	MOVL (SI), R9
-	JMP  intersectLadder1024_check0
+	CMPL 4092(DI), R9
+	JAE  intersectLadder1024_rung1
 
 intersectLadder1024_skip0:
 	ADDQ $0x00001000, DI
+	CMPL 4092(DI), R9
+	JB   intersectLadder1024_skip0
 
-intersectLadder1024_check0:
-	CMPL    4092(DI), R9
-	JB      intersectLadder1024_skip0
+intersectLadder1024_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	JMP     intersectLadder1024_check1
+	CMPL    1020(R12), R9
+	JAE     intersectLadder1024_rung2
 
 intersectLadder1024_skip1:
 	ADDQ $0x00000400, R12
+	CMPL 1020(R12), R9
+	JB   intersectLadder1024_skip1
 
-intersectLadder1024_check1:
-	CMPL    1020(R12), R9
-	JB      intersectLadder1024_skip1
+intersectLadder1024_rung2:
 	CMPQ    R13, R12
 	CMOVQCS R12, R13
-	JMP     intersectLadder1024_check2
+	CMPL    252(R13), R9
+	JAE     intersectLadder1024_rung3
 
 intersectLadder1024_skip2:
 	ADDQ $0x00000100, R13
+	CMPL 252(R13), R9
+	JB   intersectLadder1024_skip2
 
-intersectLadder1024_check2:
-	CMPL         252(R13), R9
-	JB           intersectLadder1024_skip2
+intersectLadder1024_rung3:
 	MOVQ         R13, R10
 	LEAQ         128(R10), R11
 	CMPL         124(R10), R9
@@ -3675,13 +3696,14 @@ intersectLadder1024_check2:
 	VPBROADCASTD R9, Z0
 	VPCMPEQD     (R10), Z0, K1
 	VPCMPEQD     64(R10), Z0, K2
+	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVBQZX      R11, R11
 	MOVL         R9, (CX)(DX*4)
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
-	JMP          intersectLadder1024_probe
+	CMPQ         SI, AX
+	JB           intersectLadder1024_probe
 
 intersectLadder1024_done:
 	MOVQ DX, n+56(FP)
@@ -3703,59 +3725,63 @@ TEXT ·countLadder2048(SB), NOSPLIT, $0-64
 	MOVQ DI, R12
 	MOVQ DI, R13
 	MOVQ DI, R14
-
-countLadder2048_probe:
 	CMPQ SI, AX
 	JAE  countLadder2048_done
+
+countLadder2048_probe:
 	MOVL (SI), R9
-	JMP  countLadder2048_check0
+	CMPL 8188(DI), R9
+	JAE  countLadder2048_rung1
 
 countLadder2048_skip0:
 	ADDQ $0x00002000, DI
+	CMPL 8188(DI), R9
+	JB   countLadder2048_skip0
 
-countLadder2048_check0:
-	CMPL    8188(DI), R9
-	JB      countLadder2048_skip0
+countLadder2048_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	JMP     countLadder2048_check1
+	CMPL    2044(R12), R9
+	JAE     countLadder2048_rung2
 
 countLadder2048_skip1:
 	ADDQ $0x00000800, R12
+	CMPL 2044(R12), R9
+	JB   countLadder2048_skip1
 
-countLadder2048_check1:
-	CMPL    2044(R12), R9
-	JB      countLadder2048_skip1
+countLadder2048_rung2:
 	CMPQ    R13, R12
 	CMOVQCS R12, R13
-	JMP     countLadder2048_check2
+	CMPL    508(R13), R9
+	JAE     countLadder2048_rung3
 
 countLadder2048_skip2:
 	ADDQ $0x00000200, R13
+	CMPL 508(R13), R9
+	JB   countLadder2048_skip2
 
-countLadder2048_check2:
-	CMPL    508(R13), R9
-	JB      countLadder2048_skip2
+countLadder2048_rung3:
 	CMPQ    R14, R13
 	CMOVQCS R13, R14
-	JMP     countLadder2048_check3
+	CMPL    124(R14), R9
+	JAE     countLadder2048_rung4
 
 countLadder2048_skip3:
 	ADDQ $0x00000080, R14
+	CMPL 124(R14), R9
+	JB   countLadder2048_skip3
 
-countLadder2048_check3:
-	CMPL         124(R14), R9
-	JB           countLadder2048_skip3
-	MOVQ         R14, R10
+countLadder2048_rung4:
 	VPBROADCASTD R9, Z0
-	VPCMPEQD     (R10), Z0, K1
-	VPCMPEQD     64(R10), Z0, K2
+	VPCMPEQD     (R14), Z0, K1
+	VPCMPEQD     64(R14), Z0, K2
+	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVBQZX      R11, R11
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
-	JMP          countLadder2048_probe
+	CMPQ         SI, AX
+	JB           countLadder2048_probe
 
 countLadder2048_done:
 	MOVQ DX, n+48(FP)
@@ -3778,60 +3804,64 @@ TEXT ·intersectLadder2048(SB), NOSPLIT, $0-72
 	MOVQ DI, R12
 	MOVQ DI, R13
 	MOVQ DI, R14
-
-intersectLadder2048_probe:
 	CMPQ SI, AX
 	JAE  intersectLadder2048_done
+
+intersectLadder2048_probe:
 	MOVL (SI), R9
-	JMP  intersectLadder2048_check0
+	CMPL 8188(DI), R9
+	JAE  intersectLadder2048_rung1
 
 intersectLadder2048_skip0:
 	ADDQ $0x00002000, DI
+	CMPL 8188(DI), R9
+	JB   intersectLadder2048_skip0
 
-intersectLadder2048_check0:
-	CMPL    8188(DI), R9
-	JB      intersectLadder2048_skip0
+intersectLadder2048_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	JMP     intersectLadder2048_check1
+	CMPL    2044(R12), R9
+	JAE     intersectLadder2048_rung2
 
 intersectLadder2048_skip1:
 	ADDQ $0x00000800, R12
+	CMPL 2044(R12), R9
+	JB   intersectLadder2048_skip1
 
-intersectLadder2048_check1:
-	CMPL    2044(R12), R9
-	JB      intersectLadder2048_skip1
+intersectLadder2048_rung2:
 	CMPQ    R13, R12
 	CMOVQCS R12, R13
-	JMP     intersectLadder2048_check2
+	CMPL    508(R13), R9
+	JAE     intersectLadder2048_rung3
 
 intersectLadder2048_skip2:
 	ADDQ $0x00000200, R13
+	CMPL 508(R13), R9
+	JB   intersectLadder2048_skip2
 
-intersectLadder2048_check2:
-	CMPL    508(R13), R9
-	JB      intersectLadder2048_skip2
+intersectLadder2048_rung3:
 	CMPQ    R14, R13
 	CMOVQCS R13, R14
-	JMP     intersectLadder2048_check3
+	CMPL    124(R14), R9
+	JAE     intersectLadder2048_rung4
 
 intersectLadder2048_skip3:
 	ADDQ $0x00000080, R14
+	CMPL 124(R14), R9
+	JB   intersectLadder2048_skip3
 
-intersectLadder2048_check3:
-	CMPL         124(R14), R9
-	JB           intersectLadder2048_skip3
-	MOVQ         R14, R10
+intersectLadder2048_rung4:
 	VPBROADCASTD R9, Z0
-	VPCMPEQD     (R10), Z0, K1
-	VPCMPEQD     64(R10), Z0, K2
+	VPCMPEQD     (R14), Z0, K1
+	VPCMPEQD     64(R14), Z0, K2
+	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVBQZX      R11, R11
 	MOVL         R9, (CX)(DX*4)
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
-	JMP          intersectLadder2048_probe
+	CMPQ         SI, AX
+	JB           intersectLadder2048_probe
 
 intersectLadder2048_done:
 	MOVQ DX, n+56(FP)

@@ -68,9 +68,9 @@ func (k ladderKernel) generate() {
 		MOVQ(RDI, p)
 	}
 
-	Label(L("probe"))
 	CMPQ(RSI, RAX)
 	JAE(LabelRef(L("done")))
+	Label(L("probe"))
 	MOVL(Mem{Base: RSI}, R9L)
 	for l, n := range k.strides {
 		p := ps[l]
@@ -78,33 +78,37 @@ func (k ladderKernel) generate() {
 			CMPQ(p, ps[l-1])
 			CMOVQCS(ps[l-1], p)
 		}
-		loop, check := L(fmt.Sprint("skip", l)), L(fmt.Sprint("check", l))
-		JMP(LabelRef(check))
+		loop, next := L(fmt.Sprint("skip", l)), L(fmt.Sprint("rung", l+1))
+		CMPL(Mem{Base: p, Disp: 4*n - 4}, R9L)
+		JAE(LabelRef(next))
 		Label(loop)
 		ADDQ(U32(4*n), p)
-		Label(check)
 		CMPL(Mem{Base: p, Disp: 4*n - 4}, R9L)
 		JB(LabelRef(loop))
+		Label(next)
 	}
-	MOVQ(ps[len(k.strides)-1], R10)
+	q := ps[len(k.strides)-1]
 	if last == 64 {
+		MOVQ(q, R10)
 		LEAQ(Mem{Base: R10, Disp: 128}, R11)
 		CMPL(Mem{Base: R10, Disp: 124}, R9L)
 		CMOVQCS(R11, R10)
+		q = R10
 	}
 	VPBROADCASTD(R9L, Z0)
-	VPCMPEQD(Mem{Base: R10}, Z0, K1)
-	VPCMPEQD(Mem{Base: R10, Disp: 64}, Z0, K2)
+	VPCMPEQD(Mem{Base: q}, Z0, K1)
+	VPCMPEQD(Mem{Base: q, Disp: 64}, Z0, K2)
+	XORL(R11L, R11L)
 	KORTESTW(K1, K2)
 	SETNE(R11B)
-	MOVBQZX(R11B, R11)
 	if k.intersect {
 		// Stored whether or not it matched: no branch to mispredict.
 		MOVL(R9L, Mem{Base: RCX, Index: RDX, Scale: 4})
 	}
 	ADDQ(R11, RDX)
 	ADDQ(U8(4), RSI)
-	JMP(LabelRef(L("probe")))
+	CMPQ(RSI, RAX)
+	JB(LabelRef(L("probe")))
 
 	Label(L("done"))
 	Store(RDX, ReturnIndex(0))
