@@ -33,7 +33,7 @@ type crossovers struct{ block, lanes, ladder int }
 // others are the earlier block/search crossovers (asm/intersect/README.md,
 // "Dispatch"), not measured yet with lanes-avx512 and ladder-avx512.
 var (
-	zen4Crossovers  = crossovers{block: 8, lanes: 19, ladder: 3840}
+	zen4Crossovers  = crossovers{block: 8, lanes: 19, ladder: 7168}
 	zen5Crossovers  = crossovers{block: 64, lanes: 64, ladder: 64}
 	intelCrossovers = crossovers{block: 24, lanes: 24, ladder: 24}
 	avx2Crossovers  = crossovers{block: 48, lanes: 48, ladder: 48}
@@ -285,10 +285,10 @@ var ladders = []struct {
 	intersect    func(dst *uint32, a, b []uint32) (n, j int)
 }{
 	{48, 64, countLadder64, intersectLadder64},
-	{160, 128, countLadder128, intersectLadder128},
-	{700, 256, countLadder256, intersectLadder256},
-	{1400, 1024, countLadder1024, intersectLadder1024},
-	{0, 2048, countLadder2048, intersectLadder2048},
+	{200, 128, countLadder128, intersectLadder128},
+	{450, 256, countLadder256, intersectLadder256},
+	{1400, 768, countLadder768, intersectLadder768},
+	{0, 1536, countLadder1536, intersectLadder1536},
 }
 
 // ladderFor returns the index of the ladder kernel for sets of these sizes.

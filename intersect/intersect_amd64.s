@@ -3463,6 +3463,7 @@ TEXT ·countLadder256(SB), NOSPLIT, $0-64
 	XORL DX, DX
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
+	MOVQ DI, R13
 	CMPQ SI, AX
 	JAE  countLadder256_done
 
@@ -3488,13 +3489,20 @@ countLadder256_skip1:
 	JB   countLadder256_skip1
 
 countLadder256_rung2:
-	MOVQ         R12, R10
-	LEAQ         128(R10), R11
-	CMPL         124(R10), R9
-	CMOVQCS      R11, R10
+	CMPQ    R13, R12
+	CMOVQCS R12, R13
+	CMPL    124(R13), R9
+	JAE     countLadder256_rung3
+
+countLadder256_skip2:
+	ADDQ $0x00000080, R13
+	CMPL 124(R13), R9
+	JB   countLadder256_skip2
+
+countLadder256_rung3:
 	VPBROADCASTD R9, Z0
-	VPCMPEQD     (R10), Z0, K1
-	VPCMPEQD     64(R10), Z0, K2
+	VPCMPEQD     (R13), Z0, K1
+	VPCMPEQD     64(R13), Z0, K2
 	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
@@ -3506,9 +3514,9 @@ countLadder256_rung2:
 countLadder256_done:
 	MOVQ DX, n+48(FP)
 	MOVQ b_base+24(FP), R10
-	SUBQ R10, R12
-	SHRQ $0x02, R12
-	MOVQ R12, j+56(FP)
+	SUBQ R10, R13
+	SHRQ $0x02, R13
+	MOVQ R13, j+56(FP)
 	VZEROUPPER
 	RET
 
@@ -3522,6 +3530,7 @@ TEXT ·intersectLadder256(SB), NOSPLIT, $0-72
 	XORL DX, DX
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
+	MOVQ DI, R13
 	CMPQ SI, AX
 	JAE  intersectLadder256_done
 
@@ -3547,13 +3556,20 @@ intersectLadder256_skip1:
 	JB   intersectLadder256_skip1
 
 intersectLadder256_rung2:
-	MOVQ         R12, R10
-	LEAQ         128(R10), R11
-	CMPL         124(R10), R9
-	CMOVQCS      R11, R10
+	CMPQ    R13, R12
+	CMOVQCS R12, R13
+	CMPL    124(R13), R9
+	JAE     intersectLadder256_rung3
+
+intersectLadder256_skip2:
+	ADDQ $0x00000080, R13
+	CMPL 124(R13), R9
+	JB   intersectLadder256_skip2
+
+intersectLadder256_rung3:
 	VPBROADCASTD R9, Z0
-	VPCMPEQD     (R10), Z0, K1
-	VPCMPEQD     64(R10), Z0, K2
+	VPCMPEQD     (R13), Z0, K1
+	VPCMPEQD     64(R13), Z0, K2
 	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
@@ -3566,15 +3582,15 @@ intersectLadder256_rung2:
 intersectLadder256_done:
 	MOVQ DX, n+56(FP)
 	MOVQ b_base+32(FP), R10
-	SUBQ R10, R12
-	SHRQ $0x02, R12
-	MOVQ R12, j+64(FP)
+	SUBQ R10, R13
+	SHRQ $0x02, R13
+	MOVQ R13, j+64(FP)
 	VZEROUPPER
 	RET
 
-// func countLadder1024(a []uint32, b []uint32) (n int, j int)
+// func countLadder768(a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F, CMOV
-TEXT ·countLadder1024(SB), NOSPLIT, $0-64
+TEXT ·countLadder768(SB), NOSPLIT, $0-64
 	MOVQ a_base+0(FP), SI
 	MOVQ a_len+8(FP), AX
 	MOVQ b_base+24(FP), DI
@@ -3583,41 +3599,41 @@ TEXT ·countLadder1024(SB), NOSPLIT, $0-64
 	MOVQ DI, R12
 	MOVQ DI, R13
 	CMPQ SI, AX
-	JAE  countLadder1024_done
+	JAE  countLadder768_done
 
-countLadder1024_probe:
+countLadder768_probe:
 	MOVL (SI), R9
-	CMPL 4092(DI), R9
-	JAE  countLadder1024_rung1
+	CMPL 3068(DI), R9
+	JAE  countLadder768_rung1
 
-countLadder1024_skip0:
-	ADDQ $0x00001000, DI
-	CMPL 4092(DI), R9
-	JB   countLadder1024_skip0
+countLadder768_skip0:
+	ADDQ $0x00000c00, DI
+	CMPL 3068(DI), R9
+	JB   countLadder768_skip0
 
-countLadder1024_rung1:
+countLadder768_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	CMPL    1020(R12), R9
-	JAE     countLadder1024_rung2
+	CMPL    764(R12), R9
+	JAE     countLadder768_rung2
 
-countLadder1024_skip1:
-	ADDQ $0x00000400, R12
-	CMPL 1020(R12), R9
-	JB   countLadder1024_skip1
+countLadder768_skip1:
+	ADDQ $0x00000300, R12
+	CMPL 764(R12), R9
+	JB   countLadder768_skip1
 
-countLadder1024_rung2:
+countLadder768_rung2:
 	CMPQ    R13, R12
 	CMOVQCS R12, R13
 	CMPL    252(R13), R9
-	JAE     countLadder1024_rung3
+	JAE     countLadder768_rung3
 
-countLadder1024_skip2:
+countLadder768_skip2:
 	ADDQ $0x00000100, R13
 	CMPL 252(R13), R9
-	JB   countLadder1024_skip2
+	JB   countLadder768_skip2
 
-countLadder1024_rung3:
+countLadder768_rung3:
 	MOVQ         R13, R10
 	LEAQ         128(R10), R11
 	CMPL         124(R10), R9
@@ -3631,9 +3647,9 @@ countLadder1024_rung3:
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
 	CMPQ         SI, AX
-	JB           countLadder1024_probe
+	JB           countLadder768_probe
 
-countLadder1024_done:
+countLadder768_done:
 	MOVQ DX, n+48(FP)
 	MOVQ b_base+24(FP), R10
 	SUBQ R10, R13
@@ -3642,9 +3658,9 @@ countLadder1024_done:
 	VZEROUPPER
 	RET
 
-// func intersectLadder1024(dst *uint32, a []uint32, b []uint32) (n int, j int)
+// func intersectLadder768(dst *uint32, a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F, CMOV
-TEXT ·intersectLadder1024(SB), NOSPLIT, $0-72
+TEXT ·intersectLadder768(SB), NOSPLIT, $0-72
 	MOVQ a_base+8(FP), SI
 	MOVQ a_len+16(FP), AX
 	MOVQ b_base+32(FP), DI
@@ -3654,41 +3670,41 @@ TEXT ·intersectLadder1024(SB), NOSPLIT, $0-72
 	MOVQ DI, R12
 	MOVQ DI, R13
 	CMPQ SI, AX
-	JAE  intersectLadder1024_done
+	JAE  intersectLadder768_done
 
-intersectLadder1024_probe:
+intersectLadder768_probe:
 	MOVL (SI), R9
-	CMPL 4092(DI), R9
-	JAE  intersectLadder1024_rung1
+	CMPL 3068(DI), R9
+	JAE  intersectLadder768_rung1
 
-intersectLadder1024_skip0:
-	ADDQ $0x00001000, DI
-	CMPL 4092(DI), R9
-	JB   intersectLadder1024_skip0
+intersectLadder768_skip0:
+	ADDQ $0x00000c00, DI
+	CMPL 3068(DI), R9
+	JB   intersectLadder768_skip0
 
-intersectLadder1024_rung1:
+intersectLadder768_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	CMPL    1020(R12), R9
-	JAE     intersectLadder1024_rung2
+	CMPL    764(R12), R9
+	JAE     intersectLadder768_rung2
 
-intersectLadder1024_skip1:
-	ADDQ $0x00000400, R12
-	CMPL 1020(R12), R9
-	JB   intersectLadder1024_skip1
+intersectLadder768_skip1:
+	ADDQ $0x00000300, R12
+	CMPL 764(R12), R9
+	JB   intersectLadder768_skip1
 
-intersectLadder1024_rung2:
+intersectLadder768_rung2:
 	CMPQ    R13, R12
 	CMOVQCS R12, R13
 	CMPL    252(R13), R9
-	JAE     intersectLadder1024_rung3
+	JAE     intersectLadder768_rung3
 
-intersectLadder1024_skip2:
+intersectLadder768_skip2:
 	ADDQ $0x00000100, R13
 	CMPL 252(R13), R9
-	JB   intersectLadder1024_skip2
+	JB   intersectLadder768_skip2
 
-intersectLadder1024_rung3:
+intersectLadder768_rung3:
 	MOVQ         R13, R10
 	LEAQ         128(R10), R11
 	CMPL         124(R10), R9
@@ -3703,9 +3719,9 @@ intersectLadder1024_rung3:
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
 	CMPQ         SI, AX
-	JB           intersectLadder1024_probe
+	JB           intersectLadder768_probe
 
-intersectLadder1024_done:
+intersectLadder768_done:
 	MOVQ DX, n+56(FP)
 	MOVQ b_base+32(FP), R10
 	SUBQ R10, R13
@@ -3714,9 +3730,9 @@ intersectLadder1024_done:
 	VZEROUPPER
 	RET
 
-// func countLadder2048(a []uint32, b []uint32) (n int, j int)
+// func countLadder1536(a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F, CMOV
-TEXT ·countLadder2048(SB), NOSPLIT, $0-64
+TEXT ·countLadder1536(SB), NOSPLIT, $0-64
 	MOVQ a_base+0(FP), SI
 	MOVQ a_len+8(FP), AX
 	MOVQ b_base+24(FP), DI
@@ -3726,52 +3742,52 @@ TEXT ·countLadder2048(SB), NOSPLIT, $0-64
 	MOVQ DI, R13
 	MOVQ DI, R14
 	CMPQ SI, AX
-	JAE  countLadder2048_done
+	JAE  countLadder1536_done
 
-countLadder2048_probe:
+countLadder1536_probe:
 	MOVL (SI), R9
-	CMPL 8188(DI), R9
-	JAE  countLadder2048_rung1
+	CMPL 6140(DI), R9
+	JAE  countLadder1536_rung1
 
-countLadder2048_skip0:
-	ADDQ $0x00002000, DI
-	CMPL 8188(DI), R9
-	JB   countLadder2048_skip0
+countLadder1536_skip0:
+	ADDQ $0x00001800, DI
+	CMPL 6140(DI), R9
+	JB   countLadder1536_skip0
 
-countLadder2048_rung1:
+countLadder1536_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	CMPL    2044(R12), R9
-	JAE     countLadder2048_rung2
+	CMPL    1532(R12), R9
+	JAE     countLadder1536_rung2
 
-countLadder2048_skip1:
-	ADDQ $0x00000800, R12
-	CMPL 2044(R12), R9
-	JB   countLadder2048_skip1
+countLadder1536_skip1:
+	ADDQ $0x00000600, R12
+	CMPL 1532(R12), R9
+	JB   countLadder1536_skip1
 
-countLadder2048_rung2:
+countLadder1536_rung2:
 	CMPQ    R13, R12
 	CMOVQCS R12, R13
-	CMPL    508(R13), R9
-	JAE     countLadder2048_rung3
+	CMPL    380(R13), R9
+	JAE     countLadder1536_rung3
 
-countLadder2048_skip2:
-	ADDQ $0x00000200, R13
-	CMPL 508(R13), R9
-	JB   countLadder2048_skip2
+countLadder1536_skip2:
+	ADDQ $0x00000180, R13
+	CMPL 380(R13), R9
+	JB   countLadder1536_skip2
 
-countLadder2048_rung3:
+countLadder1536_rung3:
 	CMPQ    R14, R13
 	CMOVQCS R13, R14
 	CMPL    124(R14), R9
-	JAE     countLadder2048_rung4
+	JAE     countLadder1536_rung4
 
-countLadder2048_skip3:
+countLadder1536_skip3:
 	ADDQ $0x00000080, R14
 	CMPL 124(R14), R9
-	JB   countLadder2048_skip3
+	JB   countLadder1536_skip3
 
-countLadder2048_rung4:
+countLadder1536_rung4:
 	VPBROADCASTD R9, Z0
 	VPCMPEQD     (R14), Z0, K1
 	VPCMPEQD     64(R14), Z0, K2
@@ -3781,9 +3797,9 @@ countLadder2048_rung4:
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
 	CMPQ         SI, AX
-	JB           countLadder2048_probe
+	JB           countLadder1536_probe
 
-countLadder2048_done:
+countLadder1536_done:
 	MOVQ DX, n+48(FP)
 	MOVQ b_base+24(FP), R10
 	SUBQ R10, R14
@@ -3792,9 +3808,9 @@ countLadder2048_done:
 	VZEROUPPER
 	RET
 
-// func intersectLadder2048(dst *uint32, a []uint32, b []uint32) (n int, j int)
+// func intersectLadder1536(dst *uint32, a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F, CMOV
-TEXT ·intersectLadder2048(SB), NOSPLIT, $0-72
+TEXT ·intersectLadder1536(SB), NOSPLIT, $0-72
 	MOVQ a_base+8(FP), SI
 	MOVQ a_len+16(FP), AX
 	MOVQ b_base+32(FP), DI
@@ -3805,52 +3821,52 @@ TEXT ·intersectLadder2048(SB), NOSPLIT, $0-72
 	MOVQ DI, R13
 	MOVQ DI, R14
 	CMPQ SI, AX
-	JAE  intersectLadder2048_done
+	JAE  intersectLadder1536_done
 
-intersectLadder2048_probe:
+intersectLadder1536_probe:
 	MOVL (SI), R9
-	CMPL 8188(DI), R9
-	JAE  intersectLadder2048_rung1
+	CMPL 6140(DI), R9
+	JAE  intersectLadder1536_rung1
 
-intersectLadder2048_skip0:
-	ADDQ $0x00002000, DI
-	CMPL 8188(DI), R9
-	JB   intersectLadder2048_skip0
+intersectLadder1536_skip0:
+	ADDQ $0x00001800, DI
+	CMPL 6140(DI), R9
+	JB   intersectLadder1536_skip0
 
-intersectLadder2048_rung1:
+intersectLadder1536_rung1:
 	CMPQ    R12, DI
 	CMOVQCS DI, R12
-	CMPL    2044(R12), R9
-	JAE     intersectLadder2048_rung2
+	CMPL    1532(R12), R9
+	JAE     intersectLadder1536_rung2
 
-intersectLadder2048_skip1:
-	ADDQ $0x00000800, R12
-	CMPL 2044(R12), R9
-	JB   intersectLadder2048_skip1
+intersectLadder1536_skip1:
+	ADDQ $0x00000600, R12
+	CMPL 1532(R12), R9
+	JB   intersectLadder1536_skip1
 
-intersectLadder2048_rung2:
+intersectLadder1536_rung2:
 	CMPQ    R13, R12
 	CMOVQCS R12, R13
-	CMPL    508(R13), R9
-	JAE     intersectLadder2048_rung3
+	CMPL    380(R13), R9
+	JAE     intersectLadder1536_rung3
 
-intersectLadder2048_skip2:
-	ADDQ $0x00000200, R13
-	CMPL 508(R13), R9
-	JB   intersectLadder2048_skip2
+intersectLadder1536_skip2:
+	ADDQ $0x00000180, R13
+	CMPL 380(R13), R9
+	JB   intersectLadder1536_skip2
 
-intersectLadder2048_rung3:
+intersectLadder1536_rung3:
 	CMPQ    R14, R13
 	CMOVQCS R13, R14
 	CMPL    124(R14), R9
-	JAE     intersectLadder2048_rung4
+	JAE     intersectLadder1536_rung4
 
-intersectLadder2048_skip3:
+intersectLadder1536_skip3:
 	ADDQ $0x00000080, R14
 	CMPL 124(R14), R9
-	JB   intersectLadder2048_skip3
+	JB   intersectLadder1536_skip3
 
-intersectLadder2048_rung4:
+intersectLadder1536_rung4:
 	VPBROADCASTD R9, Z0
 	VPCMPEQD     (R14), Z0, K1
 	VPCMPEQD     64(R14), Z0, K2
@@ -3861,9 +3877,9 @@ intersectLadder2048_rung4:
 	ADDQ         R11, DX
 	ADDQ         $0x04, SI
 	CMPQ         SI, AX
-	JB           intersectLadder2048_probe
+	JB           intersectLadder1536_probe
 
-intersectLadder2048_done:
+intersectLadder1536_done:
 	MOVQ DX, n+56(FP)
 	MOVQ b_base+32(FP), R10
 	SUBQ R10, R14

@@ -124,7 +124,7 @@ func countLadder128(a []uint32, b []uint32) (n int, j int)
 func intersectLadder128(dst *uint32, a []uint32, b []uint32) (n int, j int)
 
 // countLadder256 counts the matches of a in b, skipping b by strides
-// of [256 64] values, then comparing with 32 values (AVX-512).
+// of [256 64 32] values, then comparing with 32 values (AVX-512).
 // len(b) must be a multiple of 256 and every value of a at most
 // b's last. It returns the count and j: b[:j] is below a's last value.
 //
@@ -137,30 +137,30 @@ func countLadder256(a []uint32, b []uint32) (n int, j int)
 //go:noescape
 func intersectLadder256(dst *uint32, a []uint32, b []uint32) (n int, j int)
 
-// countLadder1024 counts the matches of a in b, skipping b by strides
-// of [1024 256 64] values, then comparing with 32 values (AVX-512).
-// len(b) must be a multiple of 1024 and every value of a at most
+// countLadder768 counts the matches of a in b, skipping b by strides
+// of [768 192 64] values, then comparing with 32 values (AVX-512).
+// len(b) must be a multiple of 768 and every value of a at most
 // b's last. It returns the count and j: b[:j] is below a's last value.
 //
 //go:noescape
-func countLadder1024(a []uint32, b []uint32) (n int, j int)
+func countLadder768(a []uint32, b []uint32) (n int, j int)
 
-// intersectLadder1024 is countLadder1024 writing the matches to dst,
+// intersectLadder768 is countLadder768 writing the matches to dst,
 // which must have room for one value past the last match.
 //
 //go:noescape
-func intersectLadder1024(dst *uint32, a []uint32, b []uint32) (n int, j int)
+func intersectLadder768(dst *uint32, a []uint32, b []uint32) (n int, j int)
 
-// countLadder2048 counts the matches of a in b, skipping b by strides
-// of [2048 512 128 32] values, then comparing with 32 values (AVX-512).
-// len(b) must be a multiple of 2048 and every value of a at most
+// countLadder1536 counts the matches of a in b, skipping b by strides
+// of [1536 384 96 32] values, then comparing with 32 values (AVX-512).
+// len(b) must be a multiple of 1536 and every value of a at most
 // b's last. It returns the count and j: b[:j] is below a's last value.
 //
 //go:noescape
-func countLadder2048(a []uint32, b []uint32) (n int, j int)
+func countLadder1536(a []uint32, b []uint32) (n int, j int)
 
-// intersectLadder2048 is countLadder2048 writing the matches to dst,
+// intersectLadder1536 is countLadder1536 writing the matches to dst,
 // which must have room for one value past the last match.
 //
 //go:noescape
-func intersectLadder2048(dst *uint32, a []uint32, b []uint32) (n int, j int)
+func intersectLadder1536(dst *uint32, a []uint32, b []uint32) (n int, j int)

@@ -8,10 +8,10 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// The ladder kernels serve the middle ratios (about 1:16 to 1:4000). For
-// each value x of a they skip b by a ladder of strides, the first a little
-// above the expected distance between consecutive values of a in b and
-// each next one a quarter of the one before: at each rung, a loop moves
+// The ladder kernels serve the middle ratios (about 1:20 to 1:7000). For
+// each value x of a they skip b by a ladder of strides, the first near
+// the expected distance between consecutive values of a in b and each next
+// one a quarter (or a half) of the one before: at each rung, a loop moves
 // that rung's position on by its stride while the last value of the
 // stride's block is below x. The last rung leaves a block of 32 or 64
 // values that holds x's lower bound; one CMOV step narrows 64 to 32, and
@@ -127,9 +127,9 @@ func (k ladderKernel) generate() {
 var ladders = [][]int{
 	{64, 32},
 	{128, 32},
-	{256, 64},
-	{1024, 256, 64},
-	{2048, 512, 128, 32},
+	{256, 64, 32},
+	{768, 192, 64},
+	{1536, 384, 96, 32},
 }
 
 func genLadderKernels() {
