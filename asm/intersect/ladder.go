@@ -11,7 +11,7 @@ import (
 // The ladder kernels serve the middle ratios (about 1:20 to 1:7000). For
 // each value x of a they skip b by a ladder of strides, the first near
 // the expected distance between consecutive values of a in b and each next
-// one a quarter (or a half) of the one before: at each rung, a loop moves
+// one a quarter of the one before (the last may be a third or a half): at each rung, a loop moves
 // that rung's position on by its stride while the last value of the
 // stride's block is below x. The last rung leaves a block of 32 or 64
 // values that holds x's lower bound; one CMOV step narrows 64 to 32, and
@@ -122,8 +122,8 @@ func (k ladderKernel) generate() {
 }
 
 // ladders are the ladder kernels' strides, by the size ratios they serve
-// (intersect.ladders): a first stride near the ratio, then quarters. See
-// the README for the shapes measured.
+// (intersect.ladders): a first stride near the ratio, then mostly
+// quarters. See the README for the shapes measured.
 var ladders = [][]int{
 	{64, 32},
 	{128, 32},
