@@ -5,6 +5,7 @@ package intersect
 //go:generate sh -c "cd ../asm && go run ./intersect -out ../intersect/intersect_amd64.s -stubs ../intersect/stubs_amd64.go -pkg intersect"
 
 import (
+	"math"
 	"slices"
 
 	"github.com/xsect/xsect/internal/cpufeat"
@@ -22,19 +23,20 @@ var (
 
 // crossovers are the size ratios large:small at which Count and Intersect
 // change methods on one kind of CPU: the block method below block, then
-// lanes-avx512 below lanes, skip-avx512 below skip and search-simd (gallop
-// without AVX-512) beyond. A range whose ends are equal is not used.
-type crossovers struct{ block, lanes, skip int }
+// lanes-avx512 below lanes, ladder-avx512 below ladder and search-simd
+// (gallop without AVX-512) beyond. A range whose ends are equal is not used.
+type crossovers struct{ block, lanes, ladder int }
 
 // The crossovers per kind of CPU. Zen 4's come from
-// `pairfiles sweep` (docs/results/pairwise-crossovers-zen4.txt); the
+// `pairfiles sweep` (docs/results/pairwise-crossovers-zen4.txt; the sizes
+// there are 1e6/ratio rounded down, so 1:7 is a little above 7); the
 // others are the earlier block/search crossovers (asm/intersect/README.md,
-// "Dispatch"), not measured yet with lanes-avx512 and skip-avx512.
+// "Dispatch"), not measured yet with lanes-avx512 and ladder-avx512.
 var (
-	zen4Crossovers  = crossovers{block: 7, lanes: 112, skip: 3072}
-	zen5Crossovers  = crossovers{block: 64, lanes: 64, skip: 64}
-	intelCrossovers = crossovers{block: 24, lanes: 24, skip: 24}
-	avx2Crossovers  = crossovers{block: 48, lanes: 48, skip: 48}
+	zen4Crossovers  = crossovers{block: 8, lanes: 19, ladder: 7680}
+	zen5Crossovers  = crossovers{block: 64, lanes: 64, ladder: 64}
+	intelCrossovers = crossovers{block: 24, lanes: 24, ladder: 24}
+	avx2Crossovers  = crossovers{block: 48, lanes: 48, ladder: 48}
 )
 
 func init() {
@@ -53,6 +55,7 @@ func init() {
 	search := Method{Name: "search-simd", Count: searchCounter, Intersect: searchIntersecter}
 	skip := Method{Name: "skip-avx512", Count: smallFirst(blockCounter(countSkip)), Intersect: smallFirstIntersect(blockIntersecter(intersectSkip, 1))}
 	lane := Method{Name: "lanes-avx512", Count: laneCounter(countLanes, laneWindow, skip.Count), Intersect: laneIntersecter(intersectLanes, laneWindow, skip.Intersect)}
+	ladder := Method{Name: "ladder-avx512", Count: ladderCount, Intersect: ladderIntersect}
 	// "avx512" is the emulation of VP2INTERSECT that is faster on this CPU
 	// (xor/min on AMD's cores, the hybrid on Intel's); the other one stays
 	// available (and tested) under its own name.
@@ -62,7 +65,7 @@ func init() {
 	}
 	best.Name = "avx512"
 	block, cross := best, intelCrossovers
-	methods = append(methods, best, other, search, skip, lane)
+	methods = append(methods, best, other, search, skip, lane, ladder)
 	if hasVP2 {
 		vp2 := Method{Name: "vp2intersect", Count: blockCounter(countVP2Intersect), Intersect: blockIntersecter(intersectVP2Intersect, 16)}
 		methods = append(methods, vp2)
@@ -76,20 +79,20 @@ func init() {
 		// kernel beats both emulations of VP2INTERSECTD there.
 		block, cross = avx2, zen4Crossovers
 	}
-	setDispatch(block, lane, skip, search, cross)
+	setDispatch(block, lane, ladder, search, cross)
 }
 
 // setDispatch makes Count and Intersect use block below c.block and the
 // search-like methods beyond, by ratio.
-func setDispatch(block, lane, skip, search Method, c crossovers) {
+func setDispatch(block, lane, ladder, search Method, c crossovers) {
 	blockCount, blockIntersect = block.Count, block.Intersect
 	gallopRatio = c.block
 	pick := func(small, large int) Method {
 		switch {
 		case small*c.lanes >= large:
 			return lane
-		case small*c.skip >= large:
-			return skip
+		case small*c.ladder >= large:
+			return ladder
 		}
 		return search
 	}
@@ -272,4 +275,73 @@ func laneIntersecter(kernel func(dst *uint32, a, b []uint32, st *[13]int) int, w
 		}
 		return dst[:l0+n]
 	}
+}
+
+// ladders are the ladder kernels (asm/intersect/ladder.go), each serving
+// size ratios below upTo (the last: all beyond); stride is its first.
+var ladders = []struct {
+	upTo, stride int
+	count        func(a, b []uint32) (n, j int)
+	intersect    func(dst *uint32, a, b []uint32) (n, j int)
+}{
+	{48, 64, countLadder64, intersectLadder64},
+	{200, 128, countLadder128, intersectLadder128},
+	{450, 256, countLadder256, intersectLadder256},
+	{1400, 768, countLadder768, intersectLadder768},
+	{0, 1536, countLadder1536, intersectLadder1536},
+}
+
+// ladderFor returns the index of the ladder kernel for sets of these sizes.
+func ladderFor(small, large int) int {
+	r := large / max(small, 1)
+	for k, l := range ladders[:len(ladders)-1] {
+		if r < l.upTo {
+			return k
+		}
+	}
+	return len(ladders) - 1
+}
+
+// ladderCut returns how much of a and b a ladder kernel whose first stride
+// is s may take: b[:m], m a multiple of s, and a[:e], the values up to
+// b[m-1].
+func ladderCut(a, b []uint32, s int) (e, m int) {
+	m = len(b) / s * s
+	if m == 0 {
+		return 0, 0
+	}
+	if v := b[m-1]; v == math.MaxUint32 {
+		e = len(a)
+	} else {
+		e, _ = slices.BinarySearch(a, v+1)
+	}
+	return e, m
+}
+
+func ladderCount(a, b []uint32) int {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	l := ladders[ladderFor(len(a), len(b))]
+	e, m := ladderCut(a, b, l.stride)
+	if e == 0 {
+		return countTail(a, b)
+	}
+	n, j := l.count(a[:e], b[:m])
+	return n + countTail(a[e:], b[j:])
+}
+
+func ladderIntersect(dst, a, b []uint32) []uint32 {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	l := ladders[ladderFor(len(a), len(b))]
+	e, m := ladderCut(a, b, l.stride)
+	if e == 0 {
+		return intersectTail(dst, a, b)
+	}
+	l0 := len(dst)
+	dst = slices.Grow(dst, e+1) // the kernel stores one value past its last match
+	n, j := l.intersect(&dst[:l0+1][l0], a[:e], b[:m])
+	return intersectTail(dst[:l0+n], a[e:], b[j:])
 }

@@ -3233,3 +3233,657 @@ intersectLanes_done:
 	MOVQ DX, ret+64(FP)
 	VZEROUPPER
 	RET
+
+// func countLadder64(a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·countLadder64(SB), NOSPLIT, $0-64
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), AX
+	MOVQ b_base+24(FP), DI
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	CMPQ SI, AX
+	JAE  countLadder64_done
+
+countLadder64_probe:
+	MOVL (SI), R9
+	CMPL 252(DI), R9
+	JAE  countLadder64_rung1
+
+countLadder64_skip0:
+	ADDQ $0x00000100, DI
+	CMPL 252(DI), R9
+	JB   countLadder64_skip0
+
+countLadder64_rung1:
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	CMPL    124(R12), R9
+	JAE     countLadder64_rung2
+
+countLadder64_skip1:
+	ADDQ $0x00000080, R12
+	CMPL 124(R12), R9
+	JB   countLadder64_skip1
+
+countLadder64_rung2:
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R12), Z0, K1
+	VPCMPEQD     64(R12), Z0, K2
+	XORL         R11, R11
+	KORTESTW     K1, K2
+	SETNE        R11
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	CMPQ         SI, AX
+	JB           countLadder64_probe
+
+countLadder64_done:
+	MOVQ DX, n+48(FP)
+	MOVQ b_base+24(FP), R10
+	SUBQ R10, R12
+	SHRQ $0x02, R12
+	MOVQ R12, j+56(FP)
+	VZEROUPPER
+	RET
+
+// func intersectLadder64(dst *uint32, a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·intersectLadder64(SB), NOSPLIT, $0-72
+	MOVQ a_base+8(FP), SI
+	MOVQ a_len+16(FP), AX
+	MOVQ b_base+32(FP), DI
+	MOVQ dst+0(FP), CX
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	CMPQ SI, AX
+	JAE  intersectLadder64_done
+
+intersectLadder64_probe:
+	MOVL (SI), R9
+	CMPL 252(DI), R9
+	JAE  intersectLadder64_rung1
+
+intersectLadder64_skip0:
+	ADDQ $0x00000100, DI
+	CMPL 252(DI), R9
+	JB   intersectLadder64_skip0
+
+intersectLadder64_rung1:
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	CMPL    124(R12), R9
+	JAE     intersectLadder64_rung2
+
+intersectLadder64_skip1:
+	ADDQ $0x00000080, R12
+	CMPL 124(R12), R9
+	JB   intersectLadder64_skip1
+
+intersectLadder64_rung2:
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R12), Z0, K1
+	VPCMPEQD     64(R12), Z0, K2
+	XORL         R11, R11
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVL         R9, (CX)(DX*4)
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	CMPQ         SI, AX
+	JB           intersectLadder64_probe
+
+intersectLadder64_done:
+	MOVQ DX, n+56(FP)
+	MOVQ b_base+32(FP), R10
+	SUBQ R10, R12
+	SHRQ $0x02, R12
+	MOVQ R12, j+64(FP)
+	VZEROUPPER
+	RET
+
+// func countLadder128(a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·countLadder128(SB), NOSPLIT, $0-64
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), AX
+	MOVQ b_base+24(FP), DI
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	CMPQ SI, AX
+	JAE  countLadder128_done
+
+countLadder128_probe:
+	MOVL (SI), R9
+	CMPL 508(DI), R9
+	JAE  countLadder128_rung1
+
+countLadder128_skip0:
+	ADDQ $0x00000200, DI
+	CMPL 508(DI), R9
+	JB   countLadder128_skip0
+
+countLadder128_rung1:
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	CMPL    124(R12), R9
+	JAE     countLadder128_rung2
+
+countLadder128_skip1:
+	ADDQ $0x00000080, R12
+	CMPL 124(R12), R9
+	JB   countLadder128_skip1
+
+countLadder128_rung2:
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R12), Z0, K1
+	VPCMPEQD     64(R12), Z0, K2
+	XORL         R11, R11
+	KORTESTW     K1, K2
+	SETNE        R11
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	CMPQ         SI, AX
+	JB           countLadder128_probe
+
+countLadder128_done:
+	MOVQ DX, n+48(FP)
+	MOVQ b_base+24(FP), R10
+	SUBQ R10, R12
+	SHRQ $0x02, R12
+	MOVQ R12, j+56(FP)
+	VZEROUPPER
+	RET
+
+// func intersectLadder128(dst *uint32, a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·intersectLadder128(SB), NOSPLIT, $0-72
+	MOVQ a_base+8(FP), SI
+	MOVQ a_len+16(FP), AX
+	MOVQ b_base+32(FP), DI
+	MOVQ dst+0(FP), CX
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	CMPQ SI, AX
+	JAE  intersectLadder128_done
+
+intersectLadder128_probe:
+	MOVL (SI), R9
+	CMPL 508(DI), R9
+	JAE  intersectLadder128_rung1
+
+intersectLadder128_skip0:
+	ADDQ $0x00000200, DI
+	CMPL 508(DI), R9
+	JB   intersectLadder128_skip0
+
+intersectLadder128_rung1:
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	CMPL    124(R12), R9
+	JAE     intersectLadder128_rung2
+
+intersectLadder128_skip1:
+	ADDQ $0x00000080, R12
+	CMPL 124(R12), R9
+	JB   intersectLadder128_skip1
+
+intersectLadder128_rung2:
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R12), Z0, K1
+	VPCMPEQD     64(R12), Z0, K2
+	XORL         R11, R11
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVL         R9, (CX)(DX*4)
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	CMPQ         SI, AX
+	JB           intersectLadder128_probe
+
+intersectLadder128_done:
+	MOVQ DX, n+56(FP)
+	MOVQ b_base+32(FP), R10
+	SUBQ R10, R12
+	SHRQ $0x02, R12
+	MOVQ R12, j+64(FP)
+	VZEROUPPER
+	RET
+
+// func countLadder256(a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·countLadder256(SB), NOSPLIT, $0-64
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), AX
+	MOVQ b_base+24(FP), DI
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	MOVQ DI, R13
+	CMPQ SI, AX
+	JAE  countLadder256_done
+
+countLadder256_probe:
+	MOVL (SI), R9
+	CMPL 1020(DI), R9
+	JAE  countLadder256_rung1
+
+countLadder256_skip0:
+	ADDQ $0x00000400, DI
+	CMPL 1020(DI), R9
+	JB   countLadder256_skip0
+
+countLadder256_rung1:
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	CMPL    252(R12), R9
+	JAE     countLadder256_rung2
+
+countLadder256_skip1:
+	ADDQ $0x00000100, R12
+	CMPL 252(R12), R9
+	JB   countLadder256_skip1
+
+countLadder256_rung2:
+	CMPQ    R13, R12
+	CMOVQCS R12, R13
+	CMPL    124(R13), R9
+	JAE     countLadder256_rung3
+
+countLadder256_skip2:
+	ADDQ $0x00000080, R13
+	CMPL 124(R13), R9
+	JB   countLadder256_skip2
+
+countLadder256_rung3:
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R13), Z0, K1
+	VPCMPEQD     64(R13), Z0, K2
+	XORL         R11, R11
+	KORTESTW     K1, K2
+	SETNE        R11
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	CMPQ         SI, AX
+	JB           countLadder256_probe
+
+countLadder256_done:
+	MOVQ DX, n+48(FP)
+	MOVQ b_base+24(FP), R10
+	SUBQ R10, R13
+	SHRQ $0x02, R13
+	MOVQ R13, j+56(FP)
+	VZEROUPPER
+	RET
+
+// func intersectLadder256(dst *uint32, a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·intersectLadder256(SB), NOSPLIT, $0-72
+	MOVQ a_base+8(FP), SI
+	MOVQ a_len+16(FP), AX
+	MOVQ b_base+32(FP), DI
+	MOVQ dst+0(FP), CX
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	MOVQ DI, R13
+	CMPQ SI, AX
+	JAE  intersectLadder256_done
+
+intersectLadder256_probe:
+	MOVL (SI), R9
+	CMPL 1020(DI), R9
+	JAE  intersectLadder256_rung1
+
+intersectLadder256_skip0:
+	ADDQ $0x00000400, DI
+	CMPL 1020(DI), R9
+	JB   intersectLadder256_skip0
+
+intersectLadder256_rung1:
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	CMPL    252(R12), R9
+	JAE     intersectLadder256_rung2
+
+intersectLadder256_skip1:
+	ADDQ $0x00000100, R12
+	CMPL 252(R12), R9
+	JB   intersectLadder256_skip1
+
+intersectLadder256_rung2:
+	CMPQ    R13, R12
+	CMOVQCS R12, R13
+	CMPL    124(R13), R9
+	JAE     intersectLadder256_rung3
+
+intersectLadder256_skip2:
+	ADDQ $0x00000080, R13
+	CMPL 124(R13), R9
+	JB   intersectLadder256_skip2
+
+intersectLadder256_rung3:
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R13), Z0, K1
+	VPCMPEQD     64(R13), Z0, K2
+	XORL         R11, R11
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVL         R9, (CX)(DX*4)
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	CMPQ         SI, AX
+	JB           intersectLadder256_probe
+
+intersectLadder256_done:
+	MOVQ DX, n+56(FP)
+	MOVQ b_base+32(FP), R10
+	SUBQ R10, R13
+	SHRQ $0x02, R13
+	MOVQ R13, j+64(FP)
+	VZEROUPPER
+	RET
+
+// func countLadder768(a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·countLadder768(SB), NOSPLIT, $0-64
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), AX
+	MOVQ b_base+24(FP), DI
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	MOVQ DI, R13
+	CMPQ SI, AX
+	JAE  countLadder768_done
+
+countLadder768_probe:
+	MOVL (SI), R9
+	CMPL 3068(DI), R9
+	JAE  countLadder768_rung1
+
+countLadder768_skip0:
+	ADDQ $0x00000c00, DI
+	CMPL 3068(DI), R9
+	JB   countLadder768_skip0
+
+countLadder768_rung1:
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	CMPL    764(R12), R9
+	JAE     countLadder768_rung2
+
+countLadder768_skip1:
+	ADDQ $0x00000300, R12
+	CMPL 764(R12), R9
+	JB   countLadder768_skip1
+
+countLadder768_rung2:
+	CMPQ    R13, R12
+	CMOVQCS R12, R13
+	CMPL    252(R13), R9
+	JAE     countLadder768_rung3
+
+countLadder768_skip2:
+	ADDQ $0x00000100, R13
+	CMPL 252(R13), R9
+	JB   countLadder768_skip2
+
+countLadder768_rung3:
+	MOVQ         R13, R10
+	LEAQ         128(R10), R11
+	CMPL         124(R10), R9
+	CMOVQCS      R11, R10
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R10), Z0, K1
+	VPCMPEQD     64(R10), Z0, K2
+	XORL         R11, R11
+	KORTESTW     K1, K2
+	SETNE        R11
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	CMPQ         SI, AX
+	JB           countLadder768_probe
+
+countLadder768_done:
+	MOVQ DX, n+48(FP)
+	MOVQ b_base+24(FP), R10
+	SUBQ R10, R13
+	SHRQ $0x02, R13
+	MOVQ R13, j+56(FP)
+	VZEROUPPER
+	RET
+
+// func intersectLadder768(dst *uint32, a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·intersectLadder768(SB), NOSPLIT, $0-72
+	MOVQ a_base+8(FP), SI
+	MOVQ a_len+16(FP), AX
+	MOVQ b_base+32(FP), DI
+	MOVQ dst+0(FP), CX
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	MOVQ DI, R13
+	CMPQ SI, AX
+	JAE  intersectLadder768_done
+
+intersectLadder768_probe:
+	MOVL (SI), R9
+	CMPL 3068(DI), R9
+	JAE  intersectLadder768_rung1
+
+intersectLadder768_skip0:
+	ADDQ $0x00000c00, DI
+	CMPL 3068(DI), R9
+	JB   intersectLadder768_skip0
+
+intersectLadder768_rung1:
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	CMPL    764(R12), R9
+	JAE     intersectLadder768_rung2
+
+intersectLadder768_skip1:
+	ADDQ $0x00000300, R12
+	CMPL 764(R12), R9
+	JB   intersectLadder768_skip1
+
+intersectLadder768_rung2:
+	CMPQ    R13, R12
+	CMOVQCS R12, R13
+	CMPL    252(R13), R9
+	JAE     intersectLadder768_rung3
+
+intersectLadder768_skip2:
+	ADDQ $0x00000100, R13
+	CMPL 252(R13), R9
+	JB   intersectLadder768_skip2
+
+intersectLadder768_rung3:
+	MOVQ         R13, R10
+	LEAQ         128(R10), R11
+	CMPL         124(R10), R9
+	CMOVQCS      R11, R10
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R10), Z0, K1
+	VPCMPEQD     64(R10), Z0, K2
+	XORL         R11, R11
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVL         R9, (CX)(DX*4)
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	CMPQ         SI, AX
+	JB           intersectLadder768_probe
+
+intersectLadder768_done:
+	MOVQ DX, n+56(FP)
+	MOVQ b_base+32(FP), R10
+	SUBQ R10, R13
+	SHRQ $0x02, R13
+	MOVQ R13, j+64(FP)
+	VZEROUPPER
+	RET
+
+// func countLadder1536(a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·countLadder1536(SB), NOSPLIT, $0-64
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), AX
+	MOVQ b_base+24(FP), DI
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	MOVQ DI, R13
+	MOVQ DI, R14
+	CMPQ SI, AX
+	JAE  countLadder1536_done
+
+countLadder1536_probe:
+	MOVL (SI), R9
+	CMPL 6140(DI), R9
+	JAE  countLadder1536_rung1
+
+countLadder1536_skip0:
+	ADDQ $0x00001800, DI
+	CMPL 6140(DI), R9
+	JB   countLadder1536_skip0
+
+countLadder1536_rung1:
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	CMPL    1532(R12), R9
+	JAE     countLadder1536_rung2
+
+countLadder1536_skip1:
+	ADDQ $0x00000600, R12
+	CMPL 1532(R12), R9
+	JB   countLadder1536_skip1
+
+countLadder1536_rung2:
+	CMPQ    R13, R12
+	CMOVQCS R12, R13
+	CMPL    380(R13), R9
+	JAE     countLadder1536_rung3
+
+countLadder1536_skip2:
+	ADDQ $0x00000180, R13
+	CMPL 380(R13), R9
+	JB   countLadder1536_skip2
+
+countLadder1536_rung3:
+	CMPQ    R14, R13
+	CMOVQCS R13, R14
+	CMPL    124(R14), R9
+	JAE     countLadder1536_rung4
+
+countLadder1536_skip3:
+	ADDQ $0x00000080, R14
+	CMPL 124(R14), R9
+	JB   countLadder1536_skip3
+
+countLadder1536_rung4:
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R14), Z0, K1
+	VPCMPEQD     64(R14), Z0, K2
+	XORL         R11, R11
+	KORTESTW     K1, K2
+	SETNE        R11
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	CMPQ         SI, AX
+	JB           countLadder1536_probe
+
+countLadder1536_done:
+	MOVQ DX, n+48(FP)
+	MOVQ b_base+24(FP), R10
+	SUBQ R10, R14
+	SHRQ $0x02, R14
+	MOVQ R14, j+56(FP)
+	VZEROUPPER
+	RET
+
+// func intersectLadder1536(dst *uint32, a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·intersectLadder1536(SB), NOSPLIT, $0-72
+	MOVQ a_base+8(FP), SI
+	MOVQ a_len+16(FP), AX
+	MOVQ b_base+32(FP), DI
+	MOVQ dst+0(FP), CX
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	MOVQ DI, R13
+	MOVQ DI, R14
+	CMPQ SI, AX
+	JAE  intersectLadder1536_done
+
+intersectLadder1536_probe:
+	MOVL (SI), R9
+	CMPL 6140(DI), R9
+	JAE  intersectLadder1536_rung1
+
+intersectLadder1536_skip0:
+	ADDQ $0x00001800, DI
+	CMPL 6140(DI), R9
+	JB   intersectLadder1536_skip0
+
+intersectLadder1536_rung1:
+	CMPQ    R12, DI
+	CMOVQCS DI, R12
+	CMPL    1532(R12), R9
+	JAE     intersectLadder1536_rung2
+
+intersectLadder1536_skip1:
+	ADDQ $0x00000600, R12
+	CMPL 1532(R12), R9
+	JB   intersectLadder1536_skip1
+
+intersectLadder1536_rung2:
+	CMPQ    R13, R12
+	CMOVQCS R12, R13
+	CMPL    380(R13), R9
+	JAE     intersectLadder1536_rung3
+
+intersectLadder1536_skip2:
+	ADDQ $0x00000180, R13
+	CMPL 380(R13), R9
+	JB   intersectLadder1536_skip2
+
+intersectLadder1536_rung3:
+	CMPQ    R14, R13
+	CMOVQCS R13, R14
+	CMPL    124(R14), R9
+	JAE     intersectLadder1536_rung4
+
+intersectLadder1536_skip3:
+	ADDQ $0x00000080, R14
+	CMPL 124(R14), R9
+	JB   intersectLadder1536_skip3
+
+intersectLadder1536_rung4:
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R14), Z0, K1
+	VPCMPEQD     64(R14), Z0, K2
+	XORL         R11, R11
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVL         R9, (CX)(DX*4)
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	CMPQ         SI, AX
+	JB           intersectLadder1536_probe
+
+intersectLadder1536_done:
+	MOVQ DX, n+56(FP)
+	MOVQ b_base+32(FP), R10
+	SUBQ R10, R14
+	SHRQ $0x02, R14
+	MOVQ R14, j+64(FP)
+	VZEROUPPER
+	RET

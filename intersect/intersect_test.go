@@ -95,8 +95,36 @@ func testPairs() []pair {
 			ps = append(ps, pair{fmt.Sprintf("lanes %d x %d dense", na, nb), randomSet(r, na, uint64(2*nb)), randomSet(r, nb, uint64(2*nb))})
 		}
 	}
+	// The ladder kernels: b cut to a multiple of the first stride (64 to
+	// 1536), a to the values up to the cut's last; values at the ends of
+	// every stride's blocks, ratios around the switches between ladders.
+	var ends []uint32
+	for _, s := range []int{32, 64, 96, 128, 192, 256, 384, 768, 1536} {
+		for _, k := range []int{1, 2, 3, 5} {
+			ends = append(ends, uint32(k*s-1), uint32(k*s))
+		}
+	}
+	slices.Sort(ends)
+	ends = slices.Compact(ends)
+	for _, nb := range []int{3071, 3072, 3073, 4607, 6143, 6200, 10239} {
+		ps = append(ps,
+			pair{fmt.Sprintf("ladder block ends %d", nb), ends, seq(0, nb, 1)},
+			pair{fmt.Sprintf("ladder block ends sparse %d", nb), ends, seq(0, nb, 3)},
+			pair{fmt.Sprintf("ladder past the cut %d", nb), seq(nb-70, 60, 1), seq(0, nb, 1)},
+			pair{fmt.Sprintf("ladder max %d", nb), append(seq(0, 20, 97), max32-1, max32), append(seq(0, nb-1, 1), max32)},
+			pair{fmt.Sprintf("ladder max cut %d", nb), append(seq(0, 20, 97), max32), append(seq(int(max32)-nb, nb, 1), max32)[1:]},
+		)
+	}
+	for _, ratio := range []int{16, 47, 48, 49, 199, 200, 201, 449, 450, 451, 1399, 1400, 1401, 3000, 7000} {
+		for _, na := range []int{1, 3, 10} {
+			nb := na * ratio
+			a, b := randomSet(r, na, uint64(2*nb)), randomSet(r, nb, uint64(2*nb))
+			ps = append(ps, pair{fmt.Sprintf("ladder %d x %d", na, nb), a, b},
+				pair{fmt.Sprintf("ladder %d x %d in b", na, nb), b[len(b)/3 : len(b)/3+na], b})
+		}
+	}
 	// Ratios around the dispatch's crossovers (intersect_amd64.go).
-	for _, ratio := range []int{7, 8, 12, 14, 24, 40, 48, 64, 112, 1024, 3072} {
+	for _, ratio := range []int{7, 8, 12, 14, 18, 19, 24, 28, 40, 48, 64, 112, 1024, 3072, 7680} {
 		for _, d := range []int{-1, 0, 1} {
 			na := 40
 			nb := na*ratio + d

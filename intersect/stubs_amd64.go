@@ -94,3 +94,73 @@ func countLanes(a []uint32, b []uint32, state *[13]int) int
 //
 //go:noescape
 func intersectLanes(dst *uint32, a []uint32, b []uint32, state *[13]int) int
+
+// countLadder64 counts the matches of a in b, skipping b by strides
+// of [64 32] values, then comparing with 32 values (AVX-512).
+// len(b) must be a multiple of 64 and every value of a at most
+// b's last. It returns the count and j: b[:j] is below a's last value.
+//
+//go:noescape
+func countLadder64(a []uint32, b []uint32) (n int, j int)
+
+// intersectLadder64 is countLadder64 writing the matches to dst,
+// which must have room for one value past the last match.
+//
+//go:noescape
+func intersectLadder64(dst *uint32, a []uint32, b []uint32) (n int, j int)
+
+// countLadder128 counts the matches of a in b, skipping b by strides
+// of [128 32] values, then comparing with 32 values (AVX-512).
+// len(b) must be a multiple of 128 and every value of a at most
+// b's last. It returns the count and j: b[:j] is below a's last value.
+//
+//go:noescape
+func countLadder128(a []uint32, b []uint32) (n int, j int)
+
+// intersectLadder128 is countLadder128 writing the matches to dst,
+// which must have room for one value past the last match.
+//
+//go:noescape
+func intersectLadder128(dst *uint32, a []uint32, b []uint32) (n int, j int)
+
+// countLadder256 counts the matches of a in b, skipping b by strides
+// of [256 64 32] values, then comparing with 32 values (AVX-512).
+// len(b) must be a multiple of 256 and every value of a at most
+// b's last. It returns the count and j: b[:j] is below a's last value.
+//
+//go:noescape
+func countLadder256(a []uint32, b []uint32) (n int, j int)
+
+// intersectLadder256 is countLadder256 writing the matches to dst,
+// which must have room for one value past the last match.
+//
+//go:noescape
+func intersectLadder256(dst *uint32, a []uint32, b []uint32) (n int, j int)
+
+// countLadder768 counts the matches of a in b, skipping b by strides
+// of [768 192 64] values, then comparing with 32 values (AVX-512).
+// len(b) must be a multiple of 768 and every value of a at most
+// b's last. It returns the count and j: b[:j] is below a's last value.
+//
+//go:noescape
+func countLadder768(a []uint32, b []uint32) (n int, j int)
+
+// intersectLadder768 is countLadder768 writing the matches to dst,
+// which must have room for one value past the last match.
+//
+//go:noescape
+func intersectLadder768(dst *uint32, a []uint32, b []uint32) (n int, j int)
+
+// countLadder1536 counts the matches of a in b, skipping b by strides
+// of [1536 384 96 32] values, then comparing with 32 values (AVX-512).
+// len(b) must be a multiple of 1536 and every value of a at most
+// b's last. It returns the count and j: b[:j] is below a's last value.
+//
+//go:noescape
+func countLadder1536(a []uint32, b []uint32) (n int, j int)
+
+// intersectLadder1536 is countLadder1536 writing the matches to dst,
+// which must have room for one value past the last match.
+//
+//go:noescape
+func intersectLadder1536(dst *uint32, a []uint32, b []uint32) (n int, j int)

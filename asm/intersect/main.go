@@ -15,5 +15,6 @@ func main() {
 	genSearchKernels()
 	genSkipKernels()
 	genLaneKernels()
+	genLadderKernels()
 	Generate()
 }
