@@ -84,7 +84,17 @@ func head(s []uint32) []uint32 {
 }
 
 func TestGPUReference(t *testing.T) {
-	rng := rand.New(rand.NewPCG(21, 22))
+	referenceCases(t, rand.New(rand.NewPCG(21, 22)), func(ix *invindex.Index, docs *sets.Collection, qs []query.Query) {
+		compare(t, openRunner(t, ix, 3), ix, docs, qs, []int{-1, 0, 1, 3})
+	})
+}
+
+// referenceCases calls check with each of the random cases that the
+// reference tests run: an index of random documents, with and without
+// bitmaps, and adversarial queries, one of them of more terms than the
+// device takes.
+func referenceCases(t *testing.T, rng *rand.Rand, check func(ix *invindex.Index, docs *sets.Collection, qs []query.Query)) {
+	t.Helper()
 	for _, tc := range []struct{ n, terms, maxLen, ratio int }{
 		{1, 3, 2, 0}, {100, 20, 5, 0}, {2000, 300, 12, 0}, {2000, 300, 12, -1}, {2000, 60, 10, 2},
 	} {
@@ -94,13 +104,11 @@ func TestGPUReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		qs := querytest.AdversarialQueries(rng, ix.Terms(), 3000)
-		// More terms than the device takes.
 		var long query.Query
 		for i := range devMaxTerms + 3 {
 			long.Terms = append(long.Terms, uint32(i%3))
 		}
-		qs = append(qs, long)
-		compare(t, openRunner(t, ix, 3), ix, docs, qs, []int{-1, 0, 1, 3})
+		check(ix, docs, append(qs, long))
 	}
 }
 

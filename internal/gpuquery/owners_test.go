@@ -44,21 +44,7 @@ func openOwnersRunner(t testing.TB, ix *invindex.Index, threads int, gpus []int)
 // GPU 0, whole and split into parts (a small minimum part), and checks the
 // notes name both owners once both have run batches.
 func TestGPUOwners(t *testing.T) {
-	rng := rand.New(rand.NewPCG(41, 42))
-	for _, tc := range []struct{ n, terms, maxLen, ratio int }{
-		{1, 3, 2, 0}, {100, 20, 5, 0}, {2000, 300, 12, 0}, {2000, 300, 12, -1}, {2000, 60, 10, 2},
-	} {
-		docs := querytest.RandomDocs(rng, tc.n, tc.terms, tc.maxLen)
-		ix, err := invindex.FromDocs(docs, invindex.BuildOptions{DenseRatio: tc.ratio})
-		if err != nil {
-			t.Fatal(err)
-		}
-		qs := querytest.AdversarialQueries(rng, ix.Terms(), 3000)
-		var long query.Query
-		for i := range devMaxTerms + 3 {
-			long.Terms = append(long.Terms, uint32(i%3))
-		}
-		qs = append(qs, long)
+	referenceCases(t, rand.New(rand.NewPCG(41, 42)), func(ix *invindex.Index, docs *sets.Collection, qs []query.Query) {
 		r := openOwnersRunner(t, ix, 3, twoOwners)
 		if r.set.Len() != 2 || len(r.runners[0]) != runnersPerOwner || len(r.runners[1]) != runnersPerOwner {
 			t.Fatalf("%d owners, runners %d and %d", r.set.Len(), len(r.runners[0]), len(r.runners[1]))
@@ -74,7 +60,7 @@ func TestGPUOwners(t *testing.T) {
 				t.Fatalf("notes without %q:\n%s", who, notes)
 			}
 		}
-	}
+	})
 }
 
 // TestGPUOwnersSplit answers searches of more than two device batches on
