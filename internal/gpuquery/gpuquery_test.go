@@ -365,10 +365,11 @@ func (c *cancelAfter) Err() error {
 	return nil
 }
 
-// TestGPUCanceled stops a pipelined search between batches, with a batch
-// still on the device, then checks that the next searches are right.
-func TestGPUCanceled(t *testing.T) {
-	rng := rand.New(rand.NewPCG(29, 30))
+// cancelCase is the index and the queries that the cancellation tests
+// search: 20,000 documents of long lists and at least as many queries,
+// several device batches.
+func cancelCase(t *testing.T, rng *rand.Rand) (*invindex.Index, []query.Query) {
+	t.Helper()
 	docs, qs := longLists(rng, 20000)
 	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
 	if err != nil {
@@ -377,6 +378,13 @@ func TestGPUCanceled(t *testing.T) {
 	for len(qs) < 20000 {
 		qs = append(qs, qs...)
 	}
+	return ix, qs
+}
+
+// TestGPUCanceled stops a pipelined search between batches, with a batch
+// still on the device, then checks that the next searches are right.
+func TestGPUCanceled(t *testing.T) {
+	ix, qs := cancelCase(t, rand.New(rand.NewPCG(29, 30)))
 	r := openRunner(t, ix, 2).(*devRunner)
 	r.batchQueries = 1000
 	for _, n := range []int{0, 1, 3, 7} {

@@ -135,15 +135,7 @@ func (c cancelingRunner) Search(ctx context.Context, qs []query.Query, limit int
 // part on the device: the search returns the context's error, and the
 // searches after it are right.
 func TestGPUOwnersCanceled(t *testing.T) {
-	rng := rand.New(rand.NewPCG(50, 51))
-	docs, qs := longLists(rng, 20000)
-	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for len(qs) < 20000 {
-		qs = append(qs, qs...)
-	}
+	ix, qs := cancelCase(t, rand.New(rand.NewPCG(50, 51)))
 	r := openOwnersRunner(t, ix, 2, twoOwners)
 	whole := r.sched
 	for _, owner := range r.runners {
