@@ -3235,7 +3235,7 @@ intersectLanes_done:
 	RET
 
 // func countLadder64(a []uint32, b []uint32) (n int, j int)
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F
 TEXT ·countLadder64(SB), NOSPLIT, $0-64
 	MOVQ a_base+0(FP), SI
 	MOVQ a_len+8(FP), AX
@@ -3255,12 +3255,11 @@ countLadder64_skip0:
 	ADDQ $0x00000100, DI
 	CMPL 252(DI), R9
 	JB   countLadder64_skip0
+	MOVQ DI, R12
 
 countLadder64_rung1:
-	CMPQ    R12, DI
-	CMOVQCS DI, R12
-	CMPL    124(R12), R9
-	JAE     countLadder64_rung2
+	CMPL 124(R12), R9
+	JAE  countLadder64_rung2
 
 countLadder64_skip1:
 	ADDQ $0x00000080, R12
@@ -3289,7 +3288,7 @@ countLadder64_done:
 	RET
 
 // func intersectLadder64(dst *uint32, a []uint32, b []uint32) (n int, j int)
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F
 TEXT ·intersectLadder64(SB), NOSPLIT, $0-72
 	MOVQ a_base+8(FP), SI
 	MOVQ a_len+16(FP), AX
@@ -3310,12 +3309,11 @@ intersectLadder64_skip0:
 	ADDQ $0x00000100, DI
 	CMPL 252(DI), R9
 	JB   intersectLadder64_skip0
+	MOVQ DI, R12
 
 intersectLadder64_rung1:
-	CMPQ    R12, DI
-	CMOVQCS DI, R12
-	CMPL    124(R12), R9
-	JAE     intersectLadder64_rung2
+	CMPL 124(R12), R9
+	JAE  intersectLadder64_rung2
 
 intersectLadder64_skip1:
 	ADDQ $0x00000080, R12
@@ -3345,7 +3343,7 @@ intersectLadder64_done:
 	RET
 
 // func countLadder128(a []uint32, b []uint32) (n int, j int)
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F
 TEXT ·countLadder128(SB), NOSPLIT, $0-64
 	MOVQ a_base+0(FP), SI
 	MOVQ a_len+8(FP), AX
@@ -3365,12 +3363,11 @@ countLadder128_skip0:
 	ADDQ $0x00000200, DI
 	CMPL 508(DI), R9
 	JB   countLadder128_skip0
+	MOVQ DI, R12
 
 countLadder128_rung1:
-	CMPQ    R12, DI
-	CMOVQCS DI, R12
-	CMPL    124(R12), R9
-	JAE     countLadder128_rung2
+	CMPL 124(R12), R9
+	JAE  countLadder128_rung2
 
 countLadder128_skip1:
 	ADDQ $0x00000080, R12
@@ -3399,7 +3396,7 @@ countLadder128_done:
 	RET
 
 // func intersectLadder128(dst *uint32, a []uint32, b []uint32) (n int, j int)
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F
 TEXT ·intersectLadder128(SB), NOSPLIT, $0-72
 	MOVQ a_base+8(FP), SI
 	MOVQ a_len+16(FP), AX
@@ -3420,12 +3417,11 @@ intersectLadder128_skip0:
 	ADDQ $0x00000200, DI
 	CMPL 508(DI), R9
 	JB   intersectLadder128_skip0
+	MOVQ DI, R12
 
 intersectLadder128_rung1:
-	CMPQ    R12, DI
-	CMOVQCS DI, R12
-	CMPL    124(R12), R9
-	JAE     intersectLadder128_rung2
+	CMPL 124(R12), R9
+	JAE  intersectLadder128_rung2
 
 intersectLadder128_skip1:
 	ADDQ $0x00000080, R12
@@ -3455,7 +3451,7 @@ intersectLadder128_done:
 	RET
 
 // func countLadder256(a []uint32, b []uint32) (n int, j int)
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F
 TEXT ·countLadder256(SB), NOSPLIT, $0-64
 	MOVQ a_base+0(FP), SI
 	MOVQ a_len+8(FP), AX
@@ -3476,23 +3472,22 @@ countLadder256_skip0:
 	ADDQ $0x00000400, DI
 	CMPL 1020(DI), R9
 	JB   countLadder256_skip0
+	MOVQ DI, R12
+	MOVQ DI, R13
 
 countLadder256_rung1:
-	CMPQ    R12, DI
-	CMOVQCS DI, R12
-	CMPL    252(R12), R9
-	JAE     countLadder256_rung2
+	CMPL 252(R12), R9
+	JAE  countLadder256_rung2
 
 countLadder256_skip1:
 	ADDQ $0x00000100, R12
 	CMPL 252(R12), R9
 	JB   countLadder256_skip1
+	MOVQ R12, R13
 
 countLadder256_rung2:
-	CMPQ    R13, R12
-	CMOVQCS R12, R13
-	CMPL    124(R13), R9
-	JAE     countLadder256_rung3
+	CMPL 124(R13), R9
+	JAE  countLadder256_rung3
 
 countLadder256_skip2:
 	ADDQ $0x00000080, R13
@@ -3521,7 +3516,7 @@ countLadder256_done:
 	RET
 
 // func intersectLadder256(dst *uint32, a []uint32, b []uint32) (n int, j int)
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F
 TEXT ·intersectLadder256(SB), NOSPLIT, $0-72
 	MOVQ a_base+8(FP), SI
 	MOVQ a_len+16(FP), AX
@@ -3543,23 +3538,22 @@ intersectLadder256_skip0:
 	ADDQ $0x00000400, DI
 	CMPL 1020(DI), R9
 	JB   intersectLadder256_skip0
+	MOVQ DI, R12
+	MOVQ DI, R13
 
 intersectLadder256_rung1:
-	CMPQ    R12, DI
-	CMOVQCS DI, R12
-	CMPL    252(R12), R9
-	JAE     intersectLadder256_rung2
+	CMPL 252(R12), R9
+	JAE  intersectLadder256_rung2
 
 intersectLadder256_skip1:
 	ADDQ $0x00000100, R12
 	CMPL 252(R12), R9
 	JB   intersectLadder256_skip1
+	MOVQ R12, R13
 
 intersectLadder256_rung2:
-	CMPQ    R13, R12
-	CMOVQCS R12, R13
-	CMPL    124(R13), R9
-	JAE     intersectLadder256_rung3
+	CMPL 124(R13), R9
+	JAE  intersectLadder256_rung3
 
 intersectLadder256_skip2:
 	ADDQ $0x00000080, R13
@@ -3610,23 +3604,22 @@ countLadder768_skip0:
 	ADDQ $0x00000c00, DI
 	CMPL 3068(DI), R9
 	JB   countLadder768_skip0
+	MOVQ DI, R12
+	MOVQ DI, R13
 
 countLadder768_rung1:
-	CMPQ    R12, DI
-	CMOVQCS DI, R12
-	CMPL    764(R12), R9
-	JAE     countLadder768_rung2
+	CMPL 764(R12), R9
+	JAE  countLadder768_rung2
 
 countLadder768_skip1:
 	ADDQ $0x00000300, R12
 	CMPL 764(R12), R9
 	JB   countLadder768_skip1
+	MOVQ R12, R13
 
 countLadder768_rung2:
-	CMPQ    R13, R12
-	CMOVQCS R12, R13
-	CMPL    252(R13), R9
-	JAE     countLadder768_rung3
+	CMPL 252(R13), R9
+	JAE  countLadder768_rung3
 
 countLadder768_skip2:
 	ADDQ $0x00000100, R13
@@ -3681,23 +3674,22 @@ intersectLadder768_skip0:
 	ADDQ $0x00000c00, DI
 	CMPL 3068(DI), R9
 	JB   intersectLadder768_skip0
+	MOVQ DI, R12
+	MOVQ DI, R13
 
 intersectLadder768_rung1:
-	CMPQ    R12, DI
-	CMOVQCS DI, R12
-	CMPL    764(R12), R9
-	JAE     intersectLadder768_rung2
+	CMPL 764(R12), R9
+	JAE  intersectLadder768_rung2
 
 intersectLadder768_skip1:
 	ADDQ $0x00000300, R12
 	CMPL 764(R12), R9
 	JB   intersectLadder768_skip1
+	MOVQ R12, R13
 
 intersectLadder768_rung2:
-	CMPQ    R13, R12
-	CMOVQCS R12, R13
-	CMPL    252(R13), R9
-	JAE     intersectLadder768_rung3
+	CMPL 252(R13), R9
+	JAE  intersectLadder768_rung3
 
 intersectLadder768_skip2:
 	ADDQ $0x00000100, R13

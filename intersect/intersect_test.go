@@ -115,6 +115,19 @@ func testPairs() []pair {
 			pair{fmt.Sprintf("ladder max cut %d", nb), append(seq(0, 20, 97), max32), append(seq(int(max32)-nb, nb, 1), max32)[1:]},
 		)
 	}
+	// A rung that moves resets the finer rungs to its position: values at
+	// either end and inside of consecutive and distant first-stride blocks.
+	for _, s := range []int{64, 128, 256, 768, 1536} {
+		var a []uint32
+		offs := []int{s - 1, 0, s / 2, s - 32, 31, 32, s - 33, 1}
+		for k := 0; k < 24; k++ {
+			a = append(a, uint32(s*(k+k/8)+offs[k%len(offs)]))
+		}
+		slices.Sort(a)
+		a = slices.Compact(a)
+		ps = append(ps, pair{fmt.Sprintf("ladder resets %d", s), a, seq(0, 40*s, 1)},
+			pair{fmt.Sprintf("ladder resets sparse %d", s), a, seq(0, 40*s, 2)})
+	}
 	for _, ratio := range []int{16, 47, 48, 49, 199, 200, 201, 449, 450, 451, 1399, 1400, 1401, 3000, 7000} {
 		for _, na := range []int{1, 3, 10} {
 			nb := na * ratio
