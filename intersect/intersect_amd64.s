@@ -3295,6 +3295,8 @@ TEXT ·intersectLadder64(SB), NOSPLIT, $0-72
 	MOVQ b_base+32(FP), DI
 	MOVQ dst+0(FP), CX
 	XORL DX, DX
+	XORL R15, R15
+	XORL R14, R14
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
 	CMPQ SI, AX
@@ -3327,13 +3329,21 @@ intersectLadder64_rung2:
 	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVL         R9, (CX)(DX*4)
-	ADDQ         R11, DX
+	MOVL         BX, (CX)(DX*4)
+	ADDQ         R14, DX
+	MOVQ         R15, R14
+	MOVL         R8, BX
+	MOVQ         R11, R15
+	MOVL         R9, R8
 	ADDQ         $0x04, SI
 	CMPQ         SI, AX
 	JB           intersectLadder64_probe
 
 intersectLadder64_done:
+	MOVL BX, (CX)(DX*4)
+	ADDQ R14, DX
+	MOVL R8, (CX)(DX*4)
+	ADDQ R15, DX
 	MOVQ DX, n+56(FP)
 	MOVQ b_base+32(FP), R10
 	SUBQ R10, R12
@@ -3403,6 +3413,8 @@ TEXT ·intersectLadder128(SB), NOSPLIT, $0-72
 	MOVQ b_base+32(FP), DI
 	MOVQ dst+0(FP), CX
 	XORL DX, DX
+	XORL R15, R15
+	XORL R14, R14
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
 	CMPQ SI, AX
@@ -3435,13 +3447,21 @@ intersectLadder128_rung2:
 	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVL         R9, (CX)(DX*4)
-	ADDQ         R11, DX
+	MOVL         BX, (CX)(DX*4)
+	ADDQ         R14, DX
+	MOVQ         R15, R14
+	MOVL         R8, BX
+	MOVQ         R11, R15
+	MOVL         R9, R8
 	ADDQ         $0x04, SI
 	CMPQ         SI, AX
 	JB           intersectLadder128_probe
 
 intersectLadder128_done:
+	MOVL BX, (CX)(DX*4)
+	ADDQ R14, DX
+	MOVL R8, (CX)(DX*4)
+	ADDQ R15, DX
 	MOVQ DX, n+56(FP)
 	MOVQ b_base+32(FP), R10
 	SUBQ R10, R12
@@ -3523,6 +3543,8 @@ TEXT ·intersectLadder256(SB), NOSPLIT, $0-72
 	MOVQ b_base+32(FP), DI
 	MOVQ dst+0(FP), CX
 	XORL DX, DX
+	XORL R15, R15
+	XORL R14, R14
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
 	MOVQ DI, R13
@@ -3567,13 +3589,21 @@ intersectLadder256_rung3:
 	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVL         R9, (CX)(DX*4)
-	ADDQ         R11, DX
+	MOVL         BX, (CX)(DX*4)
+	ADDQ         R14, DX
+	MOVQ         R15, R14
+	MOVL         R8, BX
+	MOVQ         R11, R15
+	MOVL         R9, R8
 	ADDQ         $0x04, SI
 	CMPQ         SI, AX
 	JB           intersectLadder256_probe
 
 intersectLadder256_done:
+	MOVL BX, (CX)(DX*4)
+	ADDQ R14, DX
+	MOVL R8, (CX)(DX*4)
+	ADDQ R15, DX
 	MOVQ DX, n+56(FP)
 	MOVQ b_base+32(FP), R10
 	SUBQ R10, R13
@@ -3659,6 +3689,8 @@ TEXT ·intersectLadder768(SB), NOSPLIT, $0-72
 	MOVQ b_base+32(FP), DI
 	MOVQ dst+0(FP), CX
 	XORL DX, DX
+	XORL R15, R15
+	XORL R14, R14
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
 	MOVQ DI, R13
@@ -3707,13 +3739,21 @@ intersectLadder768_rung3:
 	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVL         R9, (CX)(DX*4)
-	ADDQ         R11, DX
+	MOVL         BX, (CX)(DX*4)
+	ADDQ         R14, DX
+	MOVQ         R15, R14
+	MOVL         R8, BX
+	MOVQ         R11, R15
+	MOVL         R9, R8
 	ADDQ         $0x04, SI
 	CMPQ         SI, AX
 	JB           intersectLadder768_probe
 
 intersectLadder768_done:
+	MOVL BX, (CX)(DX*4)
+	ADDQ R14, DX
+	MOVL R8, (CX)(DX*4)
+	ADDQ R15, DX
 	MOVQ DX, n+56(FP)
 	MOVQ b_base+32(FP), R10
 	SUBQ R10, R13
@@ -3808,6 +3848,8 @@ TEXT ·intersectLadder1536(SB), NOSPLIT, $0-72
 	MOVQ b_base+32(FP), DI
 	MOVQ dst+0(FP), CX
 	XORL DX, DX
+	XORL R15, R15
+	XORL R10, R10
 	LEAQ (SI)(AX*4), AX
 	MOVQ DI, R12
 	MOVQ DI, R13
@@ -3865,13 +3907,21 @@ intersectLadder1536_rung4:
 	XORL         R11, R11
 	KORTESTW     K1, K2
 	SETNE        R11
-	MOVL         R9, (CX)(DX*4)
-	ADDQ         R11, DX
+	MOVL         BX, (CX)(DX*4)
+	ADDQ         R10, DX
+	MOVQ         R15, R10
+	MOVL         R8, BX
+	MOVQ         R11, R15
+	MOVL         R9, R8
 	ADDQ         $0x04, SI
 	CMPQ         SI, AX
 	JB           intersectLadder1536_probe
 
 intersectLadder1536_done:
+	MOVL BX, (CX)(DX*4)
+	ADDQ R10, DX
+	MOVL R8, (CX)(DX*4)
+	ADDQ R15, DX
 	MOVQ DX, n+56(FP)
 	MOVQ b_base+32(FP), R10
 	SUBQ R10, R14

@@ -128,6 +128,21 @@ func testPairs() []pair {
 		ps = append(ps, pair{fmt.Sprintf("ladder resets %d", s), a, seq(0, 40*s, 1)},
 			pair{fmt.Sprintf("ladder resets sparse %d", s), a, seq(0, 40*s, 2)})
 	}
+	// Intersect's ladders write each value two probes late: the first and
+	// last probes, matching or not, one to five of them, every ladder.
+	for _, nb := range []int{100, 1000, 5000, 20000} {
+		for na := 1; na <= 5; na++ {
+			var all, odd []uint32
+			for i := range na {
+				v := uint32(2 * (i*nb/na + nb/(2*na)))
+				all = append(all, v)
+				odd = append(odd, v+uint32(i%2))
+			}
+			b := seq(0, nb, 2)
+			ps = append(ps, pair{fmt.Sprintf("ladder queue all %d x %d", na, nb), all, b},
+				pair{fmt.Sprintf("ladder queue alternate %d x %d", na, nb), odd, b})
+		}
+	}
 	for _, ratio := range []int{16, 47, 48, 49, 199, 200, 201, 449, 450, 451, 1399, 1400, 1401, 3000, 7000} {
 		for _, na := range []int{1, 3, 10} {
 			nb := na * ratio
