@@ -286,7 +286,8 @@ var ladders = []struct {
 }{
 	{48, 64, countLadder64, intersectLadder64},
 	{200, 128, countLadder128, intersectLadder128},
-	{450, 256, countLadder256, intersectLadder256},
+	{288, 256, countLadder256, intersectLadder256},
+	{560, 384, countLadder384, intersectLadder384},
 	{1400, 768, countLadder768, intersectLadder768},
 	{0, 1536, countLadder1536, intersectLadder1536},
 }

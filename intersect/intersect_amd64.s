@@ -3612,6 +3612,148 @@ intersectLadder256_done:
 	VZEROUPPER
 	RET
 
+// func countLadder384(a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F
+TEXT ·countLadder384(SB), NOSPLIT, $0-64
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), AX
+	MOVQ b_base+24(FP), DI
+	XORL DX, DX
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	MOVQ DI, R13
+	CMPQ SI, AX
+	JAE  countLadder384_done
+
+countLadder384_probe:
+	MOVL (SI), R9
+	CMPL 1532(DI), R9
+	JAE  countLadder384_rung1
+
+countLadder384_skip0:
+	ADDQ $0x00000600, DI
+	CMPL 1532(DI), R9
+	JB   countLadder384_skip0
+	MOVQ DI, R12
+	MOVQ DI, R13
+
+countLadder384_rung1:
+	CMPL 380(R12), R9
+	JAE  countLadder384_rung2
+
+countLadder384_skip1:
+	ADDQ $0x00000180, R12
+	CMPL 380(R12), R9
+	JB   countLadder384_skip1
+	MOVQ R12, R13
+
+countLadder384_rung2:
+	CMPL 124(R13), R9
+	JAE  countLadder384_rung3
+
+countLadder384_skip2:
+	ADDQ $0x00000080, R13
+	CMPL 124(R13), R9
+	JB   countLadder384_skip2
+
+countLadder384_rung3:
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R13), Z0, K1
+	VPCMPEQD     64(R13), Z0, K2
+	XORL         R11, R11
+	KORTESTW     K1, K2
+	SETNE        R11
+	ADDQ         R11, DX
+	ADDQ         $0x04, SI
+	CMPQ         SI, AX
+	JB           countLadder384_probe
+
+countLadder384_done:
+	MOVQ DX, n+48(FP)
+	MOVQ b_base+24(FP), R10
+	SUBQ R10, R13
+	SHRQ $0x02, R13
+	MOVQ R13, j+56(FP)
+	VZEROUPPER
+	RET
+
+// func intersectLadder384(dst *uint32, a []uint32, b []uint32) (n int, j int)
+// Requires: AVX, AVX512F
+TEXT ·intersectLadder384(SB), NOSPLIT, $0-72
+	MOVQ a_base+8(FP), SI
+	MOVQ a_len+16(FP), AX
+	MOVQ b_base+32(FP), DI
+	MOVQ dst+0(FP), CX
+	XORL DX, DX
+	XORL R15, R15
+	XORL R14, R14
+	LEAQ (SI)(AX*4), AX
+	MOVQ DI, R12
+	MOVQ DI, R13
+	CMPQ SI, AX
+	JAE  intersectLadder384_done
+
+intersectLadder384_probe:
+	MOVL (SI), R9
+	CMPL 1532(DI), R9
+	JAE  intersectLadder384_rung1
+
+intersectLadder384_skip0:
+	ADDQ $0x00000600, DI
+	CMPL 1532(DI), R9
+	JB   intersectLadder384_skip0
+	MOVQ DI, R12
+	MOVQ DI, R13
+
+intersectLadder384_rung1:
+	CMPL 380(R12), R9
+	JAE  intersectLadder384_rung2
+
+intersectLadder384_skip1:
+	ADDQ $0x00000180, R12
+	CMPL 380(R12), R9
+	JB   intersectLadder384_skip1
+	MOVQ R12, R13
+
+intersectLadder384_rung2:
+	CMPL 124(R13), R9
+	JAE  intersectLadder384_rung3
+
+intersectLadder384_skip2:
+	ADDQ $0x00000080, R13
+	CMPL 124(R13), R9
+	JB   intersectLadder384_skip2
+
+intersectLadder384_rung3:
+	VPBROADCASTD R9, Z0
+	VPCMPEQD     (R13), Z0, K1
+	VPCMPEQD     64(R13), Z0, K2
+	XORL         R11, R11
+	KORTESTW     K1, K2
+	SETNE        R11
+	MOVL         BX, (CX)(DX*4)
+	ADDQ         R14, DX
+	MOVQ         R15, R14
+	MOVL         R8, BX
+	MOVQ         R11, R15
+	MOVL         R9, R8
+	ADDQ         $0x04, SI
+	CMPQ         SI, AX
+	JB           intersectLadder384_probe
+
+intersectLadder384_done:
+	MOVL BX, (CX)(DX*4)
+	ADDQ R14, DX
+	MOVL R8, (CX)(DX*4)
+	ADDQ R15, DX
+	MOVQ DX, n+56(FP)
+	MOVQ b_base+32(FP), R10
+	SUBQ R10, R13
+	SHRQ $0x02, R13
+	MOVQ R13, j+64(FP)
+	VZEROUPPER
+	RET
+
 // func countLadder768(a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F, CMOV
 TEXT ·countLadder768(SB), NOSPLIT, $0-64

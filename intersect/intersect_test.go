@@ -117,7 +117,7 @@ func testPairs() []pair {
 	}
 	// A rung that moves resets the finer rungs to its position: values at
 	// either end and inside of consecutive and distant first-stride blocks.
-	for _, s := range []int{64, 128, 256, 768, 1536} {
+	for _, s := range []int{64, 128, 256, 384, 768, 1536} {
 		var a []uint32
 		offs := []int{s - 1, 0, s / 2, s - 32, 31, 32, s - 33, 1}
 		for k := 0; k < 24; k++ {
@@ -143,7 +143,7 @@ func testPairs() []pair {
 				pair{fmt.Sprintf("ladder queue alternate %d x %d", na, nb), odd, b})
 		}
 	}
-	for _, ratio := range []int{16, 47, 48, 49, 199, 200, 201, 449, 450, 451, 1399, 1400, 1401, 3000, 7000} {
+	for _, ratio := range []int{16, 47, 48, 49, 199, 200, 201, 287, 288, 289, 559, 560, 561, 1399, 1400, 1401, 3000, 7000} {
 		for _, na := range []int{1, 3, 10} {
 			nb := na * ratio
 			a, b := randomSet(r, na, uint64(2*nb)), randomSet(r, nb, uint64(2*nb))

@@ -137,6 +137,20 @@ func countLadder256(a []uint32, b []uint32) (n int, j int)
 //go:noescape
 func intersectLadder256(dst *uint32, a []uint32, b []uint32) (n int, j int)
 
+// countLadder384 counts the matches of a in b, skipping b by strides
+// of [384 96 32] values, then comparing with 32 values (AVX-512).
+// len(b) must be a multiple of 384 and every value of a at most
+// b's last. It returns the count and j: b[:j] is below a's last value.
+//
+//go:noescape
+func countLadder384(a []uint32, b []uint32) (n int, j int)
+
+// intersectLadder384 is countLadder384 writing the matches to dst,
+// which must have room for one value past the last match.
+//
+//go:noescape
+func intersectLadder384(dst *uint32, a []uint32, b []uint32) (n int, j int)
+
 // countLadder768 counts the matches of a in b, skipping b by strides
 // of [768 192 64] values, then comparing with 32 values (AVX-512).
 // len(b) must be a multiple of 768 and every value of a at most

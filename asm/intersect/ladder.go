@@ -185,6 +185,7 @@ var ladders = []struct {
 	{[]int{64, 32}, false},
 	{[]int{128, 32}, false},
 	{[]int{256, 64, 32}, false},
+	{[]int{384, 96, 32}, false},
 	{[]int{768, 192, 64}, false},
 	{[]int{1536, 384, 96, 32}, true}, // resets: 1:1400 to 1:4096 2-6% slower
 }
