@@ -33,7 +33,7 @@ type crossovers struct{ block, lanes, ladder int }
 // others are the earlier block/search crossovers (asm/intersect/README.md,
 // "Dispatch"), not measured yet with lanes-avx512 and ladder-avx512.
 var (
-	zen4Crossovers  = crossovers{block: 8, lanes: 19, ladder: 7680}
+	zen4Crossovers  = crossovers{block: 8, lanes: 18, ladder: 7680}
 	zen5Crossovers  = crossovers{block: 64, lanes: 64, ladder: 64}
 	intelCrossovers = crossovers{block: 24, lanes: 24, ladder: 24}
 	avx2Crossovers  = crossovers{block: 48, lanes: 48, ladder: 48}
