@@ -8,7 +8,7 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// The ladder kernels serve the middle ratios (about 1:20 to 1:7000). For
+// The ladder kernels serve the middle ratios (about 1:18 to 1:7000). For
 // each value x of a they skip b by a ladder of strides, the first near
 // the expected distance between consecutive values of a in b and each next
 // one a quarter of the one before (the last may be a third or a half): at each rung, a loop moves
