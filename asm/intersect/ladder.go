@@ -74,8 +74,7 @@ func (k ladderKernel) generate() {
 	XORL(EDX, EDX)
 	// Intersect stores each probe's value storeDelay probes late, at the
 	// count of the probes before it: a store whose address waited for the
-	// probe's own compare held up the next probes' loads (Zen 4 1:64
-	// 40.3 against 35.0 µs for Count; one probe late 36.4, two 35.9).
+	// probe's own compare held up the next probes' loads (README).
 	// xq and fq queue the values and their matches (0 or 1), youngest first.
 	xq, fq := []GPPhysical{R8, RBX}, []GPPhysical{R15, R14}
 	if len(k.strides) == 4 {
@@ -187,7 +186,7 @@ var ladders = []struct {
 	{[]int{256, 64, 32}, false},
 	{[]int{384, 96, 32}, false},
 	{[]int{768, 192, 64}, false},
-	{[]int{1536, 384, 96, 32}, true}, // resets: 1:1400 to 1:4096 2-6% slower
+	{[]int{1536, 384, 96, 32}, true}, // the resets were slower here (README)
 }
 
 func genLadderKernels() {
