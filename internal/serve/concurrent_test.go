@@ -27,3 +27,25 @@ func TestConcurrentDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentQueue checks the default queue: the device's, or a full
+// batch for each batch a Concurrent backend runs at once where that is
+// more; a queue given is kept.
+func TestConcurrentQueue(t *testing.T) {
+	batch, _, gpuQueue := DefaultsFor("gpu")
+	for _, tc := range []struct {
+		queue, backend int
+		want           int
+	}{{0, 0, gpuQueue}, {0, 2, max(gpuQueue, 2*batch)}, {0, 6, 6 * batch}, {1000, 6, 1000}} {
+		b := newRefBackend([][]uint32{{0}})
+		b.device = "gpu"
+		cfg := Config{Queue: tc.queue}
+		if tc.queue > 0 {
+			cfg.MaxQueries = tc.queue
+		}
+		s, _ := newTestServer(t, cfg, concurrentBackend{b, tc.backend}, nil)
+		if got := s.Config().Queue; got != tc.want {
+			t.Errorf("--queue %d, backend's concurrency %d: queue %d, want %d", tc.queue, tc.backend, got, tc.want)
+		}
+	}
+}

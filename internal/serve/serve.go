@@ -103,7 +103,8 @@ const (
 // large batch), two slots (one batch's host stages overlap the other's
 // device work; measured on the H100 host, 20% more queries/s than one slot
 // at 256 clients; a Concurrent backend has its own number instead: two per
-// GPU owner), a queue of 131,072 (two full batches and room). Greedy
+// GPU owner), a queue of 131,072 (two full batches and room; for a
+// Concurrent backend a full batch for each batch it runs at once). Greedy
 // dispatch keeps small batches small when the load is light.
 func DefaultsFor(device string) (batchSize, concurrency, queue int) {
 	if device == "gpu" {
@@ -161,11 +162,14 @@ func (c Config) withDefaults() (Config, error) {
 
 // forBackend fills BatchSize, Concurrency and Queue by b's device, and
 // Concurrency by b's own where it is Concurrent; a queue left to its
-// default holds at least a full batch request.
+// default holds at least a full batch request, and for a Concurrent
+// backend a full batch for each of the batches running at once (on
+// several GPUs, the device's default would starve all but two).
 func (c Config) forBackend(b Backend) Config {
 	batch, conc, queue := DefaultsFor(b.Device())
+	concurrent := false
 	if cb, ok := b.(Concurrent); ok && cb.Concurrency() > 0 {
-		conc = cb.Concurrency()
+		conc, concurrent = cb.Concurrency(), true
 	}
 	if c.BatchSize == 0 {
 		c.BatchSize = batch
@@ -175,6 +179,9 @@ func (c Config) forBackend(b Backend) Config {
 	}
 	if c.Queue == 0 {
 		c.Queue = max(queue, c.MaxQueries)
+		if concurrent {
+			c.Queue = max(c.Queue, c.Concurrency*c.BatchSize)
+		}
 	}
 	return c
 }

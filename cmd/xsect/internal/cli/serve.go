@@ -68,7 +68,7 @@ batches that meet it (500) and stops the server (exit 1).`,
 			maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "largest request body in `bytes`")
 			maxBodies := fs.Int64("max-bodies", 0, "request body `bytes` held at once, all requests together; beyond, 429 (0: the larger of 64 MiB and 16 --max-body)")
 			concurrency := fs.Int("concurrency", 0, "batches running at once (0: one per core on the CPU, two per GPU of --gpus on the GPU)")
-			queue := fs.Int("queue", 0, "most queries admitted and not yet answered (waiting, running, being written); beyond, 429 (0: 8192 on the CPU, 131072 on a GPU)")
+			queue := fs.Int("queue", 0, "most queries admitted and not yet answered (waiting, running, being written); beyond, 429 (0: 8192 on the CPU, 131072 on a GPU or 65536 per batch running at once where more)")
 			maxQueries := fs.Int("max-queries", serve.DefaultMaxQueries, "most queries in one batch request (at most --queue, to which it is lowered when not given)")
 			maxLimit := fs.Int("max-limit", serve.DefaultMaxLimit, "largest limit a query may ask (a limit of 0 counts only)")
 			logFormat := fs.String("log-format", "text", "log format: text or json")
