@@ -128,7 +128,8 @@ func openSet(list []int) (*gpurt.Set, int64, error) {
 }
 
 func (e *engine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
-	startup := startupLeft()
+	// Before openFree, which opens the GPUs.
+	startup := gpurt.StartupLeft().Seconds()
 	set, free, err := openFree(p)
 	if err != nil {
 		return allpairs.Estimate{}, err
@@ -139,12 +140,6 @@ func (e *engine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	}
 	return allpairs.Estimate{Seconds: startup + pl.seconds, Memory: pl.memory, Detail: pl.detail}, nil
 }
-
-// startupLeft is what a GPU run adds to the process before and after its
-// work: the opening it still waits for and the teardown at exit that it
-// brings (gpurt.OpenLeft, CloseLeft). Taken before the estimate opens the
-// GPUs, for which the CPU's techniques do not wait.
-func startupLeft() float64 { return (gpurt.OpenLeft() + gpurt.CloseLeft()).Seconds() }
 
 func (e *engine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
 	set, err := gpurt.OpenSet(p.GPUs)

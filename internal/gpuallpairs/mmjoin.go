@@ -157,7 +157,8 @@ func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	if p.Stats.R.Elements+p.Stats.S.Elements >= math.MaxUint32 {
 		return allpairs.Estimate{}, cannot("over 2^32 elements")
 	}
-	startup := startupLeft()
+	// Before openFree, which opens the GPUs.
+	startup := gpurt.StartupLeft().Seconds()
 	set, free, err := openFree(p)
 	if err != nil {
 		return allpairs.Estimate{}, err

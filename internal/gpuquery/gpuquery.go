@@ -80,7 +80,7 @@ func (gpuEngine) Estimate(w *query.Workload) (engine.Estimate, error) {
 	share := int64(mostOwners(w.GPUs))
 	resident := residentBytes(w.Index)
 	mem := share * (resident + runnersPerOwner*numSlots*int64(batchBytes))
-	sec := (gpurt.OpenLeft() + gpurt.CloseLeft()).Seconds()
+	sec := gpurt.StartupLeft().Seconds()
 	// The GPUs upload in parallel, the owners of one GPU in turn.
 	sec += float64(share*resident) / uploadRate
 	queries := float64(w.Queries)

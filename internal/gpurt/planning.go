@@ -30,6 +30,12 @@ func CloseLeft() time.Duration {
 	return CloseCost
 }
 
+// StartupLeft is what a GPU run adds to the process besides its work, for
+// a planner's estimate: the opening it still waits for and the teardown
+// at exit that it brings (OpenLeft plus CloseLeft). Take it before
+// anything of the estimate opens a GPU.
+func StartupLeft() time.Duration { return OpenLeft() + CloseLeft() }
+
 // infos caches the driver's description of the GPUs once it has answered:
 // planners ask for every estimate, and each answer costs about a
 // millisecond.

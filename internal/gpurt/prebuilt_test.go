@@ -207,6 +207,9 @@ func TestPlanningCosts(t *testing.T) {
 	if got := OpenLeft(); got != OpenCost {
 		t.Errorf("OpenLeft before any GPU opens = %v, want %v", got, OpenCost)
 	}
+	if got := StartupLeft(); got != OpenCost+CloseCost {
+		t.Errorf("StartupLeft before any GPU opens = %v, want %v", got, OpenCost+CloseCost)
+	}
 	if Probed() && Available() == nil {
 		t.Skip("the driver has answered: FirstInfo gives the first GPU")
 	}
