@@ -25,19 +25,7 @@ func TestReadmePackages(t *testing.T) {
 	readme := string(b)
 	table := readmeTable(t, readme, "Public packages")
 	libs, cmds, nested := walkModule(t)
-	for _, p := range libs {
-		if _, ok := table[p]; !ok {
-			t.Errorf("README.md: the table of public packages does not name %s", p)
-		}
-	}
-	for p, job := range table {
-		if !slices.Contains(libs, p) {
-			t.Errorf("README.md: the table of public packages names %s, which is no public package of the module", p)
-		}
-		if job == "" {
-			t.Errorf("README.md: the table of public packages gives %s no job", p)
-		}
-	}
+	checkTable(t, table, libs, "public packages", "no public package of the module")
 	for _, c := range cmds {
 		if !strings.Contains(readme, "`"+c+"`") {
 			t.Errorf("README.md does not name the command `%s`", c)
@@ -85,21 +73,29 @@ func TestReadmeInternalPackages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkTable(t, table, pkgs, "internal packages", "no package under internal/")
+	if len(pkgs) < 20 {
+		t.Errorf("found %d internal packages: the walk missed some", len(pkgs))
+	}
+}
+
+// checkTable checks a table of README.md (readmeTable) against the
+// packages it must list: it names each of them, each with a job, and
+// nothing else (which is what none says).
+func checkTable(t *testing.T, table map[string]string, pkgs []string, what, none string) {
+	t.Helper()
 	for _, p := range pkgs {
 		if _, ok := table[p]; !ok {
-			t.Errorf("README.md: the table of internal packages does not name %s", p)
+			t.Errorf("README.md: the table of %s does not name %s", what, p)
 		}
 	}
 	for p, job := range table {
 		if !slices.Contains(pkgs, p) {
-			t.Errorf("README.md: the table of internal packages names %s, which is no package under internal/", p)
+			t.Errorf("README.md: the table of %s names %s, which is %s", what, p, none)
 		}
 		if job == "" {
-			t.Errorf("README.md: the table of internal packages gives %s no job", p)
+			t.Errorf("README.md: the table of %s gives %s no job", what, p)
 		}
-	}
-	if len(pkgs) < 20 {
-		t.Errorf("found %d internal packages: the walk missed some", len(pkgs))
 	}
 }
 
