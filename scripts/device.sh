@@ -71,13 +71,16 @@ build)
 		done
 		du -sh "$bin/data"
 	fi
+	# The probe of a GPU process's exit (scripts/gpu-exit.sh).
+	go build -ldflags=-s -o "$bin/exitprobe" ./internal/gpurt/exitprobe
+	echo "built $bin/exitprobe"
 	# The CLI's GPU tests (xsect devices, --device gpu), if the CLI builds.
 	if go test -c -ldflags=-s -o "$bin/cli.test" ./cmd/xsect/internal/cli >"$bin/cli.build.log" 2>&1; then
 		echo "built $bin/cli.test"
 	else
 		rm -f "$bin/cli.test"
 	fi
-	for f in "$bin"/*.test "$bin/xsect"; do
+	for f in "$bin"/*.test "$bin/xsect" "$bin/exitprobe"; do
 		if [ -e "$f" ]; then gzip -f "$f"; fi
 	done
 	du -sh "$bin"

@@ -11,7 +11,8 @@ const (
 	// and the contexts, opened in parallel, and the prebuilt kernels
 	// (230-250, 105-150 and 2-5 ms on the 2-H200 host, docs/GPU.md).
 	OpenCost = 350 * time.Millisecond
-	// CloseCost is what a process that opened a GPU pays at its exit, the
+	// CloseCost is what a process that opened a GPU pays at its exit
+	// where it does not hand the teardown off (HandOffTeardown): the
 	// contexts' teardown (0.2 to 0.25 s on the 2-H200 host).
 	CloseCost = 200 * time.Millisecond
 )
@@ -20,14 +21,14 @@ const (
 // open: OpenWait of OpenCost.
 func OpenLeft() time.Duration { return OpenWait(OpenCost) }
 
-// CloseLeft is the teardown a run that opens a GPU adds to the process:
-// CloseCost until a GPU is being opened, 0 after, when the process pays it
-// whatever runs.
+// CloseLeft is what the exit of a process that opens a GPU adds to a run
+// that opens one: ExitCost until a GPU is being opened, 0 after, when the
+// process pays it whatever runs.
 func CloseLeft() time.Duration {
 	if DefaultStarted() {
 		return 0
 	}
-	return CloseCost
+	return ExitCost()
 }
 
 // StartupLeft is what a GPU run adds to the process besides its work, for

@@ -34,7 +34,7 @@ type gpuSpan struct {
 // marked phase's estimate where the planner made one, its time and its
 // place in the process; the GPUs' start-up, which runs beside them, with
 // what planners assume of it (gpurt.OpenCost); and the GPUs' teardown at
-// the exit, which follows the account (gpurt.CloseCost). It writes
+// the exit, which follows the account (gpurt.ExitCost). It writes
 // nothing where no phase was marked.
 func writePhases(w io.Writer, started time.Time, phases []phase, gpu gpuSpan) {
 	if len(phases) == 0 {
@@ -64,7 +64,11 @@ func writePhases(w io.Writer, started time.Time, phases []phase, gpu gpuSpan) {
 		begin = p.end
 	}
 	if gpu.opened {
-		row("exit", gpurt.CloseCost, "-", "after this account: the GPUs' teardown")
+		what := "after this account: the GPUs' teardown"
+		if gpurt.HandsOffTeardown() {
+			what = "after this account: the GPUs' teardown handed to a helper that ends after the process"
+		}
+		row("exit", gpurt.ExitCost(), "-", what)
 	}
 	tw.Flush()
 }

@@ -1,0 +1,84 @@
+package gpurt
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+const handOffSupported = true
+
+// holdUntilParentExits reads the helper's standard input, a pipe whose
+// only writer is the process that started it, until the pipe closes: when
+// that process has ended. The driver's files it was given close with its
+// own exit.
+func holdUntilParentExits() {
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// startTeardownHelper starts this program again as the teardown helper,
+// holding the process's files of the driver.
+func startTeardownHelper() error {
+	files, err := driverFiles()
+	if err != nil || len(files) == 0 {
+		return err
+	}
+	_, _, err = startHelper("/proc/self/exe", files)
+	return err
+}
+
+// startHelper starts exe as the teardown helper with files as its
+// descriptors from 3 on, the read end of a pipe from this process as its
+// standard input, and neither standard output nor standard error, so that
+// nothing waiting for this process's output waits for it. It returns the
+// helper's process ID and the pipe's write end, a bare descriptor (no
+// *os.File whose finalizer could close it) that stays open until this
+// process exits or the caller closes it.
+func startHelper(exe string, files []uintptr) (pid, parentEnd int, err error) {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		return 0, -1, fmt.Errorf("gpu: handing the teardown off: %w", err)
+	}
+	const closed = ^uintptr(0) // the child's descriptor is closed
+	attr := &syscall.ProcAttr{
+		Env:   []string{TeardownEnv + "=helper"},
+		Files: append([]uintptr{uintptr(p[0]), closed, closed}, files...),
+	}
+	pid, err = syscall.ForkExec(exe, []string{"xsect-gpu-teardown"}, attr)
+	syscall.Close(p[0])
+	if err != nil {
+		syscall.Close(p[1])
+		return 0, -1, fmt.Errorf("gpu: handing the teardown off: %w", err)
+	}
+	return pid, p[1], nil
+}
+
+// driverFiles returns the process's open descriptors of the GPU driver's
+// device files.
+func driverFiles() ([]uintptr, error) {
+	const dir = "/proc/self/fd"
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: handing the teardown off: %w", err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, fmt.Errorf("gpu: handing the teardown off: %w", err)
+	}
+	var fds []uintptr
+	for _, name := range names {
+		fd, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		target, err := os.Readlink(dir + "/" + name)
+		if err == nil && strings.HasPrefix(target, "/dev/nvidia") {
+			fds = append(fds, uintptr(fd))
+		}
+	}
+	return fds, nil
+}

@@ -1,0 +1,85 @@
+package gpurt
+
+import (
+	"io"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(TeardownEnv) == "helper" {
+		TeardownHelper() // does not return
+	}
+	os.Exit(m.Run())
+}
+
+// TestTeardownHelperHolds starts this test binary as the teardown helper
+// with one end of a pipe standing for a driver's file: the helper must
+// hold it while its parent lives and let it go once the parent's end of
+// its standard input closes, as the parent's exit closes it.
+func TestTeardownHelperHolds(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	pid, parent, err := startHelper("/proc/self/exe", []uintptr{w.Fd()})
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eof := make(chan error, 1)
+	go func() {
+		_, err := io.ReadAll(r)
+		eof <- err
+	}()
+	select {
+	case err := <-eof:
+		t.Fatalf("the helper let its files go while its parent lives (%v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	syscall.Close(parent)
+	select {
+	case err := <-eof:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the helper still holds its files 30 s after its parent's end")
+	}
+	var status syscall.WaitStatus
+	if _, err := syscall.Wait4(pid, &status, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !status.Exited() || status.ExitStatus() != 0 {
+		t.Errorf("the helper ended with %v, want exit status 0", status)
+	}
+}
+
+func TestExitCost(t *testing.T) {
+	defer handOff.Store(handOff.Load())
+	handOff.Store(false)
+	if got := ExitCost(); got != CloseCost {
+		t.Errorf("ExitCost without the hand-off = %v, want CloseCost %v", got, CloseCost)
+	}
+	handOff.Store(true)
+	if got := ExitCost(); got != HandOffCost {
+		t.Errorf("ExitCost with the hand-off = %v, want HandOffCost %v", got, HandOffCost)
+	}
+	if !DefaultStarted() && CloseLeft() != HandOffCost {
+		t.Errorf("CloseLeft with the hand-off before any GPU opens = %v, want %v", CloseLeft(), HandOffCost)
+	}
+}
+
+func TestHandOffWithoutGPU(t *testing.T) {
+	if Probed() {
+		t.Skip("the driver has been asked in this process")
+	}
+	defer handOff.Store(handOff.Load())
+	handOff.Store(true)
+	if err := HandOffTeardown(); err != nil {
+		t.Errorf("HandOffTeardown where no GPU was opened: %v", err)
+	}
+}

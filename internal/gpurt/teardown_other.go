@@ -1,0 +1,9 @@
+//go:build !linux
+
+package gpurt
+
+const handOffSupported = false
+
+func holdUntilParentExits() {}
+
+func startTeardownHelper() error { return nil }
