@@ -27,23 +27,30 @@ const prewarmInput = 16 << 20
 // worthPrewarm reports whether a command should start opening the GPUs
 // before it reads its input at paths: always with --device gpu; with
 // --device auto where a GPU is present and the input files hold at least
-// prewarmInput bytes. Below that the planner opens the GPUs only for a
-// problem the CPU would take longer on: opening costs a process a few
-// tenths of a second, at its exit if not before.
+// prewarmInput bytes (worthPrewarmSize). Below that the planner opens the
+// GPUs only for a problem the CPU would take longer on: opening keeps a
+// core busy a few tenths of a second, and a process that ends before the
+// driver has started waits for it.
 func worthPrewarm(device string, paths ...string) bool {
-	switch {
-	case device == "gpu":
-		return true
-	case device != "auto" || gpurt.Present() != nil:
-		return false
-	}
 	var total int64
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 			total += fi.Size()
 		}
 	}
-	return total >= prewarmInput
+	return worthPrewarmSize(device, total)
+}
+
+// worthPrewarmSize is worthPrewarm for an input of size bytes, read or
+// generated.
+func worthPrewarmSize(device string, size int64) bool {
+	switch {
+	case device == "gpu":
+		return true
+	case device != "auto" || gpurt.Present() != nil:
+		return false
+	}
+	return size >= prewarmInput
 }
 
 // prewarm starts opening the GPUs of gpus (nil: all) in the background

@@ -269,4 +269,11 @@ func TestWorthPrewarm(t *testing.T) {
 	if got := worthPrewarm("auto", large); got != want {
 		t.Errorf("auto, a large input: %v, want %v (GPU present: %v)", got, want, gpurt.Present())
 	}
+	// A generated input, by its size.
+	if got := worthPrewarmSize("auto", prewarmInput); got != want {
+		t.Errorf("auto, a large generated input: %v, want %v (GPU present: %v)", got, want, gpurt.Present())
+	}
+	if worthPrewarmSize("auto", prewarmInput-1) || worthPrewarmSize("cpu", prewarmInput) || !worthPrewarmSize("gpu", 0) {
+		t.Errorf("worthPrewarmSize: auto below %d, cpu or gpu: want false, false, true", prewarmInput)
+	}
 }

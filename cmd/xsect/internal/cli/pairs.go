@@ -104,9 +104,15 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if *cpuProfile == "-" && outPath == "-" {
 					return usagef("--cpuprofile and the output cannot both go to standard output")
 				}
-				if *genOut == "" && (*technique == "auto" || *technique == "batmap") && worthPrewarm(*device, args...) {
+				worth := worthPrewarm(*device, args...)
+				if *genItems != 0 {
+					// A generated instance: as large as its occurrences
+					// would be in a file of 32-bit items.
+					worth = worthPrewarmSize(*device, int64(*genOcc)*4)
+				}
+				if *genOut == "" && (*technique == "auto" || *technique == "batmap") && worth {
 					// Open the GPU (driver, context, kernels) while the
-					// input is read.
+					// input is read or generated.
 					gpurt.PrewarmGPUs(gpus)
 				}
 				w, err := openOutput(env, outPath)
