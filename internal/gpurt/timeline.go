@@ -51,7 +51,8 @@ func Steps() []Step {
 
 // StartupSummary describes the start-up steps for --explain, their times
 // counted from since (the process's start): when the GPUs began and
-// finished opening, each step's time, modules and pinned memory summed.
+// finished opening (StartupSpan), each step's time, modules summed, and
+// then the host memory pinned, summed, which the runs pin as they need it.
 // It returns "" when no GPU was opened.
 func StartupSummary(since time.Time) string {
 	steps := Steps()
@@ -80,15 +81,17 @@ func StartupSummary(since time.Time) string {
 	if modules > 0 {
 		parts = append(parts, fmt.Sprintf("%d modules %s", modules, ms(moduleTime)))
 	}
+	fmt.Fprintf(&b, "gpu start    from %s to %s of the process: %s", ms(first.Sub(since)), ms(last.Sub(since)), strings.Join(parts, ", "))
 	if pins > 0 {
-		parts = append(parts, fmt.Sprintf("%s pinned in %d buffers %s", FormatBytes(uint64(pinned)), pins, ms(pinTime)))
+		fmt.Fprintf(&b, "; then %s pinned in %d buffers %s", FormatBytes(uint64(pinned)), pins, ms(pinTime))
 	}
-	fmt.Fprintf(&b, "gpu start    from %s to %s of the process: %s\n", ms(first.Sub(since)), ms(last.Sub(since)), strings.Join(parts, ", "))
+	b.WriteByte('\n')
 	return b.String()
 }
 
 // StartupSpan returns when the process's GPU start-up steps began and
-// when the last ended; ok is false where no GPU was opened.
+// when the last ended, leaving out the host memory pinned, which the runs
+// pin as they go; ok is false where no GPU was opened.
 func StartupSpan() (first, last time.Time, ok bool) { return startupSpan(Steps()) }
 
 func startupSpan(steps []Step) (first, last time.Time, ok bool) {
@@ -97,6 +100,9 @@ func startupSpan(steps []Step) (first, last time.Time, ok bool) {
 	}
 	first, last = steps[0].Start, steps[0].Start
 	for _, s := range steps {
+		if s.What == "pinned memory" {
+			continue
+		}
 		if s.Start.Before(first) {
 			first = s.Start
 		}
