@@ -67,9 +67,10 @@ func ExitCost() time.Duration {
 // passes the process's files of the GPU driver to a helper process that
 // holds them until this process has ended: the driver's teardown then runs
 // after the exit, in the helper, instead of before it. It does nothing
-// where no GPU was opened or the hand-off is off. Nothing of the
-// process's may touch a GPU after it. On an error the process pays the
-// teardown at its exit, as without it.
+// where no GPU was opened or the hand-off is off. The process keeps its
+// files, so work still in flight is unharmed, but what it opens of the
+// driver after the call is torn down at its exit. On an error the process
+// pays the teardown at its exit, as without it.
 func HandOffTeardown() error {
 	if !HandsOffTeardown() || !Probed() {
 		return nil

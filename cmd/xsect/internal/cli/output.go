@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/pairsort"
 	"github.com/xsect/xsect/internal/sigexit"
 )
@@ -297,8 +298,9 @@ func createTemp(target string) (*os.File, string, error) {
 
 // catchSignals makes a hangup, an interrupt or a termination remove the
 // temporary files of the outputs, and the runs of a sort in progress,
-// before the process ends by that signal (sigexit.Catch). stop undoes it;
-// it may be called more than once.
+// before the process ends by that signal (sigexit.Catch), and hand the
+// GPUs' teardown off as a normal exit does. stop undoes it; it may be
+// called more than once.
 func catchSignals() (stop func()) {
 	return sigexit.Catch(func() {
 		temps.Lock() // held to the end: no file is created or renamed after this
@@ -306,6 +308,7 @@ func catchSignals() (stop func()) {
 			os.Remove(name)
 		}
 		pairsort.Abandon()
+		_ = gpurt.HandOffTeardown()
 	})
 }
 
