@@ -157,16 +157,7 @@ func TestGPULongLists(t *testing.T) {
 // TestGPUBatchSplit answers more queries than one device batch takes,
 // whose ids overflow a batch's buffers: the batches split.
 func TestGPUBatchSplit(t *testing.T) {
-	rng := rand.New(rand.NewPCG(25, 26))
-	docs, base := longLists(rng, 1<<15)
-	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{DenseRatio: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var qs []query.Query
-	for len(qs) < maxQueries+1000 {
-		qs = append(qs, base...)
-	}
+	ix, qs := longCase(t, rand.New(rand.NewPCG(25, 26)), 1<<15, invindex.BuildOptions{DenseRatio: -1}, maxQueries+1000)
 	compare(t, openRunner(t, ix, 4), ix, nil, qs, []int{-1, 10})
 }
 
@@ -365,20 +356,28 @@ func (c *cancelAfter) Err() error {
 	return nil
 }
 
+// longCase is an index of n documents of long lists (longLists), built
+// with opt, and at least atLeast queries: longLists' queries repeated.
+func longCase(t *testing.T, rng *rand.Rand, n int, opt invindex.BuildOptions, atLeast int) (*invindex.Index, []query.Query) {
+	t.Helper()
+	docs, base := longLists(rng, n)
+	ix, err := invindex.FromDocs(docs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := base
+	for len(qs) < atLeast {
+		qs = append(qs, base...)
+	}
+	return ix, qs
+}
+
 // cancelCase is the index and the queries that the cancellation tests
 // search: 20,000 documents of long lists and at least as many queries,
 // several device batches.
 func cancelCase(t *testing.T, rng *rand.Rand) (*invindex.Index, []query.Query) {
 	t.Helper()
-	docs, qs := longLists(rng, 20000)
-	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for len(qs) < 20000 {
-		qs = append(qs, qs...)
-	}
-	return ix, qs
+	return longCase(t, rng, 20000, invindex.BuildOptions{}, 20000)
 }
 
 // TestGPUCanceled stops a pipelined search between batches, with a batch

@@ -67,16 +67,7 @@ func TestGPUOwners(t *testing.T) {
 // two owners with the real minimum part: they are split, and their ids
 // overflow a batch's buffers.
 func TestGPUOwnersSplit(t *testing.T) {
-	rng := rand.New(rand.NewPCG(43, 44))
-	docs, base := longLists(rng, 1<<15)
-	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{DenseRatio: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var qs []query.Query
-	for len(qs) < 2*minPart+1000 {
-		qs = append(qs, base...)
-	}
+	ix, qs := longCase(t, rand.New(rand.NewPCG(43, 44)), 1<<15, invindex.BuildOptions{DenseRatio: -1}, 2*minPart+1000)
 	r := openOwnersRunner(t, ix, 4, twoOwners)
 	if r.sched.parts(len(qs)) != 2 {
 		t.Fatalf("a search of %d queries in %d parts, want 2", len(qs), r.sched.parts(len(qs)))
