@@ -121,7 +121,7 @@ func optimise(p *Problem, wordNS, pairNS, mapNS float64) splitPlan {
 	if len(levels) == 0 {
 		return best
 	}
-	var sample *heavySample
+	var sample *sharedSample
 	for _, lv := range levels {
 		var heavy func(theta int64) (cols, saved float64)
 		sampled := false
@@ -133,10 +133,10 @@ func optimise(p *Problem, wordNS, pairNS, mapNS float64) splitPlan {
 				if last.heavyR == kr && last.heavyS == ks && len(levels) > 1 {
 					last = levels[len(levels)-2]
 				}
-				sample = newHeavySample(p, last.heavyR, last.heavyS)
+				sample = heavySampleFor(p, last.heavyR, last.heavyS)
 			}
-			sample.grow(lv.heavyR, lv.heavyS)
-			heavy, sampled = sample.heavy, !sample.exact
+			h := sample.at(lv.heavyR, lv.heavyS)
+			heavy, sampled = h.heavy, !h.exact
 		}
 		for _, l := range sc.layouts {
 			theta := sc.theta(l, lv.pairsHH)
@@ -746,6 +746,79 @@ func (h *heavySample) weigh() {
 			h.wt[i], h.wtW[i] = ratio[dfClass(d)], ratioA[dfClass(d)]
 		}
 	}
+}
+
+// sharedSample is a heavySample counted once per problem for every
+// optimise that draws it: the CPU's MMJoin and a device's price the same
+// levels with other costs, and the counting is most of their time. It
+// keeps the counts of each level asked for, each grown from the largest
+// level below it, so that callers may ask in any order and get what
+// growing their own sample would give.
+type sharedSample struct {
+	mu     sync.Mutex
+	base   *heavySample   // no set counted yet
+	levels []*heavySample // counted, never changed after
+	// own marks a sample too large to keep a copy of per level: each
+	// caller grows one in place (in the memo, base until one takes it).
+	own bool
+}
+
+// maxSharedValues bounds the sampled values of a shared sample: each level
+// kept holds its counts, for as long as the problem.
+const maxSharedValues = 1 << 18
+
+// heavySampleFor returns the sample for up to heavyR × heavyS heavy sets,
+// shared through the problem's memo when it is small enough to keep one
+// copy of its counts per level.
+func heavySampleFor(p *Problem, heavyR, heavyS int) *sharedSample {
+	key := fmt.Sprintf("allpairs.heavysample/%d/%d", heavyR, heavyS)
+	s := p.Memo(key, func() any {
+		h := newHeavySample(p, heavyR, heavyS)
+		return &sharedSample{base: h, own: len(h.dr) > maxSharedValues}
+	}).(*sharedSample)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.own && s.base != nil:
+		// Too large to keep: the first caller takes it, and the memo
+		// lets it go.
+		own := &sharedSample{base: s.base, own: true}
+		s.base = nil
+		return own
+	case s.own:
+		return &sharedSample{base: newHeavySample(p, heavyR, heavyS), own: true}
+	}
+	return s
+}
+
+// at returns the sample with the largest heavyR sets of R (heavyS of S)
+// counted. The result is read-only, except for an own sample, which the
+// next call grows.
+func (s *sharedSample) at(heavyR, heavyS int) *heavySample {
+	if s.own {
+		s.base.grow(heavyR, heavyS)
+		return s.base
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	from := s.base
+	for _, h := range s.levels {
+		if h.heavyR == heavyR && h.heavyS == heavyS {
+			return h
+		}
+		if h.heavyR <= heavyR && h.heavyS <= heavyS && h.heavyR+h.heavyS > from.heavyR+from.heavyS {
+			from = h
+		}
+	}
+	h := *from
+	h.dr = slices.Clone(from.dr)
+	h.ds = h.dr
+	if !s.base.p.Self {
+		h.ds = slices.Clone(from.ds)
+	}
+	h.grow(heavyR, heavyS)
+	s.levels = append(s.levels, &h)
+	return &h
 }
 
 // grow makes the largest heavyR sets of R (heavyS of S) heavy, counting

@@ -3,11 +3,13 @@ package gpuallpairs
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync"
 
 	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/par"
 )
 
 // mmscanTech counts a super-tile in two parts on the device: scan-count
@@ -61,41 +63,109 @@ func mmscanColumns(p *allpairs.Problem, info gpurt.Info, force int) *mmscanSplit
 			}
 			return int(p.DFR[e]) * int(p.DFS[e])
 		}
+		// Only elements some pair shares (the shared columns) can be
+		// worth a column. Millions may be: where more than maxHeavy, only
+		// the heaviest maxHeavy are kept, the least work kept found from a
+		// histogram of the works' bit lengths and a selection in its
+		// bucket. The passes run over parts of the universe in parallel
+		// (planning waits for this before the run can start).
+		shared, n := p.SharedColumns()
+		parts := max(1, min(4*p.Threads, u>>16))
 		type cand struct {
 			w int
 			e int32
 		}
-		// Only elements some pair shares (the shared columns) can be
-		// worth a column. Millions may be: they are counted first, and
-		// where more than maxHeavy, only the heaviest maxHeavy are kept,
-		// selected rather than sorted, with no slice grown element by
-		// element (planning waits for this before the run can start).
-		shared, n := p.SharedColumns()
-		var ws []int
-		if n > maxHeavy {
-			ws = make([]int, 0, n)
+		type part struct {
+			total uint64
+			carry bool
+			hist  [65]int
+			in    []int // the works in t's bucket
+			ties  []int32
+			order []cand
 		}
-		total := 0.0
-		for e := range u {
-			w := work(e)
-			total += float64(w)
-			if ws != nil && shared[e] >= 0 {
-				ws = append(ws, w)
+		ps := make([]part, parts)
+		each := func(fn func(pt *part, lo, hi int)) {
+			par.Each(parts, p.Threads, func(w int) { fn(&ps[w], w*u/parts, (w+1)*u/parts) })
+		}
+		each(func(pt *part, lo, hi int) {
+			for e := lo; e < hi; e++ {
+				w := uint64(work(e))
+				var c uint64
+				pt.total, c = bits.Add64(pt.total, w, 0)
+				pt.carry = pt.carry || c != 0
+				if shared[e] >= 0 {
+					pt.hist[bits.Len64(w)]++
+				}
+			}
+		})
+		// The works are integers: their sum in float64, added in order,
+		// is exact (and so the sum's) below 2^53.
+		var sum uint64
+		exact := true
+		for i := range ps {
+			var c uint64
+			sum, c = bits.Add64(sum, ps[i].total, 0)
+			exact = exact && c == 0 && !ps[i].carry
+		}
+		total := float64(sum)
+		if !exact || sum >= 1<<53 {
+			total = 0
+			for e := range u {
+				total += float64(work(e))
 			}
 		}
 		t := -1 // the least work kept, where more than maxHeavy are shared
-		if ws != nil {
-			t = allpairs.NthLargest(ws, maxHeavy)
-		}
-		order := make([]cand, 0, min(n, maxHeavy))
-		for e := range u {
-			if w := work(e); shared[e] >= 0 && w > t {
-				order = append(order, cand{w, int32(e)})
+		if n > maxHeavy {
+			b, above := 64, 0
+			for {
+				in := 0
+				for i := range ps {
+					in += ps[i].hist[b]
+				}
+				if above+in >= maxHeavy {
+					break
+				}
+				above += in
+				b--
 			}
+			each(func(pt *part, lo, hi int) {
+				for e := lo; e < hi; e++ {
+					if w := work(e); shared[e] >= 0 && bits.Len64(uint64(w)) == b {
+						pt.in = append(pt.in, w)
+					}
+				}
+			})
+			var ws []int
+			for i := range ps {
+				ws = append(ws, ps[i].in...)
+			}
+			t = allpairs.NthLargest(ws, maxHeavy-above)
 		}
-		for e := 0; e < u && len(order) < min(n, maxHeavy); e++ {
-			if shared[e] >= 0 && work(e) == t {
-				order = append(order, cand{t, int32(e)})
+		// The elements over t in increasing order, then the first ties
+		// up to maxHeavy.
+		keep := min(n, maxHeavy)
+		each(func(pt *part, lo, hi int) {
+			for e := lo; e < hi; e++ {
+				if shared[e] < 0 {
+					continue
+				}
+				if w := work(e); w > t {
+					pt.order = append(pt.order, cand{w, int32(e)})
+				} else if w == t && len(pt.ties) < keep {
+					pt.ties = append(pt.ties, int32(e))
+				}
+			}
+		})
+		order := make([]cand, 0, keep)
+		for i := range ps {
+			order = append(order, ps[i].order...)
+		}
+		for i := range ps {
+			for _, e := range ps[i].ties {
+				if len(order) == keep {
+					break
+				}
+				order = append(order, cand{t, e})
 			}
 		}
 		slices.SortFunc(order, func(a, b cand) int { return cmp.Compare(b.w, a.w) })
