@@ -1,9 +1,7 @@
 package gpuallpairs
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -100,59 +98,6 @@ func BenchmarkPrepare(b *testing.B) {
 				prepare(b, c, nil, allpairs.Query{MinOverlap: 1})
 			}
 		})
-	}
-}
-
-var updatePrepare = flag.Bool("update-prepare", false, "rewrite testdata/prepare.golden")
-
-// TestPrepareGolden holds every estimate of the planning, CPU and GPU, to
-// what it was when the preparation was made faster: on the shapes of
-// BenchmarkPrepare cut down, as self-joins, joins of two halves and
-// containment joins. Changes that should not move an estimate must keep
-// it bit for bit.
-func TestPrepareGolden(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates collections of millions of elements")
-	}
-	var b strings.Builder
-	for _, sh := range prepareShapes {
-		sh.sets = map[string]int{"enron-100k": 20000, "orkut-100k": 8000, "twitter-100k": 20000, "words-100k": 4000}[sh.name]
-		c := sh.generate(t)
-		half := c.Len() / 2
-		r, s := sliceSets(c, 0, half), sliceSets(c, half, c.Len())
-		for _, run := range []struct {
-			name string
-			r, s *sets.Collection
-			q    allpairs.Query
-		}{
-			{"self", c, nil, allpairs.Query{MinOverlap: 1}},
-			{"self overlap 3", c, nil, allpairs.Query{MinOverlap: 3}},
-			{"join", r, s, allpairs.Query{MinOverlap: 1}},
-			{"containment 1/2", c, nil, allpairs.Query{Containment: allpairs.Ratio{Num: 1, Den: 2}}},
-		} {
-			fmt.Fprintf(&b, "# %s, %d sets, %s\n", sh.name, sh.sets, run.name)
-			b.WriteString(prepare(t, run.r, run.s, run.q))
-		}
-	}
-	const golden = "testdata/prepare.golden"
-	if *updatePrepare {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := b.String(); got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("line %d:\n got %s\nwant %s", i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("got %d lines, want %d", len(gl), len(wl))
 	}
 }
 
