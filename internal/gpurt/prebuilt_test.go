@@ -188,7 +188,7 @@ func TestStartupSummary(t *testing.T) {
 		{What: "pinned memory", Start: t0.Add(405 * time.Millisecond), Took: 5 * time.Millisecond, Bytes: 8 << 20},
 	}
 	timeline.Unlock()
-	want := "gpu start    from 10.0 ms to 405.0 ms of the process: driver 200.0 ms, GPU 0 100.0 ms, GPU 1 120.0 ms, 2 modules 5.0 ms; then 8.0 MiB pinned in 1 buffers 5.0 ms\n"
+	want := "gpu start    from 10.0 ms to 405.0 ms of the process: driver 200.0 ms at 10.0 ms, GPU 0 100.0 ms at 210.0 ms, GPU 1 120.0 ms at 211.0 ms, 2 modules 5.0 ms; then 8.0 MiB pinned in 1 buffers 5.0 ms\n"
 	if s := StartupSummary(t0); s != want {
 		t.Errorf("got  %q\nwant %q", s, want)
 	}

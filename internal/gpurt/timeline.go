@@ -51,9 +51,9 @@ func Steps() []Step {
 
 // StartupSummary describes the start-up steps for --explain, their times
 // counted from since (the process's start): when the GPUs began and
-// finished opening (StartupSpan), each step's time, modules summed, and
-// then the host memory pinned, summed, which the runs pin as they need it.
-// It returns "" when no GPU was opened.
+// finished opening (StartupSpan), each step's time and start, modules
+// summed, and then the host memory pinned, summed, which the runs pin as
+// they need it. It returns "" when no GPU was opened.
 func StartupSummary(since time.Time) string {
 	steps := Steps()
 	first, last, ok := startupSpan(steps)
@@ -75,7 +75,8 @@ func StartupSummary(since time.Time) string {
 			pinTime += s.Took
 			pinned += s.Bytes
 		default:
-			parts = append(parts, fmt.Sprintf("%s %s", s.What, ms(s.Took)))
+			// Where each began shows what waited for what.
+			parts = append(parts, fmt.Sprintf("%s %s at %s", s.What, ms(s.Took), ms(s.Start.Sub(since))))
 		}
 	}
 	if modules > 0 {
