@@ -56,168 +56,186 @@ type mmscanSplit struct {
 // together. Computed once per problem.
 func mmscanColumns(p *allpairs.Problem, info gpurt.Info, force int) *mmscanSplit {
 	return p.Memo(fmt.Sprintf("gpuallpairs.mmscan/%d", force), func() any {
-		u := p.Universe
-		work := func(e int) int {
-			if p.Self {
-				return int(p.DFR[e]) * int(p.DFR[e])
-			}
-			return int(p.DFR[e]) * int(p.DFS[e])
-		}
-		// Only elements some pair shares (the shared columns) can be
-		// worth a column. Millions may be: where more than maxHeavy, only
-		// the heaviest maxHeavy are kept, the least work kept found from a
-		// histogram of the works' bit lengths and a selection in its
-		// bucket. The passes run over parts of the universe in parallel
-		// (planning waits for this before the run can start).
-		shared, n := p.SharedColumns()
-		parts := max(1, min(4*p.Threads, u>>16))
-		type cand struct {
-			w int
-			e int32
-		}
-		type part struct {
-			total uint64
-			carry bool
-			hist  [65]int
-			in    []int // the works in t's bucket
-			ties  []int32
-			order []cand
-		}
-		ps := make([]part, parts)
-		each := func(fn func(pt *part, lo, hi int)) {
-			par.Each(parts, p.Threads, func(w int) { fn(&ps[w], w*u/parts, (w+1)*u/parts) })
-		}
-		each(func(pt *part, lo, hi int) {
-			for e := lo; e < hi; e++ {
-				w := uint64(work(e))
-				var c uint64
-				pt.total, c = bits.Add64(pt.total, w, 0)
-				pt.carry = pt.carry || c != 0
-				if shared[e] >= 0 {
-					pt.hist[bits.Len64(w)]++
-				}
-			}
-		})
-		// The works are integers: their sum in float64, added in order,
-		// is exact (and so the sum's) below 2^53.
-		var sum uint64
-		exact := true
-		for i := range ps {
-			var c uint64
-			sum, c = bits.Add64(sum, ps[i].total, 0)
-			exact = exact && c == 0 && !ps[i].carry
-		}
-		total := float64(sum)
-		if !exact || sum >= 1<<53 {
-			total = 0
-			for e := range u {
-				total += float64(work(e))
-			}
-		}
-		t := -1 // the least work kept, where more than maxHeavy are shared
-		if n > maxHeavy {
-			b, above := 64, 0
-			for {
-				in := 0
-				for i := range ps {
-					in += ps[i].hist[b]
-				}
-				if above+in >= maxHeavy {
-					break
-				}
-				above += in
-				b--
-			}
-			each(func(pt *part, lo, hi int) {
-				for e := lo; e < hi; e++ {
-					if w := work(e); shared[e] >= 0 && bits.Len64(uint64(w)) == b {
-						pt.in = append(pt.in, w)
-					}
-				}
-			})
-			var ws []int
-			for i := range ps {
-				ws = append(ws, ps[i].in...)
-			}
-			t = allpairs.NthLargest(ws, maxHeavy-above)
-		}
-		// The elements over t in increasing order, then the first ties
-		// up to maxHeavy.
-		keep := min(n, maxHeavy)
-		each(func(pt *part, lo, hi int) {
-			for e := lo; e < hi; e++ {
-				if shared[e] < 0 {
-					continue
-				}
-				if w := work(e); w > t {
-					pt.order = append(pt.order, cand{w, int32(e)})
-				} else if w == t && len(pt.ties) < keep {
-					pt.ties = append(pt.ties, int32(e))
-				}
-			}
-		})
-		order := make([]cand, 0, keep)
-		for i := range ps {
-			order = append(order, ps[i].order...)
-		}
-		for i := range ps {
-			for _, e := range ps[i].ties {
-				if len(order) == keep {
-					break
-				}
-				order = append(order, cand{t, e})
-			}
-		}
-		slices.SortFunc(order, func(a, b cand) int { return cmp.Compare(b.w, a.w) })
-		r := ratesFor(info)
-		pairs := float64(p.R.Len()) * float64(p.S.Len())
+		order, total := heaviest(p)
+		return splitHeavy(p, info, force, order, total)
+	}).(*mmscanSplit)
+}
+
+// heavyCand is an element that may get a column, and its work dfR·dfS.
+type heavyCand struct {
+	w int
+	e int32
+}
+
+// heaviest returns the shared elements that may get a column, at most
+// maxHeavy of them, by decreasing work (ties by increasing element before
+// an unstable sort), and the work of all elements.
+func heaviest(p *allpairs.Problem) (order []heavyCand, total float64) {
+	u := p.Universe
+	work := func(e int) int {
 		if p.Self {
-			pairs /= 2 // the super-tiles of the upper triangle
+			return int(p.DFR[e]) * int(p.DFR[e])
 		}
-		// Every band of columns walks the light lists whole.
-		w := scanTech{}.prefCols(p, info)
-		bands := float64(ceilDiv(max(p.S.Len(), 1), w))
-		best, bestH, bestLight := -1.0, 0, total
-		heavy, h := 0.0, 0
-		for n := 16; ; n *= 2 {
-			n = min(n, len(order))
-			for ; h < n; h++ {
-				heavy += float64(order[h].w)
+		return int(p.DFR[e]) * int(p.DFS[e])
+	}
+	// Only elements some pair shares (the shared columns) can be
+	// worth a column. Millions may be: where more than maxHeavy, only
+	// the heaviest maxHeavy are kept, the least work kept found from a
+	// histogram of the works' bit lengths and a selection in its
+	// bucket. The passes run over parts of the universe in parallel
+	// (planning waits for this before the run can start).
+	shared, n := p.SharedColumns()
+	parts := max(1, min(4*p.Threads, u>>16))
+	type part struct {
+		total uint64
+		carry bool
+		hist  [65]int
+		in    []int // the works in t's bucket
+		ties  []int32
+		order []heavyCand
+	}
+	ps := make([]part, parts)
+	each := func(fn func(pt *part, lo, hi int)) {
+		par.Each(parts, p.Threads, func(w int) { fn(&ps[w], w*u/parts, (w+1)*u/parts) })
+	}
+	each(func(pt *part, lo, hi int) {
+		for e := lo; e < hi; e++ {
+			w := uint64(work(e))
+			var c uint64
+			pt.total, c = bits.Add64(pt.total, w, 0)
+			pt.carry = pt.carry || c != 0
+			if shared[e] >= 0 {
+				pt.hist[bits.Len64(w)]++
 			}
-			light := max(total-heavy, 0)
-			t := 2*pairs*float64(roundUp(n, 16))/r.int8 + bands*light/(r.read*scanOccupancy(info, min(w, max(p.S.Len(), 1))))
-			if best < 0 || t < best {
-				best, bestH, bestLight = t, n, light
+		}
+	})
+	// The works are integers: their sum in float64, added in order,
+	// is exact (and so the sum's) below 2^53.
+	var sum uint64
+	exact := true
+	for i := range ps {
+		var c uint64
+		sum, c = bits.Add64(sum, ps[i].total, 0)
+		exact = exact && c == 0 && !ps[i].carry
+	}
+	total = float64(sum)
+	if !exact || sum >= 1<<53 {
+		total = 0
+		for e := range u {
+			total += float64(work(e))
+		}
+	}
+	t := -1 // the least work kept, where more than maxHeavy are shared
+	if n > maxHeavy {
+		b, above := 64, 0
+		for {
+			in := 0
+			for i := range ps {
+				in += ps[i].hist[b]
 			}
-			if n == len(order) {
+			if above+in >= maxHeavy {
 				break
 			}
+			above += in
+			b--
 		}
-		if force != 0 {
-			bestH = min(max(force, 0), len(order))
-			bestLight = total
-			for _, c := range order[:bestH] {
-				bestLight -= float64(c.w)
+		each(func(pt *part, lo, hi int) {
+			for e := lo; e < hi; e++ {
+				if w := work(e); shared[e] >= 0 && bits.Len64(uint64(w)) == b {
+					pt.in = append(pt.in, w)
+				}
 			}
-		}
-		colOf := noColumns(u)
-		heavySet := make([]int32, bestH)
-		for i, c := range order[:bestH] {
-			heavySet[i] = c.e
-		}
-		slices.Sort(heavySet) // columns in increasing order of element
-		for c, e := range heavySet {
-			colOf[e] = int32(c)
-		}
-		lightDF := sync.OnceValue(func() []uint32 {
-			df := slices.Clone(p.DFS)
-			for _, e := range heavySet {
-				df[e] = 0
-			}
-			return df
 		})
-		return &mmscanSplit{cols: &columns{colOf: colOf, k: bestH}, light: bestLight, lightDF: lightDF}
-	}).(*mmscanSplit)
+		var ws []int
+		for i := range ps {
+			ws = append(ws, ps[i].in...)
+		}
+		t = allpairs.NthLargest(ws, maxHeavy-above)
+	}
+	// The elements over t in increasing order, then the first ties
+	// up to maxHeavy.
+	keep := min(n, maxHeavy)
+	each(func(pt *part, lo, hi int) {
+		for e := lo; e < hi; e++ {
+			if shared[e] < 0 {
+				continue
+			}
+			if w := work(e); w > t {
+				pt.order = append(pt.order, heavyCand{w, int32(e)})
+			} else if w == t && len(pt.ties) < keep {
+				pt.ties = append(pt.ties, int32(e))
+			}
+		}
+	})
+	order = make([]heavyCand, 0, keep)
+	for i := range ps {
+		order = append(order, ps[i].order...)
+	}
+	for i := range ps {
+		for _, e := range ps[i].ties {
+			if len(order) == keep {
+				break
+			}
+			order = append(order, heavyCand{t, e})
+		}
+	}
+	slices.SortFunc(order, func(a, b heavyCand) int { return cmp.Compare(b.w, a.w) })
+	return order, total
+}
+
+// splitHeavy chooses how many of order (from heaviest) become columns:
+// force of them where force is not 0, otherwise the prefix of 16·2^i
+// that the cost model prices lowest, product and scan together.
+func splitHeavy(p *allpairs.Problem, info gpurt.Info, force int, order []heavyCand, total float64) *mmscanSplit {
+	u := p.Universe
+	r := ratesFor(info)
+	pairs := float64(p.R.Len()) * float64(p.S.Len())
+	if p.Self {
+		pairs /= 2 // the super-tiles of the upper triangle
+	}
+	// Every band of columns walks the light lists whole.
+	w := scanTech{}.prefCols(p, info)
+	bands := float64(ceilDiv(max(p.S.Len(), 1), w))
+	best, bestH, bestLight := -1.0, 0, total
+	heavy, h := 0.0, 0
+	for n := 16; ; n *= 2 {
+		n = min(n, len(order))
+		for ; h < n; h++ {
+			heavy += float64(order[h].w)
+		}
+		light := max(total-heavy, 0)
+		t := 2*pairs*float64(roundUp(n, 16))/r.int8 + bands*light/(r.read*scanOccupancy(info, min(w, max(p.S.Len(), 1))))
+		if best < 0 || t < best {
+			best, bestH, bestLight = t, n, light
+		}
+		if n == len(order) {
+			break
+		}
+	}
+	if force != 0 {
+		bestH = min(max(force, 0), len(order))
+		bestLight = total
+		for _, c := range order[:bestH] {
+			bestLight -= float64(c.w)
+		}
+	}
+	colOf := noColumns(u)
+	heavySet := make([]int32, bestH)
+	for i, c := range order[:bestH] {
+		heavySet[i] = c.e
+	}
+	slices.Sort(heavySet) // columns in increasing order of element
+	for c, e := range heavySet {
+		colOf[e] = int32(c)
+	}
+	lightDF := sync.OnceValue(func() []uint32 {
+		df := slices.Clone(p.DFS)
+		for _, e := range heavySet {
+			df[e] = 0
+		}
+		return df
+	})
+	return &mmscanSplit{cols: &columns{colOf: colOf, k: bestH}, light: bestLight, lightDF: lightDF}
 }
 
 // maxHeavy bounds mmscan's heavy elements: a product of 2^16 columns
