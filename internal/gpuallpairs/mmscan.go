@@ -67,17 +67,21 @@ type heavyCand struct {
 	e int32
 }
 
+// heavyWork is element e's work: the pairs its lists make, dfR·dfS
+// (dfR² in a self-join, whose product counts both orders).
+func heavyWork(p *allpairs.Problem, e int) int {
+	if p.Self {
+		return int(p.DFR[e]) * int(p.DFR[e])
+	}
+	return int(p.DFR[e]) * int(p.DFS[e])
+}
+
 // heaviest returns the shared elements that may get a column, at most
 // maxHeavy of them, by decreasing work (ties by increasing element before
 // an unstable sort), and the work of all elements.
 func heaviest(p *allpairs.Problem) (order []heavyCand, total float64) {
 	u := p.Universe
-	work := func(e int) int {
-		if p.Self {
-			return int(p.DFR[e]) * int(p.DFR[e])
-		}
-		return int(p.DFR[e]) * int(p.DFS[e])
-	}
+	work := func(e int) int { return heavyWork(p, e) }
 	// Only elements some pair shares (the shared columns) can be
 	// worth a column. Millions may be: where more than maxHeavy, only
 	// the heaviest maxHeavy are kept, the least work kept found from a

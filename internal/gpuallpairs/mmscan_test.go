@@ -62,12 +62,7 @@ func TestMMScanColumnsRef(t *testing.T) {
 // and the first ties in increasing order of element.
 func heaviestRef(p *allpairs.Problem) ([]heavyCand, float64) {
 	u := p.Universe
-	work := func(e int) int {
-		if p.Self {
-			return int(p.DFR[e]) * int(p.DFR[e])
-		}
-		return int(p.DFR[e]) * int(p.DFS[e])
-	}
+	work := func(e int) int { return heavyWork(p, e) }
 	shared, n := p.SharedColumns()
 	var ws []int
 	if n > maxHeavy {
