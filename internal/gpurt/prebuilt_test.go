@@ -196,6 +196,13 @@ func TestStartupSummary(t *testing.T) {
 	if first, last, ok := StartupSpan(); !ok || first.Sub(t0) != 10*time.Millisecond || last.Sub(t0) != 405*time.Millisecond {
 		t.Errorf("StartupSpan: %v to %v of the process (%v), want 10ms to 405ms", first.Sub(t0), last.Sub(t0), ok)
 	}
+	// Whatever the order the steps ended in.
+	timeline.Lock()
+	timeline.steps = append([]Step{{What: "pinned memory", Start: t0.Add(900 * time.Millisecond), Took: time.Millisecond, Bytes: 1 << 20}}, timeline.steps...)
+	timeline.Unlock()
+	if first, last, ok := StartupSpan(); !ok || first.Sub(t0) != 10*time.Millisecond || last.Sub(t0) != 405*time.Millisecond {
+		t.Errorf("StartupSpan, pinned memory first: %v to %v of the process (%v), want 10ms to 405ms", first.Sub(t0), last.Sub(t0), ok)
+	}
 }
 
 func TestPlanningCosts(t *testing.T) {

@@ -99,17 +99,17 @@ func startupSpan(steps []Step) (first, last time.Time, ok bool) {
 	if !slices.ContainsFunc(steps, func(s Step) bool { return strings.HasPrefix(s.What, "GPU ") }) {
 		return time.Time{}, time.Time{}, false
 	}
-	first, last = steps[0].Start, steps[0].Start
 	for _, s := range steps {
 		if s.What == "pinned memory" {
 			continue
 		}
-		if s.Start.Before(first) {
+		if !ok || s.Start.Before(first) {
 			first = s.Start
 		}
-		if end := s.Start.Add(s.Took); end.After(last) {
+		if end := s.Start.Add(s.Took); !ok || end.After(last) {
 			last = end
 		}
+		ok = true
 	}
 	return first, last, true
 }
