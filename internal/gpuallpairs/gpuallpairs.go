@@ -74,8 +74,10 @@ func (e *engine) Opening() bool { return gpurt.DefaultStarted() }
 func (e *engine) Device() (allpairs.Device, error) { return gpuDevice(nil, needsBLAS(e.t)) }
 
 // DeviceFor describes the GPUs p runs on (Problem.GPUs), opening them,
-// and only them, at first use.
+// and only them, at first use; the analysis the estimates share runs
+// meanwhile (startAnalysis).
 func (e *engine) DeviceFor(p *allpairs.Problem) (allpairs.Device, error) {
+	startAnalysis(p)
 	return gpuDevice(p.GPUs, needsBLAS(e.t))
 }
 

@@ -32,6 +32,7 @@ func (mmjoinEngine) Opening() bool { return gpurt.DefaultStarted() }
 func (mmjoinEngine) Device() (allpairs.Device, error) { return gpuDevice(nil, true) }
 
 func (mmjoinEngine) DeviceFor(p *allpairs.Problem) (allpairs.Device, error) {
+	startAnalysis(p)
 	return gpuDevice(p.GPUs, true)
 }
 
