@@ -300,12 +300,7 @@ func BenchmarkGcide(b *testing.B) {
 // checks every mode against the CPU engine and the reference.
 func TestGPUPipelined(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 28))
-	docs := querytest.RandomDocs(rng, 3000, 200, 12)
-	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs := querytest.AdversarialQueries(rng, ix.Terms(), 9000)
+	docs, ix, qs := randomCase(t, rng, 3000, 200, 12, 9000)
 	for i := 0; i < len(qs); i += 997 {
 		var long query.Query
 		for j := range devMaxTerms + 1 + i%5 {
@@ -354,6 +349,18 @@ func (c *cancelAfter) Err() error {
 		return context.Canceled
 	}
 	return nil
+}
+
+// randomCase is n random documents of up to maxLen of terms terms
+// (querytest.RandomDocs), their index and queries adversarial queries.
+func randomCase(t *testing.T, rng *rand.Rand, n, terms, maxLen, queries int) (*sets.Collection, *invindex.Index, []query.Query) {
+	t.Helper()
+	docs := querytest.RandomDocs(rng, n, terms, maxLen)
+	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs, ix, querytest.AdversarialQueries(rng, ix.Terms(), queries)
 }
 
 // longCase is an index of n documents of long lists (longLists), built

@@ -15,7 +15,6 @@ import (
 	"github.com/xsect/xsect/internal/gpurt/gputest"
 	"github.com/xsect/xsect/internal/invindex"
 	"github.com/xsect/xsect/internal/query"
-	"github.com/xsect/xsect/internal/query/querytest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -80,12 +79,7 @@ func TestGPUOwnersSplit(t *testing.T) {
 // against the CPU engine's.
 func TestGPUOwnersConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
-	docs := querytest.RandomDocs(rng, 3000, 200, 12)
-	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs := querytest.AdversarialQueries(rng, ix.Terms(), 6000)
+	docs, ix, qs := randomCase(t, rng, 3000, 200, 12, 6000)
 	r := openOwnersRunner(t, ix, 2, twoOwners)
 	r.sched.minPart = 1000
 	checkConcurrent(t, r, ix, qs, 6, 12)
@@ -261,12 +255,7 @@ func TestGPUOwnersClosed(t *testing.T) {
 // of every owner of the most shared GPU.
 func TestEstimateGPUs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(48, 49))
-	docs := querytest.RandomDocs(rng, 2000, 100, 30)
-	ix, err := invindex.FromDocs(docs, invindex.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sample := querytest.AdversarialQueries(rng, ix.Terms(), 100)
+	_, ix, sample := randomCase(t, rng, 2000, 100, 30, 100)
 	est := func(gpus []int) engine.Estimate {
 		e, err := gpuEngine{}.Estimate(&query.Workload{Index: ix, Threads: 4, GPUs: gpus, Sample: sample, Queries: 1e9})
 		if err != nil {
