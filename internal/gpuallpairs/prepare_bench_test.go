@@ -1,9 +1,6 @@
 package gpuallpairs
 
 import (
-	"fmt"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/xsect/xsect/internal/allpairs"
@@ -43,49 +40,21 @@ func (sh prepareShape) generate(tb testing.TB) *sets.Collection {
 // problem and the estimates of every engine, the CPU's through the
 // planner and the GPU's as their Estimate makes them once the GPUs are
 // open, on the stand-in device (gpurt.StandIn) with all its memory free.
-// It returns every estimate, or why the engine cannot run, one a line.
-func prepare(tb testing.TB, r, s *sets.Collection, q allpairs.Query) string {
+func prepare(tb testing.TB, r, s *sets.Collection, q allpairs.Query) {
 	pl, err := allpairs.NewPlan(r, s, q, allpairs.Options{Device: "cpu", CountOnly: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	// The candidates by name: prefix times a sample of its verifications,
-	// so its seconds, and with them the ranking, vary from run to run.
-	var lines []string
-	for _, cd := range pl.Candidates {
-		sec := fmt.Sprint(cd.Estimate.Seconds)
-		if cd.Engine.Name() == "prefix" && !cd.Bounded {
-			sec = "(timed)"
-		}
-		lines = append(lines, fmt.Sprintf("%s %s %d %q %v %v\n", cd.Engine.Name(), sec, cd.Estimate.Memory, cd.Estimate.Detail, cd.Err, cd.Bounded))
-	}
-	slices.Sort(lines)
-	var b strings.Builder
-	b.WriteString(strings.Join(lines, ""))
-	fmt.Fprintf(&b, "chosen %s\n", pl.Chosen.Engine.Name())
 	p := pl.Problem
 	info := gpurt.StandIn()
 	for _, e := range allpairs.Engines() {
-		var est allpairs.Estimate
-		var err error
 		switch e := e.(type) {
 		case *engine:
-			var rp *runPlan
-			if rp, err = planWith(p, e.t, e.tune, info, e.tune.budget(int64(info.Memory)), false); err == nil {
-				est = allpairs.Estimate{Seconds: rp.seconds, Memory: rp.memory, Detail: rp.detail}
-			}
+			planWith(p, e.t, e.tune, info, e.tune.budget(int64(info.Memory)), false)
 		case mmjoinEngine:
-			sp := mmjoinSplit(p, info, e.tune)
-			var m *mjPlan
-			if m, err = planMMJoin(p, sp, info, e.tune, e.tune.budget(int64(info.Memory)), false, 1, 1); err == nil {
-				est = allpairs.Estimate{Seconds: m.seconds, Memory: m.memory, Detail: fmt.Sprintf("%d %d %d %v %v %v", sp.Delta1, m.hr, len(sp.Columns), m.cpu, m.gpu, m.transfers)}
-			}
-		default:
-			continue
+			planMMJoin(p, mmjoinSplit(p, info, e.tune), info, e.tune, e.tune.budget(int64(info.Memory)), false, 1, 1)
 		}
-		fmt.Fprintf(&b, "gpu %s %v %d %q %v\n", e.Name(), est.Seconds, est.Memory, est.Detail, err)
 	}
-	return b.String()
 }
 
 // BenchmarkPrepare times prepare on the full-size shapes: what the GPU
