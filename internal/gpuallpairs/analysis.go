@@ -1,8 +1,6 @@
 package gpuallpairs
 
 import (
-	"math"
-
 	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
 )
@@ -34,12 +32,9 @@ func startAnalysis(p *allpairs.Problem) {
 // analyse computes, memoised in p, what every GPU engine's estimate
 // shares on a GPU described by info.
 func analyse(p *allpairs.Problem, info gpurt.Info) {
-	tu := defaultTuning()
 	mmscanColumns(p, info, mmscanTech{}.heavy)
-	if p.Stats.R.Elements+p.Stats.S.Elements < math.MaxUint32 { // as mmjoinEngine.Estimate
-		if _, _, tiled := p.Tiled(); !tiled {
-			mmjoinSplit(p, info, tu)
-		}
+	if mmjoinCannot(p) == nil {
+		mmjoinSplit(p, info, defaultTuning())
 	}
 }
 

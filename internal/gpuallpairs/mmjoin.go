@@ -151,12 +151,20 @@ func planMMJoin(p *allpairs.Problem, sp *allpairs.MMJoinSplit, info gpurt.Info, 
 	return m, nil
 }
 
-func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
+// mmjoinCannot says why MMJoin cannot run p, or returns nil.
+func mmjoinCannot(p *allpairs.Problem) error {
 	if _, _, ok := p.Tiled(); ok {
-		return allpairs.Estimate{}, cannot("reports pairs, not dense tiles")
+		return cannot("reports pairs, not dense tiles")
 	}
 	if p.Stats.R.Elements+p.Stats.S.Elements >= math.MaxUint32 {
-		return allpairs.Estimate{}, cannot("over 2^32 elements")
+		return cannot("over 2^32 elements")
+	}
+	return nil
+}
+
+func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
+	if err := mmjoinCannot(p); err != nil {
+		return allpairs.Estimate{}, err
 	}
 	// Before openFree, which opens the GPUs.
 	startup := gpurt.StartupLeft().Seconds()
