@@ -351,7 +351,10 @@ def test_ctrl_c_cancels():
             xsect.allpairs(c, min_overlap=1, technique="merge", device="cpu", count_only=True)
         took = time.monotonic() - interrupted[0]
         timer.cancel()
-        assert took < 0.5, f"the interrupted run took {took:.2f} s to stop"
+        # The wait gives up after 50 + 200 ms by design; the rest of the bound
+        # is for a CI machine whose two cores the engine's threads keep busy
+        # (0.55 s was seen there). An uncancelled run takes a minute.
+        assert took < 1.5, f"the interrupted run took {took:.2f} s to stop"
     # The engine stops working: the process uses no CPU soon after.
     time.sleep(3)
     cpu = time.process_time()
