@@ -8,7 +8,9 @@
 #        run(command="bash scripts/gpu-process.sh", carry=[".device-bin"])
 # Environment: ROUNDS (3), ONLY (problem names, space-separated), SETTLE
 # (seconds of sleep before every timed run), IDLE (seconds: also time each
-# problem's GPU run right after another and after the GPU idled). An older
+# problem's GPU run right after another and after the GPU idled), EXTRA (more
+# variants, separated by ';'), ACCOUNT (rounds: also each problem's wall
+# seconds beside its own account, --explain's process line). An older
 # xsect beside it, .device-bin/xsect-old(.gz), runs each problem on every GPU
 # in each round too; and the PyTorch peer, .device-bin/allpairs_gpu.py (cp
 # ../shared/baselines/allpairs_gpu.py .device-bin/), each all-pairs problem
@@ -64,6 +66,11 @@ outcome() {
 variants=("--device gpu --gpus 1")
 [ "$ngpus" -gt 1 ] && variants+=("--device gpu --gpus $ngpus")
 variants+=("--device cpu" "--device auto")
+# EXTRA: more variants, separated by ';' (e.g. "--device gpu --gpus 0,0": two
+# owners of GPU 0, what a second owner costs on a host of one GPU).
+extra=()
+[ -n "${EXTRA:-}" ] && IFS=';' read -r -a extra <<<"$EXTRA"
+variants+=("${extra[@]}")
 # An older binary beside it (.device-bin/xsect-old), on every GPU.
 old=$bin/xsect-old
 peer=$bin/allpairs_gpu.py
@@ -116,7 +123,7 @@ for p in "${problems[@]}"; do
 		fi
 	done
 	for v in "${variants[@]}"; do
-		printf '%-8s %-26s %s  -> %s\n' "$name" "$v" "${row[$v]}" "${result[$v]}"
+		printf '%-8s %-26s %s  -> %s\n' "$name" "$v" "${row[$v]:-}" "${result[$v]:-}"
 	done
 	if [ -x "$old" ]; then
 		printf '%-8s %-26s %s  -> %s\n' "$name" "old: --gpus $ngpus" "${row[old]}" "${result[old]}"
@@ -139,7 +146,22 @@ for p in "${problems[@]}"; do
 			echo "$name --gpus 1 after a GPU run: $busy s; after ${IDLE} s idle: $idle s"
 		done
 	fi
-	for v in "--device gpu --gpus $ngpus" "--device auto"; do
+	if [ -n "${ACCOUNT:-}" ]; then
+		# Wall seconds beside the process's own account of them (--explain's
+		# process line: from its start to its output), alternated: what a
+		# variant spends outside the account (the program's start, the exit).
+		for r in $(seq "$ACCOUNT"); do
+			for v in "--device gpu --gpus 1" "--device auto" "${extra[@]}"; do
+				[ -n "${SETTLE:-}" ] && sleep "$SETTLE"
+				# shellcheck disable=SC2086
+				w=$(timed "$x" $cmd $v --explain)
+				printf '%-8s %-26s wall %s s; %s\n' "$name" "$v" "$w" "$(grep -E '^process' "$work/last.err")"
+				{ echo "=== $name $v --explain, wall $w s"; cat "$work/last.err"; } >>"$out/account.txt"
+				rm -f "$work/pairs.out"
+			done
+		done
+	fi
+	for v in "--device gpu --gpus $ngpus" "--device auto" "${extra[@]}"; do
 		echo "=== $name $v --explain" >>"$out/explain.txt"
 		# shellcheck disable=SC2086
 		"$x" $cmd $v --explain 2>&1 >/dev/null | tee -a "$out/explain.txt" | grep -E '^(gpu start|process|ran|choice)'

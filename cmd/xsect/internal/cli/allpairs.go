@@ -128,11 +128,9 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 		}
 	}
 	env.mark("read", 0)
-	// The GPUs' ordinals are checked now that the driver has loaded beside
-	// the reading.
-	if err := checkGPUs(*jo.gpus, *jo.device, gpus); err != nil {
-		return err
-	}
+	// The GPUs' ordinals are checked beside the preparation: the driver
+	// has been loading beside the reading.
+	checked := checkGPUsBeside(*jo.gpus, *jo.device, gpus)
 	// The plan gets what the collections leave; a sort keeps a little of
 	// it, and takes what the plan does not need.
 	left := b.left(memoryOf(r) + memoryOf(s))
@@ -153,6 +151,9 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	}
 	plan, err := allpairs.NewPlan(r, s, q, opt)
 	env.mark("preparation", 0)
+	if err := checked(); err != nil {
+		return err
+	}
 	if plan != nil && *jo.explain {
 		if err := plan.Explain(env.Stderr); err != nil {
 			return err

@@ -118,6 +118,21 @@ func checkGPUs(value, device string, list []int) error {
 	return nil
 }
 
+// checkGPUsBeside runs checkGPUs beside the work that follows and returns
+// a wait for its verdict. The check waits for the driver's start, which
+// takes 20-40 ms on a GPU in use and 180-200 ms on one that has idled,
+// while the preparation that follows needs no GPU; a bad ordinal also
+// fails the planner's opening of the GPUs, so the caller waits for the
+// verdict before it reports the plan's error, the usage error first.
+func checkGPUsBeside(value, device string, list []int) (wait func() error) {
+	if list == nil || device == "cpu" {
+		return func() error { return nil }
+	}
+	done := make(chan error, 1)
+	go func() { done <- checkGPUs(value, device, list) }()
+	return sync.OnceValue(func() error { return <-done })
+}
+
 // pairwise is the pairwise method a command runs, on the CPU or the GPU,
 // and, for the GPU, a check for errors after the work (intersect.Method's
 // functions cannot return them).

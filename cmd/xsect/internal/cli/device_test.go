@@ -121,12 +121,16 @@ func TestGPUsFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// With --device gpu the planner fails to open the GPU too, beside the
+	// check: the usage error comes first.
 	beyond := fmt.Sprintf("%d,", len(infos))
 	for _, cmd := range commands {
-		args := append(append([]string{}, cmd...), "--gpus", beyond)
-		code, stdout, stderr := run(t, args...)
-		if code != ExitUsage || stdout != "" || !strings.Contains(stderr, "no GPU") {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and no GPU", args, code, stdout, firstLine(stderr))
+		for _, device := range []string{"auto", "gpu"} {
+			args := append(append([]string{}, cmd...), "--device", device, "--gpus", beyond)
+			code, stdout, stderr := run(t, args...)
+			if code != ExitUsage || stdout != "" || !strings.Contains(stderr, "no GPU") {
+				t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and no GPU", args, code, stdout, firstLine(stderr))
+			}
 		}
 	}
 }

@@ -134,11 +134,13 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					return err
 				}
 				env.mark("read", 0)
-				// Checked once the driver has loaded beside the reading.
-				if err := checkGPUs(*gpusValue, *device, gpus); err != nil {
-					return err
-				}
+				// Checked beside the preparation, the driver having
+				// loaded beside the reading.
+				checked := checkGPUsBeside(*gpusValue, *device, gpus)
 				if *genOut != "" {
+					if err := checked(); err != nil {
+						return err
+					}
 					if err := setio.WriteText(w, tx); err != nil {
 						return err
 					}
@@ -173,6 +175,9 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Technique: *technique, Device: *device, Threads: *threads,
 					Memory: planBudget.Bytes, Progress: prog.update, CountOnly: *count, GPUs: gpus})
 				env.mark("preparation", 0)
+				if err := checked(); err != nil {
+					return err
+				}
 				if plan != nil && *explain {
 					prog.done()
 					if err := plan.Explain(env.Stderr); err != nil {

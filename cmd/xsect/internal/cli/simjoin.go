@@ -119,10 +119,9 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 					}
 				}
 				env.mark("read", 0)
-				// Checked once the driver has loaded beside the reading.
-				if err := checkGPUs(*gpusValue, *device, gpus); err != nil {
-					return err
-				}
+				// Checked beside the preparation, the driver having
+				// loaded beside the reading.
+				checked := checkGPUsBeside(*gpusValue, *device, gpus)
 				bar := newJoinBar()
 				// As in allpairs: the plan gets what the collections
 				// leave, less a little that a sort keeps, and the sort
@@ -145,6 +144,9 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 				}
 				plan, err := simjoin.NewPlan(r, s, opt)
 				env.mark("preparation", 0)
+				if err := checked(); err != nil {
+					return err
+				}
 				if plan != nil && *explain {
 					if err := plan.Explain(env.Stderr); err != nil {
 						return err
