@@ -500,6 +500,7 @@ func runSet(ctx context.Context, set *gpurt.Set, p *allpairs.Problem, t techniqu
 		out.Note("%s: float16 products (exact below 2^24 per count): the tuning asks for them", t.name())
 	}
 	int8Fails := false
+	setup := time.Now()
 	frees, err := set.OwnerMemory(func(i int, c *gpurt.Ctx) error {
 		if err := sts[i].load(c); err != nil {
 			return err
@@ -511,6 +512,9 @@ func runSet(ctx context.Context, set *gpurt.Set, p *allpairs.Problem, t techniqu
 	})
 	if err != nil {
 		return err
+	}
+	if traceRuns {
+		fmt.Fprintf(os.Stderr, "gpuallpairs %s: the owners' kernels, cuBLAS and memory %.2f ms\n", t.name(), float64(time.Since(setup))/1e6)
 	}
 	budget := ownersBudget(tu, sts, frees)
 	if _, ok := t.(mmscanTech); ok && int8Fails {

@@ -21,6 +21,35 @@ import (
 // XSECT_GPU_TEARDOWN=helper.
 const TeardownEnv = "XSECT_GPU_TEARDOWN"
 
+// LingerEnv names the environment variable that sets how long the helper
+// keeps the driver started once the teardown is done, as a Go duration
+// ("3s"; "0" turns it off; DefaultLinger where unset or malformed, at most
+// MaxLinger). The driver starts in 10-20 ms in a process while another
+// process has started it, and in 180-200 ms once none has for 2 s (on the
+// H200 host, docs/GPU.md): a command run within that time of the last
+// saves the difference. The helper holds no context and no memory of a
+// GPU meanwhile, and it holds nothing of the driver after a signal
+// (HandOffTeardownAfterSignal).
+const LingerEnv = "XSECT_GPU_LINGER"
+
+// DefaultLinger and MaxLinger bound LingerEnv.
+const (
+	DefaultLinger = 3 * time.Second
+	MaxLinger     = time.Minute
+)
+
+// lingerFor reads LingerEnv's value v.
+func lingerFor(v string) time.Duration {
+	if v == "" {
+		return DefaultLinger
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return DefaultLinger
+	}
+	return min(max(d, 0), MaxLinger)
+}
+
 // HandOffCost is what handing the teardown off adds to a process that
 // opened a GPU, in place of CloseCost: starting the helper (0.4-0.8 ms on
 // the H200 host).
@@ -33,14 +62,16 @@ var handOff atomic.Bool
 // TeardownHelper must be the first call in the main function of a program
 // that calls HandOffTeardown. In the helper process HandOffTeardown
 // starts (the same program, run again), it holds the driver's files it was
-// given until the program that started it has ended, and then exits
-// without returning. Everywhere else it returns at once; from then on,
+// given until the program that started it has ended, closes them (the
+// teardown), keeps the driver started for the time LingerEnv sets, and
+// then exits without returning. Everywhere else it returns at once; from then on,
 // unless TeardownEnv turns the hand-off off, CloseLeft counts the hand-off
 // (HandOffCost) instead of the teardown.
 func TeardownHelper() {
 	switch os.Getenv(TeardownEnv) {
 	case "helper":
 		holdUntilParentExits()
+		lingerAfterTeardown(lingerFor(os.Getenv(LingerEnv)))
 		os.Exit(0)
 	case "exit":
 		return
@@ -71,9 +102,16 @@ func ExitCost() time.Duration {
 // files, so work still in flight is unharmed, but what it opens of the
 // driver after the call is torn down at its exit. On an error the process
 // pays the teardown at its exit, as without it.
-func HandOffTeardown() error {
+func HandOffTeardown() error { return handOffTeardown(lingerFor(os.Getenv(LingerEnv))) }
+
+// HandOffTeardownAfterSignal is HandOffTeardown for a process that a
+// signal ends: its helper ends with the teardown, keeping nothing of the
+// driver started after it (LingerEnv).
+func HandOffTeardownAfterSignal() error { return handOffTeardown(0) }
+
+func handOffTeardown(linger time.Duration) error {
 	if !HandsOffTeardown() || !Probed() {
 		return nil
 	}
-	return startTeardownHelper()
+	return startTeardownHelper(linger)
 }

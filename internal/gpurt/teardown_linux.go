@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 const handOffSupported = true
@@ -19,32 +20,61 @@ func holdUntilParentExits() {
 	io.Copy(io.Discard, os.Stdin)
 }
 
+// lingerAfterTeardown, in the helper once its parent has ended, closes
+// the driver's files it was given, which tears the parent's GPUs down, and
+// then, for d, keeps the driver started in this process (no context):
+// see LingerEnv.
+func lingerAfterTeardown(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	fds, _ := driverFiles()
+	for _, fd := range fds {
+		syscall.Close(int(fd))
+	}
+	if _, err := Devices(); err != nil {
+		return
+	}
+	time.Sleep(d)
+}
+
 // startTeardownHelper starts this program again as the teardown helper,
-// holding the process's files of the driver.
-func startTeardownHelper() error {
+// holding the process's files of the driver, and keeping the driver
+// started for linger after the teardown.
+func startTeardownHelper(linger time.Duration) error {
 	files, err := driverFiles()
 	if err != nil || len(files) == 0 {
 		return err
 	}
-	_, _, err = startHelper("/proc/self/exe", files)
+	_, _, err = startHelper("/proc/self/exe", files, linger)
 	return err
 }
 
 // startHelper starts exe as the teardown helper with files as its
 // descriptors from 3 on, the read end of a pipe from this process as its
 // standard input, and neither standard output nor standard error, so that
-// nothing waiting for this process's output waits for it. It returns the
+// nothing waiting for this process's output waits for it, nor a working
+// directory of this process's (a lingering helper would keep its file
+// system busy); its environment is this process's (where the driver's
+// libraries are found) with TeardownEnv and LingerEnv set. It returns the
 // helper's process ID and the pipe's write end, a bare descriptor (no
 // *os.File whose finalizer could close it) that stays open until this
 // process exits or the caller closes it.
-func startHelper(exe string, files []uintptr) (pid, parentEnd int, err error) {
+func startHelper(exe string, files []uintptr, linger time.Duration) (pid, parentEnd int, err error) {
 	var p [2]int
 	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
 		return 0, -1, fmt.Errorf("gpu: handing the teardown off: %w", err)
 	}
 	const closed = ^uintptr(0) // the child's descriptor is closed
+	env := []string{TeardownEnv + "=helper", LingerEnv + "=" + linger.String()}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, TeardownEnv+"=") && !strings.HasPrefix(kv, LingerEnv+"=") {
+			env = append(env, kv)
+		}
+	}
 	attr := &syscall.ProcAttr{
-		Env:   []string{TeardownEnv + "=helper"},
+		Dir:   "/",
+		Env:   env,
 		Files: append([]uintptr{uintptr(p[0]), closed, closed}, files...),
 	}
 	pid, err = syscall.ForkExec(exe, []string{"xsect-gpu-teardown"}, attr)

@@ -25,7 +25,7 @@ func TestTeardownHelperHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	pid, parent, err := startHelper("/proc/self/exe", []uintptr{w.Fd()})
+	pid, parent, err := startHelper("/proc/self/exe", []uintptr{w.Fd()}, 0)
 	w.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +58,17 @@ func TestTeardownHelperHolds(t *testing.T) {
 	}
 }
 
+func TestLingerFor(t *testing.T) {
+	for v, want := range map[string]time.Duration{
+		"": DefaultLinger, "0": 0, "0s": 0, "5s": 5 * time.Second, "250ms": 250 * time.Millisecond,
+		"-1s": 0, "1h": MaxLinger, "soon": DefaultLinger,
+	} {
+		if got := lingerFor(v); got != want {
+			t.Errorf("lingerFor(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
 func TestExitCost(t *testing.T) {
 	defer handOff.Store(handOff.Load())
 	handOff.Store(false)
@@ -81,5 +92,33 @@ func TestHandOffWithoutGPU(t *testing.T) {
 	handOff.Store(true)
 	if err := HandOffTeardown(); err != nil {
 		t.Errorf("HandOffTeardown where no GPU was opened: %v", err)
+	}
+}
+
+// TestTeardownHelperLingers (last: it asks for the driver) checks the helper's end once its parent has
+// ended: after the linger where the driver starts (a GPU is there), at
+// once where it does not.
+func TestTeardownHelperLingers(t *testing.T) {
+	const linger = 2 * time.Second
+	pid, parent, err := startHelper("/proc/self/exe", nil, linger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	syscall.Close(parent)
+	var status syscall.WaitStatus
+	if _, err := syscall.Wait4(pid, &status, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if !status.Exited() || status.ExitStatus() != 0 {
+		t.Errorf("the helper ended with %v, want exit status 0", status)
+	}
+	if err := Available(); err == nil {
+		if took < linger || took > linger+30*time.Second {
+			t.Errorf("with a GPU, the helper ended %v after its parent, want the linger, %v, and its driver's start", took, linger)
+		}
+	} else if took > linger/2 {
+		t.Errorf("without a GPU (%v), the helper ended %v after its parent, want at once", err, took)
 	}
 }

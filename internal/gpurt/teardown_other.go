@@ -2,8 +2,12 @@
 
 package gpurt
 
+import "time"
+
 const handOffSupported = false
 
 func holdUntilParentExits() {}
 
-func startTeardownHelper() error { return nil }
+func lingerAfterTeardown(time.Duration) {}
+
+func startTeardownHelper(time.Duration) error { return nil }

@@ -7,9 +7,12 @@
 // measurement is scripts/gpu-exit.sh.
 //
 //	exitprobe -mode exit|handoff|destroy [-dev MiB] [-pinned MiB] [-register MiB]
+//	exitprobe -mode hold [-hold DURATION] [-context]
 //
 // exit: os.Exit with everything open; handoff: gpurt.HandOffTeardown, then
-// os.Exit; destroy: free everything and close the device first, timed.
+// os.Exit; destroy: free everything and close the device first, timed;
+// hold: start the driver (and a context with -context) and hold it, for
+// the start of other processes' drivers meanwhile.
 package main
 
 import (
@@ -23,11 +26,17 @@ import (
 
 func main() {
 	gpurt.TeardownHelper()
-	mode := flag.String("mode", "exit", "how the process ends: exit, handoff or destroy")
+	mode := flag.String("mode", "exit", "how the process ends: exit, handoff or destroy; or hold")
+	hold := flag.Duration("hold", 10*time.Second, "with -mode hold: how long to hold the driver")
+	withContext := flag.Bool("context", false, "with -mode hold: hold a context of the first GPU too, not the driver alone")
 	devMiB := flag.Int("dev", 0, "device memory to allocate and fill, MiB")
 	pinnedMiB := flag.Int("pinned", 0, "pinned host memory to allocate (AllocHost) and fill, MiB")
 	registerMiB := flag.Int("register", 0, "host memory to fill and register (Register), MiB")
 	flag.Parse()
+	if *mode == "hold" {
+		holdDriver(*hold, *withContext)
+		return
+	}
 	if *mode != "exit" && *mode != "handoff" && *mode != "destroy" {
 		fmt.Fprintf(os.Stderr, "exitprobe: -mode %q: want exit, handoff or destroy\n", *mode)
 		os.Exit(2)
@@ -65,6 +74,24 @@ func main() {
 	}
 	fmt.Printf("ready_ns=%d\n", time.Now().UnixNano())
 	os.Exit(0)
+}
+
+// holdDriver starts the driver (and opens the first GPU where
+// withContext), then holds it for d: whether a CUDA process alive keeps
+// the next process's start of the driver short.
+func holdDriver(d time.Duration, withContext bool) {
+	start := time.Now()
+	var err error
+	if withContext {
+		_, err = gpurt.Default()
+	} else {
+		_, err = gpurt.Devices()
+	}
+	if err != nil {
+		fail(err)
+	}
+	fmt.Printf("held_from_ms=%.1f context=%v\n", ms(time.Since(start)), withContext)
+	time.Sleep(d)
 }
 
 // holdings is what the probe allocated.
