@@ -95,11 +95,17 @@ func TestHandOffWithoutGPU(t *testing.T) {
 	}
 }
 
-// TestTeardownHelperLingers (last: it asks for the driver) checks the helper's end once its parent has
-// ended: after the linger where the driver starts (a GPU is there), at
-// once where it does not.
+// TestTeardownHelperLingers (last: it asks for the driver) checks the
+// helper's end once its parent has ended: after the linger where the
+// driver starts (a GPU is there), and where it does not long before the
+// linger, which is then made long (the helper's own start, a test binary
+// on a loaded machine, may take a second).
 func TestTeardownHelperLingers(t *testing.T) {
-	const linger = 2 * time.Second
+	gpu := Available()
+	linger := 2 * time.Second
+	if gpu != nil {
+		linger = time.Minute
+	}
 	pid, parent, err := startHelper("/proc/self/exe", nil, linger)
 	if err != nil {
 		t.Fatal(err)
@@ -114,11 +120,11 @@ func TestTeardownHelperLingers(t *testing.T) {
 	if !status.Exited() || status.ExitStatus() != 0 {
 		t.Errorf("the helper ended with %v, want exit status 0", status)
 	}
-	if err := Available(); err == nil {
+	if gpu == nil {
 		if took < linger || took > linger+30*time.Second {
 			t.Errorf("with a GPU, the helper ended %v after its parent, want the linger, %v, and its driver's start", took, linger)
 		}
 	} else if took > linger/2 {
-		t.Errorf("without a GPU (%v), the helper ended %v after its parent, want at once", err, took)
+		t.Errorf("without a GPU (%v), the helper ended %v after its parent, want long before its linger of %v", gpu, took, linger)
 	}
 }
