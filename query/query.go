@@ -64,7 +64,7 @@ type BuildOptions struct {
 type MemoryError struct {
 	What  string // what needs it
 	Need  int64  // bytes needed (or used when the limit was reached)
-	Limit int64
+	Limit int64  // BuildOptions.Memory, bytes
 }
 
 func (e *MemoryError) Error() string {

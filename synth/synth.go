@@ -86,8 +86,8 @@ type Config struct {
 	Sets     int    // k, the number of sets
 	Universe uint64 // elements are drawn from [0, Universe), 1 <= Universe <= 2^32
 	AvgSize  int    // average set size, at most Universe
-	Dist     Dist
-	Seed     uint64
+	Dist     Dist   // how elements are drawn: Uniform, Normal or Zipf
+	Seed     uint64 // the same Config and Seed give the same collection
 
 	// SizeSpread is the relative half-width of the set sizes: they are
 	// uniform on [AvgSize-w, AvgSize+w], w = SizeSpread*AvgSize, narrowed
