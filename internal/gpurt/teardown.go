@@ -64,9 +64,9 @@ var handOff atomic.Bool
 // starts (the same program, run again), it holds the driver's files it was
 // given until the program that started it has ended, closes them (the
 // teardown), keeps the driver started for the time LingerEnv sets, and
-// then exits without returning. Everywhere else it returns at once; from then on,
-// unless TeardownEnv turns the hand-off off, CloseLeft counts the hand-off
-// (HandOffCost) instead of the teardown.
+// then exits without returning. Everywhere else it returns at once; from
+// then on, unless TeardownEnv turns the hand-off off, CloseLeft counts the
+// hand-off (HandOffCost) instead of the teardown.
 func TeardownHelper() {
 	switch os.Getenv(TeardownEnv) {
 	case "helper":

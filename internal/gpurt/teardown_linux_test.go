@@ -101,9 +101,9 @@ func TestHandOffWithoutGPU(t *testing.T) {
 // linger, which is then made long (the helper's own start, a test binary
 // on a loaded machine, may take a second).
 func TestTeardownHelperLingers(t *testing.T) {
-	gpu := Available()
+	noGPU := Available()
 	linger := 2 * time.Second
-	if gpu != nil {
+	if noGPU != nil {
 		linger = time.Minute
 	}
 	pid, parent, err := startHelper("/proc/self/exe", nil, linger)
@@ -120,11 +120,11 @@ func TestTeardownHelperLingers(t *testing.T) {
 	if !status.Exited() || status.ExitStatus() != 0 {
 		t.Errorf("the helper ended with %v, want exit status 0", status)
 	}
-	if gpu == nil {
+	if noGPU == nil {
 		if took < linger || took > linger+30*time.Second {
 			t.Errorf("with a GPU, the helper ended %v after its parent, want the linger, %v, and its driver's start", took, linger)
 		}
 	} else if took > linger/2 {
-		t.Errorf("without a GPU (%v), the helper ended %v after its parent, want long before its linger of %v", gpu, took, linger)
+		t.Errorf("without a GPU (%v), the helper ended %v after its parent, want long before its linger of %v", noGPU, took, linger)
 	}
 }

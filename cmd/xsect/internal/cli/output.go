@@ -299,8 +299,8 @@ func createTemp(target string) (*os.File, string, error) {
 // catchSignals makes a hangup, an interrupt or a termination remove the
 // temporary files of the outputs, and the runs of a sort in progress,
 // before the process ends by that signal (sigexit.Catch), and hand the
-// GPUs' teardown off as a normal exit does, with nothing kept after it. stop undoes it; it may be
-// called more than once.
+// GPUs' teardown off as a normal exit does, with nothing kept after it.
+// stop undoes it; it may be called more than once.
 func catchSignals() (stop func()) {
 	return sigexit.Catch(func() {
 		temps.Lock() // held to the end: no file is created or renamed after this
