@@ -10,7 +10,8 @@
 # (seconds of sleep before every timed run), IDLE (seconds: also time each
 # problem's GPU run right after another and after the GPU idled), EXTRA (more
 # variants, separated by ';'), ACCOUNT (rounds: also each problem's wall
-# seconds beside its own account, --explain's process line). An older
+# seconds beside its own account, --explain's process line), LINGER (the
+# helper's XSECT_GPU_LINGER; 0 by default). An older
 # xsect beside it, .device-bin/xsect-old(.gz), runs each problem on every GPU
 # in each round too; and the PyTorch peer, .device-bin/allpairs_gpu.py (cp
 # ../shared/baselines/allpairs_gpu.py .device-bin/), each all-pairs problem
@@ -26,6 +27,11 @@ mkdir -p "$out"
 work=/tmp/gpu-process
 mkdir -p "$work"
 rounds=${ROUNDS:-3}
+# Every command is timed as a first one: the teardown helper keeps no
+# driver started after it (XSECT_GPU_LINGER, docs/GPU.md), which SETTLE's
+# idle would otherwise not outlast. LINGER=3s times commands that follow
+# one another instead.
+export XSECT_GPU_LINGER=${LINGER:-0}
 ngpus=$(nvidia-smi -L | wc -l)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -c
 echo "host: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
