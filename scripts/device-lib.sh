@@ -1,5 +1,6 @@
 # device-lib.sh: shell functions the device scripts (device.sh, startup.sh,
-# gpu-process.sh) share; they source it after setting bin and work.
+# gpu-process.sh, gpu-exit.sh, gpu-linger.sh) share; they source it after
+# setting bin and work.
 
 # The binaries travel gzipped (the carry is limited to 64 MiB with the
 # working tree); unpack unpacks them there.
@@ -23,4 +24,13 @@ timed() {
 	awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'
 	[ "$rc" -ne 0 ] && printf ' (exit %d: %s)' "$rc" "$(head -c 200 "$work/last.err" | tr '\n' ' ')"
 	return 0
+}
+
+# first_commands makes every xsect process the script starts a first one:
+# the teardown helper of the one before keeps no driver started
+# (XSECT_GPU_LINGER, docs/GPU.md), which the scripts' idle between runs
+# would not outlast. LINGER (e.g. 3s) keeps it, to time commands that
+# follow one another.
+first_commands() {
+	export XSECT_GPU_LINGER=${LINGER:-0}
 }

@@ -15,10 +15,8 @@
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 bin=.device-bin
-# Each process is timed as a first one: no driver kept started by the last
-# one's teardown helper (XSECT_GPU_LINGER, docs/GPU.md).
-export XSECT_GPU_LINGER=0
 . scripts/device-lib.sh
+first_commands
 unpack
 p=$bin/exitprobe
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -c

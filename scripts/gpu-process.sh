@@ -27,11 +27,7 @@ mkdir -p "$out"
 work=/tmp/gpu-process
 mkdir -p "$work"
 rounds=${ROUNDS:-3}
-# Every command is timed as a first one: the teardown helper keeps no
-# driver started after it (XSECT_GPU_LINGER, docs/GPU.md), which SETTLE's
-# idle would otherwise not outlast. LINGER=3s times commands that follow
-# one another instead.
-export XSECT_GPU_LINGER=${LINGER:-0}
+first_commands # LINGER=3s: commands that follow one another
 ngpus=$(nvidia-smi -L | wc -l)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -c
 echo "host: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
