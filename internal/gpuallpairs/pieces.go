@@ -97,10 +97,13 @@ type piece struct {
 }
 
 // Uploads from Go memory go through a ring of pinned slots (gpurt.Stager):
-// goroutines fill half of it while the device copies the other half.
+// goroutines fill half of it while the device copies the other half. Small
+// slots: a run pins them at its start, on its critical path, and 16 MiB in
+// 1 MiB slots uploads within 15% of 64 MiB in 4 MiB ones once pinned
+// (BenchmarkStager, docs/GPU.md).
 const (
 	stageSlots = 16
-	stageBytes = 4 << 20
+	stageBytes = 1 << 20
 )
 
 // piecePlan cuts p into pieces that fit in left bytes (after the fixed
