@@ -338,9 +338,19 @@ func mustDevice(t *testing.T) *state {
 }
 
 // TestPairsMatchCPU checks pair plans (threshold, containment) against the
-// CPU, through the engines' parallel filtering of row strips.
+// CPU, through the engines' parallel filtering of row strips; and with
+// the slots' pinned buffers started at one pair, so that fetch grows them.
 func TestPairsMatchCPU(t *testing.T) {
 	needGPU(t)
+	t.Run("grown", func(t *testing.T) {
+		defer func(n int) { pairsHostStart = n }(pairsHostStart)
+		pairsHostStart = 12
+		pairsMatchCPU(t)
+	})
+	pairsMatchCPU(t)
+}
+
+func pairsMatchCPU(t *testing.T) {
 	queries := []allpairs.Query{{MinOverlap: 1}, {MinOverlap: 3}, {MinOverlap: 0}, {Containment: allpairs.Ratio{Num: 1, Den: 1}}, {Containment: allpairs.Ratio{Num: 1, Den: 2}}}
 	for _, tc := range testCases() {
 		r := collection(t, tc.r)

@@ -357,6 +357,7 @@ func (r *runner) report() {
 // slot is one super-tile in flight: its stream, its device counts, packed
 // tiles and pinned host copy, and the event that says the copy is done.
 type slot struct {
+	id     int // its place among the run's slots, and its pinned buffer's (state.pinned)
 	stream *gpurt.Stream
 	ev     *gpurt.Event
 	d, pk  gpurt.Buffer
@@ -578,7 +579,7 @@ func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *allpairs.Problem, t t
 		st.devPool.Keep(c, r.owned, devKeep)
 	}()
 	for i := range slots {
-		sl := &slot{}
+		sl := &slot{id: i}
 		slots[i] = sl
 		if sl.stream, err = c.NewStream(); err != nil {
 			return err
@@ -606,7 +607,15 @@ func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *allpairs.Problem, t t
 				return err
 			}
 		}
-		if sl.host, err = st.pinnedBuf(c, i, 4*pl.g.sr*pl.g.sc); err != nil {
+		// A pair plan's slot holds the pairs fetch copies, about 3 MiB
+		// a super-tile on problems of 10^8 pairs: it starts small and
+		// grows to what a super-tile needs (pinning costs 0.3-0.4 ms a
+		// MiB, docs/GPU.md).
+		full := 4 * pl.g.sr * pl.g.sc
+		if r.devPairs {
+			full = min(full, pairsHostStart)
+		}
+		if sl.host, err = st.pinnedBuf(c, i, full); err != nil {
 			return err
 		}
 	}
@@ -868,7 +877,12 @@ func (r *runner) queue(c *gpurt.Ctx, sl *slot, s super) error {
 		if err = c.Memset32(sl.count.Slice(0, 4), 0, sl.stream); err != nil {
 			return err
 		}
-		err = r.launchSelect(c, "compact_ge", sl, s, sl.pk, uint32(sl.pk.Len()/12), sl.count)
+		if err = r.launchSelect(c, "compact_ge", sl, s, sl.pk, uint32(sl.pk.Len()/12), sl.count); err != nil {
+			return err
+		}
+		// The number of pairs comes back on the slot's stream: a copy on
+		// the default stream would wait for the super-tiles queued after.
+		err = c.CopyToHostAsync(sl.host[:4], sl.count.Slice(0, 4), sl.stream)
 	default:
 		err = r.repack(c, sl, s)
 	}
@@ -936,20 +950,22 @@ func (r *runner) repack(c *gpurt.Ctx, sl *slot, s super) error {
 // fetch copies a pair plan's super-tile s, counted on sl's stream, to the
 // slot's pinned memory: its qualifying pairs, or where more qualify than
 // the slot holds, every count (sl.pairs < 0). Once the super-tile's event
-// has passed.
+// has passed: queue copied their number to the start of sl.host.
 func (r *runner) fetch(c *gpurt.Ctx, sl *slot, s super) error {
-	var v [4]byte
-	if err := c.CopyToHost(v[:], sl.count.Slice(0, 4)); err != nil {
-		return err
-	}
-	n := int(binary.LittleEndian.Uint32(v[:]))
+	n := int(binary.LittleEndian.Uint32(sl.host[:4]))
 	if n > sl.pk.Len()/12 {
 		sl.pairs = -1
+		if err := r.hostFor(c, sl, sl.pk.Len()); err != nil {
+			return err
+		}
 		if err := r.repack(c, sl, s); err != nil {
 			return err
 		}
 	} else {
 		sl.pairs = n
+		if err := r.hostFor(c, sl, 12*n); err != nil {
+			return err
+		}
 		if n > 0 {
 			if err := c.CopyToHostAsync(sl.host[:12*n], sl.pk.Slice(0, 12*n), sl.stream); err != nil {
 				return err
@@ -957,6 +973,24 @@ func (r *runner) fetch(c *gpurt.Ctx, sl *slot, s super) error {
 		}
 	}
 	return c.Sync(sl.stream)
+}
+
+// pairsHostStart is the size a pair plan's slot's pinned buffer starts at
+// (a variable for the tests).
+var pairsHostStart = 4 << 20
+
+// hostFor makes sl's pinned buffer hold at least n bytes, doubling it at
+// least (to the super-tile's every count at most), so that a run grows it
+// a few times only. Nothing reads or writes it meanwhile: the host was done
+// with it before the slot's super-tile was queued.
+func (r *runner) hostFor(c *gpurt.Ctx, sl *slot, n int) error {
+	if n <= len(sl.host) {
+		return nil
+	}
+	n = max(n, min(2*len(sl.host), sl.pk.Len()))
+	var err error
+	sl.host, err = r.st.pinnedBuf(c, sl.id, n)
+	return err
 }
 
 // deliver hands a super-tile, now in pinned memory, to out: the caller's
