@@ -12,6 +12,9 @@ import (
 // or with degree the degree of containment |r[i] ∩ s[j]| / min(|r[i]|,
 // |s[j]|) with at least 6 significant digits in place of the overlap.
 func AppendLines(b []byte, ps []Pair, r, s *sets.Collection, degree bool) []byte {
+	if !degree {
+		return linefmt.AppendCounts(b, ps)
+	}
 	if s == nil {
 		s = r
 	}
@@ -20,15 +23,11 @@ func AppendLines(b []byte, ps []Pair, r, s *sets.Collection, degree bool) []byte
 		b = append(b, '\t')
 		b = strconv.AppendUint(b, uint64(p.J), 10)
 		b = append(b, '\t')
-		if degree {
-			m := min(r.SetLen(int(p.I)), s.SetLen(int(p.J)))
-			if int(p.Count) == m {
-				b = append(b, "1.00000"...) // containment: the common case
-			} else {
-				b = linefmt.AppendDegree(b, float64(p.Count)/float64(m))
-			}
+		m := min(r.SetLen(int(p.I)), s.SetLen(int(p.J)))
+		if int(p.Count) == m {
+			b = append(b, "1.00000"...) // containment: the common case
 		} else {
-			b = strconv.AppendUint(b, uint64(p.Count), 10)
+			b = linefmt.AppendDegree(b, float64(p.Count)/float64(m))
 		}
 		b = append(b, '\n')
 	}

@@ -220,3 +220,50 @@ func TestStdoutErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputDirectWrites: writes large enough to skip the buffer come out
+// in order with the buffered ones around them, to a file and to standard
+// output, and an error of a direct write sticks.
+func TestOutputDirectWrites(t *testing.T) {
+	var want []byte
+	writes := [][]byte{}
+	for k, n := range []int{10, directWrite, 3, directWrite - 1, 5 * directWrite, 1, 1 << 20, 7} {
+		b := []byte(strings.Repeat(string(rune('a'+k)), n))
+		writes = append(writes, b)
+		want = append(want, b...)
+	}
+	var stdout strings.Builder
+	env := &Env{Stdout: &stdout}
+	path := filepath.Join(t.TempDir(), "out.txt")
+	for _, name := range []string{path, "-"} {
+		o, err := openOutput(env, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range writes {
+			if n, err := o.Write(b); n != len(b) || err != nil {
+				t.Fatalf("%s: Write of %d bytes: %d, %v", name, len(b), n, err)
+			}
+		}
+		if err := o.commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) || stdout.String() != string(want) {
+		t.Errorf("file %d bytes, standard output %d, want %d in order", len(got), stdout.Len(), len(want))
+	}
+	o, err := openOutput(&Env{Stdout: errWriter{errors.New("no space left on device")}}, "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Write(make([]byte, directWrite)); err == nil || !strings.Contains(err.Error(), "writing standard output") {
+		t.Errorf("direct write to a full disk: %v", err)
+	}
+	if _, err := o.Write([]byte("x")); err == nil {
+		t.Error("a write after a failed one succeeded")
+	}
+}
