@@ -11,7 +11,8 @@
 # problem's GPU run right after another and after the GPU idled), EXTRA (more
 # variants, separated by ';'), ACCOUNT (rounds: also each problem's wall
 # seconds beside its own account, --explain's process line), LINGER (the
-# helper's XSECT_GPU_LINGER; 0 by default). An older
+# helper's XSECT_GPU_LINGER; 0 by default), VARIANTS (in place of the
+# default variants, separated by ';'). An older
 # xsect beside it, .device-bin/xsect-old(.gz), runs each problem on every GPU
 # in each round too; and the PyTorch peer, .device-bin/allpairs_gpu.py (cp
 # ../shared/baselines/allpairs_gpu.py .device-bin/), each all-pairs problem
@@ -33,14 +34,19 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -
 echo "host: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 
 # problems: NAME|GEN FLAGS (empty: the command generates its input; =NAME:
-# NAME's input; @PATH: a file of the carried data)|COMMAND. words-pairs writes the pairs of WORDS-100K with
-# overlap >= 540, about 10^8 (9.6e7), to a file.
+# NAME's input; @PATH: a file of the carried data)|COMMAND. The *-pairs
+# problems write about 10^8 pairs to a file, those of overlap at least the
+# threshold scripts/pairs-threshold.sh finds (words-pairs' 540, 9.2e7, is
+# older than it: 538 would give 1.0e8).
 problems=(
 	"enron|--sets 100000 --avg-size 258 --universe 1100000 --dist zipf|allpairs IN --count-only"
 	"orkut|--sets 100000 --avg-size 905 --universe 8700000 --dist zipf|allpairs IN --count-only"
 	"words|--sets 100000 --avg-size 2021 --universe 11000 --dist uniform|allpairs IN --count-only"
 	"twitter|--sets 100000 --avg-size 140 --universe 37000 --dist zipf|allpairs IN --count-only"
 	"words-pairs|=words|allpairs IN --min-overlap 540 -o OUTFILE"
+	"enron-pairs|=enron|allpairs IN --min-overlap 27 -o OUTFILE"
+	"orkut-pairs|=orkut|allpairs IN --min-overlap 75 -o OUTFILE"
+	"twitter-pairs|=twitter|allpairs IN --min-overlap 25 -o OUTFILE"
 	"batmap||pairs --gen-items 128000 --min-support 0.003 --count --engine batmap"
 	"containment|=enron|containment IN --min-degree 0.1 --count-only"
 	"simjoin|@ir/gcide/gcide.docs.sets.gz|simjoin IN --measure jaccard --threshold 0.5 --distinct --count-only"
@@ -68,6 +74,10 @@ outcome() {
 variants=("--device gpu --gpus 1")
 [ "$ngpus" -gt 1 ] && variants+=("--device gpu --gpus $ngpus")
 variants+=("--device cpu" "--device auto")
+# VARIANTS: these in place of the above, separated by ';' (e.g. "--device
+# gpu --gpus 1" alone, beside an old build: what a change of the GPU path
+# gains, without the CPU's minutes).
+[ -n "${VARIANTS:-}" ] && IFS=';' read -r -a variants <<<"$VARIANTS"
 # EXTRA: more variants, separated by ';' (e.g. "--device gpu --gpus 0,0": two
 # owners of GPU 0, what a second owner costs on a host of one GPU).
 extra=()
@@ -101,6 +111,9 @@ for p in "${problems[@]}"; do
 	# cache what a stale prebuilt kernel compiles, for every round alike.
 	# shellcheck disable=SC2086
 	"$x" $cmd --device gpu >/dev/null 2>&1
+	# Its output removed, as after every timed run: replacing a file of
+	# 10^8 pairs frees 1.4 GB of pages, 0.5-1 s of the first round's run.
+	rm -f "$work/pairs.out"
 	declare -A row=()
 	declare -A result=()
 	for r in $(seq "$rounds"); do
