@@ -72,11 +72,11 @@ type outputFile struct {
 	path   string // as given, for messages
 	w      *bufio.Writer
 	raw    io.Writer // under w: large writes go there at once
-	f      *os.File // nil for standard output
-	temp   string   // the temporary file renamed to target; "" when written in place
-	target string   // path with its symbolic links resolved
-	err    error    // the first error
-	done   bool     // committed or aborted
+	f      *os.File  // nil for standard output
+	temp   string    // the temporary file renamed to target; "" when written in place
+	target string    // path with its symbolic links resolved
+	err    error     // the first error
+	done   bool      // committed or aborted
 }
 
 // openOutput opens path for writing: "-" is standard output; an empty
