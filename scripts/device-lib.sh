@@ -1,6 +1,6 @@
 # device-lib.sh: shell functions the device scripts (device.sh, startup.sh,
-# gpu-process.sh, gpu-exit.sh, gpu-linger.sh) share; they source it after
-# setting bin and work.
+# gpu-process.sh, gpu-exit.sh, gpu-linger.sh, pairs-threshold.sh) share; they
+# source it after setting bin and work.
 
 # The binaries travel gzipped (the carry is limited to 64 MiB with the
 # working tree); unpack unpacks them there.
@@ -33,4 +33,17 @@ timed() {
 # follow one another.
 first_commands() {
 	export XSECT_GPU_LINGER=${LINGER:-0}
+}
+
+# lookalike prints the xsect gen flags of a Table 1 look-alike at 100K sets
+# (enron, orkut, words or twitter), which gpu-process.sh, gpu-linger.sh
+# and pairs-threshold.sh generate alike.
+lookalike() {
+	case $1 in
+	enron) echo "--sets 100000 --avg-size 258 --universe 1100000 --dist zipf" ;;
+	orkut) echo "--sets 100000 --avg-size 905 --universe 8700000 --dist zipf" ;;
+	words) echo "--sets 100000 --avg-size 2021 --universe 11000 --dist uniform" ;;
+	twitter) echo "--sets 100000 --avg-size 140 --universe 37000 --dist zipf" ;;
+	*) echo "lookalike: no look-alike $1" >&2; return 1 ;;
+	esac
 }

@@ -32,10 +32,9 @@ if [ "${HOLD:-}" = 1 ]; then
 	done
 fi
 [ -x "$bin/gpurt.test" ] && XSECT_REQUIRE_GPU=1 "$bin/gpurt.test" -test.run 'Teardown|Linger|HandOff' -test.v 2>&1 | grep -E "^(---|ok|FAIL|PASS)"
-for p in "enron|--sets 100000 --avg-size 258 --universe 1100000 --dist zipf" "words|--sets 100000 --avg-size 2021 --universe 11000 --dist uniform"; do
-	IFS='|' read -r n g <<<"$p"
-	# shellcheck disable=SC2086
-	[ -f "$work/$n.bin" ] || "$x" gen $g --format binary -o "$work/$n.bin" || exit 1
+for n in enron words; do
+	# shellcheck disable=SC2046
+	[ -f "$work/$n.bin" ] || "$x" gen $(lookalike "$n") --format binary -o "$work/$n.bin" || exit 1
 	for block in 1 2; do
 		for L in 0 3s; do
 			XSECT_GPU_LINGER=$L "$x" allpairs "$work/$n.bin" --count-only --device gpu >/dev/null 2>&1

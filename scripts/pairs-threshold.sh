@@ -17,19 +17,11 @@ x=$bin/xsect
 work=/tmp/gpu-process # gpu-process.sh's inputs, made alike
 mkdir -p "$work"
 target=${TARGET:-100000000}
-problems=(
-	"enron|--sets 100000 --avg-size 258 --universe 1100000 --dist zipf"
-	"orkut|--sets 100000 --avg-size 905 --universe 8700000 --dist zipf"
-	"words|--sets 100000 --avg-size 2021 --universe 11000 --dist uniform"
-	"twitter|--sets 100000 --avg-size 140 --universe 37000 --dist zipf"
-)
 count() { "$x" allpairs "$1" --count-only --min-overlap "$2" --device "${DEVICE:-gpu}"; }
-for p in "${problems[@]}"; do
-	IFS='|' read -r name gen <<<"$p"
-	[ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]] && continue
+for name in ${ONLY:-enron orkut words twitter}; do
 	in=$work/$name.bin
-	# shellcheck disable=SC2086
-	[ -f "$in" ] || "$x" gen $gen --format binary -o "$in" || exit 1
+	# shellcheck disable=SC2046
+	[ -f "$in" ] || "$x" gen $(lookalike "$name") --format binary -o "$in" || exit 1
 	# The largest overlap is at most the largest set's size.
 	hi=$("$x" info "$in" | awk '/size/ { for (i = 1; i < NF; i++) if ($i == "max") { print $(i + 1); exit } }')
 	[ -n "$hi" ] || { echo "$name: no maximum size in xsect info's output"; "$x" info "$in"; exit 1; }
