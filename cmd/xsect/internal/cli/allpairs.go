@@ -63,6 +63,7 @@ type joinOptions struct {
 	threads   *int
 	memory    *int64
 	out       *string
+	profile   *string
 }
 
 func joinFlags(fs *flag.FlagSet) *joinOptions {
@@ -78,13 +79,14 @@ func joinFlags(fs *flag.FlagSet) *joinOptions {
 		threads:   fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)"),
 		memory:    memoryFlag(fs),
 		out:       fs.String("o", "-", "output `file` (- for standard output)"),
+		profile:   fs.String("cpuprofile", "", "write a CPU profile of the command to `FILE` (for go tool pprof)"),
 	}
 }
 
 // run loads the collections, plans the join and writes its result. degree
 // selects containment output: the degree of containment in the third
 // column.
-func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree bool) error {
+func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree bool) (err error) {
 	if len(args) != 1 {
 		return usagef("want one FILE, got %d arguments", len(args))
 	}
@@ -112,11 +114,23 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if err != nil {
 		return err
 	}
+	if *jo.profile == "-" && *jo.out == "-" {
+		return usagef("--cpuprofile and the output cannot both go to standard output")
+	}
 	w, err := openOutput(env, *jo.out)
 	if err != nil {
 		return err
 	}
 	defer w.abort()
+	if *jo.profile != "" {
+		// The profile is an output like the others: it appears only if
+		// the command succeeds.
+		finish, perr := startCPUProfile(env, *jo.profile)
+		if perr != nil {
+			return perr
+		}
+		defer finish(&err)
+	}
 	r, err := loadReadOnly(env, args[0], b)
 	if err != nil {
 		return err

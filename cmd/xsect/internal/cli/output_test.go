@@ -39,6 +39,8 @@ var outputCommands = [][]string{
 	{"pairs", "--min-support", "1", "IN", "-o", "OUT"},
 	{"pairs", "--gen-items", "10", "--gen-out", "OUT"},
 	{"pairs", "--min-support", "1", "IN", "--cpuprofile", "OUT"},
+	{"allpairs", "IN", "--cpuprofile", "OUT"},
+	{"containment", "IN", "--count-only", "--cpuprofile", "OUT"},
 }
 
 func substitute(args []string, in, out string) []string {
