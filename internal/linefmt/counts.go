@@ -15,15 +15,15 @@ const MaxCountLine = 33
 
 // AppendCounts appends a line "i<TAB>j<TAB>count" for each pair. The
 // digits are written in place: numbers below 2^16 (item ids and supports,
-// mostly) as one 8-byte store from a table, larger ones two digits at a
-// time; strconv's copies cost more than the conversion when millions of
-// pairs are printed.
+// mostly) as one 8-byte store from a table, those below 10^8 as two, the
+// rest two digits at a time; strconv's copies cost more than the
+// conversion when millions of pairs are printed.
 func AppendCounts(b []byte, ps []sets.Pair) []byte {
 	n := len(b)
 	// Slack for the last 8-byte store.
 	b = slices.Grow(b, MaxCountLine*len(ps)+8)
 	b = b[:cap(b)]
-	tab := smallDecimals()
+	tab, four := smallDecimals(), fourDigits()
 	for _, p := range ps {
 		if p.I|p.J|p.Count < 1<<16 {
 			x, y, z := tab[p.I], tab[p.J], tab[p.Count]
@@ -37,16 +37,46 @@ func AppendCounts(b []byte, ps []sets.Pair) []byte {
 			n += int(l)
 			continue
 		}
-		n = putDecimal(b, n, p.I)
-		b[n] = '\t'
-		n = putDecimal(b, n+1, p.J)
-		b[n] = '\t'
-		n = putDecimal(b, n+1, p.Count)
-		b[n] = '\n'
-		n++
+		n = putField(b, n, p.I, tab, four)
+		n = putField(b, n, p.J, tab, four)
+		n = putField(b, n, p.Count, tab, four)
+		b[n-1] = '\n'
 	}
 	return b[:n]
 }
+
+// putField writes v's digits and a tab at b[n:], with 8 bytes to spare,
+// and returns where they end. Below 10^8, v is two numbers of the table:
+// v/10^4 and the four digits of v%10^4 (set ids of collections of up to
+// 10^8 sets, mostly).
+func putField(b []byte, n int, v uint32, tab *[1 << 16]uint64, four *[1e4]uint32) int {
+	switch {
+	case v < 1<<16:
+		x := tab[v]
+		binary.LittleEndian.PutUint64(b[n:], x)
+		return n + int(x>>56)
+	case v < 1e8:
+		hi := v / 1e4
+		x := tab[hi]
+		binary.LittleEndian.PutUint64(b[n:], x)
+		n += int(x>>56) - 1 // over hi's tab
+		binary.LittleEndian.PutUint64(b[n:], uint64(four[v-hi*1e4])|'\t'<<32)
+		return n + 5
+	}
+	n = putDecimal(b, n, v)
+	b[n] = '\t'
+	return n + 1
+}
+
+// fourDigits returns, for each v < 10^4, v's four digits with leading
+// zeros (the first lowest), built on first use.
+var fourDigits = sync.OnceValue(func() *[1e4]uint32 {
+	t := new([1e4]uint32)
+	for v := range t {
+		t[v] = uint32('0'+v/1000) | uint32('0'+v/100%10)<<8 | uint32('0'+v/10%10)<<16 | uint32('0'+v%10)<<24
+	}
+	return t
+})
 
 // smallDecimals returns, for each v < 2^16, v's digits followed by a tab
 // in the low bytes of an entry (the first digit lowest: the order of a
