@@ -7,13 +7,11 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/xsect/xsect/allpairs"
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/pairsort"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -145,13 +143,11 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	// The GPUs' ordinals are checked beside the preparation: the driver
 	// has been loading beside the reading.
 	checked := checkGPUsBeside(*jo.gpus, *jo.device, gpus)
-	// The plan gets what the collections leave; a sort keeps a little of
-	// it, and takes what the plan does not need.
+	// The plan gets what the collections leave, less what the output
+	// keeps: a sort's least buffers (a sort then takes what the plan does
+	// not need), or the queue of formatted pairs.
 	left := b.left(memoryOf(r) + memoryOf(s))
-	planBudget := left
-	if *jo.sorted && !*jo.countOnly {
-		planBudget = left.left(pairsort.MinBudget)
-	}
+	planBudget, queue := outputBudget(left, *jo.countOnly, *jo.sorted, *jo.threads)
 	bar := newJoinBar()
 	opt := allpairs.Options{
 		Device:    *jo.device,
@@ -193,9 +189,14 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 			return allpairs.AppendLines(b, ps, r, s, degree)
 		})
 	default:
-		pw := &pairWriter{w: w, r: r, s: s, degree: degree}
-		err = plan.Join(context.Background(), pw.write)
-		n = pw.n
+		// Formatted by the workers that find them, written while they
+		// come.
+		out := newStreamOut(w, queue, func(b []byte, ps []allpairs.Pair) []byte {
+			return allpairs.AppendLines(b, ps, r, s, degree)
+		})
+		err = plan.Join(context.Background(), out.add)
+		err = out.stopped(err, out.close(err == nil))
+		n = out.pairs.Load()
 	}
 	bar.done()
 	return finishJoin(env, w, plan, *jo.explain, start, n, err)
@@ -249,29 +250,3 @@ type joinBar struct{ stageBars }
 func newJoinBar() *joinBar { return &joinBar{stageBars{unit: "pairs"}} }
 
 func (b *joinBar) update(done, total int64) { b.stageBars.update("pairs", done, total) }
-
-// pairWriter formats batches of pairs on the workers that find them and
-// writes them one batch at a time.
-type pairWriter struct {
-	w      io.Writer
-	r, s   *sets.Collection
-	degree bool
-	mu     sync.Mutex
-	n      int64
-	pool   sync.Pool
-}
-
-func (pw *pairWriter) write(ps []allpairs.Pair) error {
-	bp, _ := pw.pool.Get().(*[]byte)
-	if bp == nil {
-		bp = new([]byte)
-	}
-	b := allpairs.AppendLines((*bp)[:0], ps, pw.r, pw.s, pw.degree)
-	pw.mu.Lock()
-	_, err := pw.w.Write(b)
-	pw.n += int64(len(ps))
-	pw.mu.Unlock()
-	*bp = b
-	pw.pool.Put(bp)
-	return err
-}

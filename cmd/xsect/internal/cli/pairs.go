@@ -2,22 +2,16 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/flagalias"
 	"github.com/xsect/xsect/internal/gpurt"
-	"github.com/xsect/xsect/internal/hugepage"
-	"github.com/xsect/xsect/internal/linefmt"
-	"github.com/xsect/xsect/internal/pairsort"
 	"github.com/xsect/xsect/internal/progress"
 	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/setio"
@@ -162,16 +156,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				// output keeps: a sort's least buffers, or the queue of
 				// formatted pairs.
 				left := b.left(memoryOf(tx))
-				var queue int
-				planBudget := left
-				switch {
-				case *count:
-				case *sorted:
-					planBudget = left.left(pairsort.MinBudget)
-				default:
-					queue = queueChunks(*threads, left.Bytes)
-					planBudget = left.left(int64(queue) * chunkCap)
-				}
+				planBudget, queue := outputBudget(left, *count, *sorted, *threads)
 				plan, err := pairs.NewPlan(tx, pairs.Options{MinSupport: s, Technique: *technique, Device: *device, Threads: *threads,
 					Memory: planBudget.Bytes, Progress: prog.update, CountOnly: *count, GPUs: gpus})
 				env.mark("preparation", 0)
@@ -265,14 +250,11 @@ func runPairs(plan *pairs.Plan, w *outputFile, sorted, count bool, prog *stageBa
 		join := func(add func([]sets.Pair) error) error { return plan.Join(ctx, add) }
 		_, err = sortJoin(w, sortBudget, join, func() { prog.done(); prog.mark("write") }, pairs.AppendLines)
 	default:
-		out := newStreamOut(w, queue)
+		out := newStreamOut(w, queue, pairs.AppendLines)
 		err = plan.Join(ctx, out.add)
 		prog.done()
 		prog.mark("write")
-		// A failed write stops the run: report the write's error.
-		if werr := out.finish(err == nil); werr != nil && (err == nil || errors.Is(err, errWriting)) {
-			err = werr
-		}
+		err = out.stopped(err, out.finish(err == nil))
 		prog.mark("end")
 		return err
 	}
@@ -281,157 +263,6 @@ func runPairs(plan *pairs.Plan, w *outputFile, sorted, count bool, prog *stageBa
 	}
 	prog.mark("end")
 	return err
-}
-
-// streamOut writes formatted pairs while they come. The goroutines that
-// produce the pairs format them into chunks of their own; a full chunk is
-// queued, and the producer that finds no write in progress writes the
-// queue, in order, until it is empty: one write(2) at a time (several to
-// one file go no faster, and writing through a shared mapping from all of
-// them was measured no faster; docs/BATMAP.md), no producer waiting for
-// another's write, and no writing goroutine waiting to be scheduled while
-// the queue grows. Written chunks are reused, and there are at most max
-// of them: when all are full or being filled, a producer waits for the
-// writes to free one, so that memory stays bounded however slow the
-// output (a pipe, a slow disk). A regular file has a temporary name until
-// finish renames it.
-type streamOut struct {
-	w *outputFile
-
-	mu      sync.Mutex
-	freed   sync.Cond  // signalled when a chunk is written or a write fails
-	part    [][]byte   // chunks being filled, not in use
-	free    [][]byte   // empty chunks
-	full    [][]byte   // chunks to write, in order
-	chunks  int        // chunks allocated
-	max     int        // chunks allowed
-	writing sync.Mutex // held while the queue is written
-
-	failed atomic.Bool
-	err    error // the first write's error; set under writing
-}
-
-// chunkCap is the capacity of a chunk, and chunkBytes the length from
-// which it is written: room for one more batch of the pairs package's
-// writers (4096 pairs; larger batches make it grow), and the formatter's
-// slack. A chunk is one huge page where the kernel gives them.
-const (
-	chunkCap   = 2 << 20
-	chunkBytes = chunkCap - linefmt.MaxCountLine<<12 - 8
-)
-
-// queueChunks is the number of chunks a streamOut may use with threads
-// producers (0: GOMAXPROCS) and a budget of left bytes: two for each
-// producer and two more, as far as an eighth of the budget holds them,
-// and at least 4.
-func queueChunks(threads int, left int64) int {
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	return int(max(min(int64(2*threads+2), left/8/chunkCap), 4))
-}
-
-// newStreamOut returns a streamOut writing to w with at most max chunks.
-func newStreamOut(w *outputFile, max int) *streamOut {
-	o := &streamOut{w: w, max: max}
-	o.freed.L = &o.mu
-	return o
-}
-
-// errWriting stops a run whose output could not be written; finish
-// returns the write's error.
-var errWriting = errors.New("writing failed")
-
-// add formats and writes a batch of pairs; safe for concurrent use.
-func (o *streamOut) add(ps []pairs.Pair) error {
-	var b []byte
-	o.mu.Lock()
-	for b == nil {
-		if o.failed.Load() {
-			o.mu.Unlock()
-			return errWriting
-		}
-		if n := len(o.part); n > 0 {
-			b, o.part = o.part[n-1], o.part[:n-1]
-		} else if n := len(o.free); n > 0 {
-			b, o.free = o.free[n-1], o.free[:n-1]
-		} else if o.chunks < o.max {
-			o.chunks++
-			o.mu.Unlock()
-			b = hugepage.Make[byte](0, chunkCap)
-			o.mu.Lock()
-		} else {
-			o.freed.Wait()
-		}
-	}
-	o.mu.Unlock()
-	b = pairs.AppendLines(b, ps)
-	full := len(b) >= chunkBytes
-	o.mu.Lock()
-	if full {
-		o.full = append(o.full, b)
-	} else {
-		o.part = append(o.part, b)
-		o.freed.Signal() // a chunk to go on filling
-	}
-	o.mu.Unlock()
-	if full {
-		o.flush()
-	}
-	return nil
-}
-
-// flush writes the queued chunks unless another goroutine is at it. The
-// check after each round catches the chunks queued while the writer was
-// finishing: their producers found it busy.
-func (o *streamOut) flush() {
-	for o.writing.TryLock() {
-		for {
-			o.mu.Lock()
-			if len(o.full) == 0 {
-				o.mu.Unlock()
-				break
-			}
-			b := o.full[0]
-			o.full = o.full[1:]
-			o.mu.Unlock()
-			if o.err == nil {
-				if _, o.err = o.w.Write(b); o.err != nil {
-					o.failed.Store(true)
-				}
-			}
-			o.mu.Lock()
-			o.free = append(o.free, b[:0])
-			if o.err != nil {
-				o.freed.Broadcast()
-			} else {
-				o.freed.Signal()
-			}
-			o.mu.Unlock()
-		}
-		o.writing.Unlock()
-		o.mu.Lock()
-		n := len(o.full)
-		o.mu.Unlock()
-		if n == 0 {
-			return
-		}
-	}
-}
-
-// finish writes the rest and commits the output if ok, or aborts it. No
-// add may be running or follow.
-func (o *streamOut) finish(ok bool) error {
-	if ok {
-		o.full = append(o.full, o.part...)
-		o.flush()
-	}
-	o.part, o.free, o.full = nil, nil, nil
-	if !ok || o.err != nil {
-		o.w.abort()
-		return o.err
-	}
-	return o.w.commit()
 }
 
 // stageBars shows one progress bar per stage of a run.

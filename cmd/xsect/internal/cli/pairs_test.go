@@ -175,7 +175,7 @@ func TestStreamOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := newStreamOut(w, 4)
+	o := newStreamOut(w, 4, pairs.AppendLines)
 	const workers, batches, batch = 8, 40, 4096
 	var want []string
 	for w := range workers {
@@ -229,7 +229,7 @@ func TestStreamOut(t *testing.T) {
 	if w, err = openOutput(&Env{}, path); err != nil {
 		t.Fatal(err)
 	}
-	o = newStreamOut(w, 4)
+	o = newStreamOut(w, 4, pairs.AppendLines)
 	w.f.Close()
 	ps := make([]pairs.Pair, batch)
 	for i := range ps {
@@ -275,7 +275,7 @@ func TestStreamOutBackpressure(t *testing.T) {
 		t.Fatal(err)
 	}
 	const maxChunks, workers, batches, batch = 3, 8, 60, 4096
-	o := newStreamOut(w, maxChunks)
+	o := newStreamOut(w, maxChunks, pairs.AppendLines)
 	var done atomic.Int64
 	var wg sync.WaitGroup
 	for w := range workers {

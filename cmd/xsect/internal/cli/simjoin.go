@@ -3,14 +3,11 @@ package cli
 import (
 	"context"
 	"flag"
-	"io"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/xsect/xsect/internal/flagalias"
-	"github.com/xsect/xsect/internal/pairsort"
 	isimjoin "github.com/xsect/xsect/internal/simjoin"
 	"github.com/xsect/xsect/sets"
 	"github.com/xsect/xsect/simjoin"
@@ -124,13 +121,9 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 				checked := checkGPUsBeside(*gpusValue, *device, gpus)
 				bar := newJoinBar()
 				// As in allpairs: the plan gets what the collections
-				// leave, less a little that a sort keeps, and the sort
-				// takes what the plan does not need.
+				// leave, less what the output keeps.
 				left := b.left(memoryOf(r) + memoryOf(s))
-				planBudget := left
-				if *sorted && !*countOnly {
-					planBudget = left.left(pairsort.MinBudget)
-				}
+				planBudget, queue := outputBudget(left, *countOnly, *sorted, *threads)
 				opt := simjoin.Options{
 					Threshold: th,
 					Technique: *technique,
@@ -169,40 +162,16 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 						return appendSimLines(b, ps, r, s, m)
 					})
 				default:
-					sw := &simPairWriter{w: w, m: m}
-					err = plan.Join(context.Background(), sw.write)
-					n = sw.n
+					out := newStreamOut(w, queue, func(b []byte, ps []simjoin.Pair) []byte { return simjoin.AppendLines(b, ps, m) })
+					err = plan.Join(context.Background(), out.add)
+					err = out.stopped(err, out.close(err == nil))
+					n = out.pairs.Load()
 				}
 				bar.done()
 				return finishJoin(env, w, plan, *explain, start, n, err)
 			}
 		},
 	})
-}
-
-// simPairWriter formats batches of similar pairs on the workers that find
-// them and writes them one batch at a time.
-type simPairWriter struct {
-	w    io.Writer
-	m    simjoin.Measure
-	mu   sync.Mutex
-	n    int64
-	pool sync.Pool
-}
-
-func (sw *simPairWriter) write(ps []simjoin.Pair) error {
-	bp, _ := sw.pool.Get().(*[]byte)
-	if bp == nil {
-		bp = new([]byte)
-	}
-	b := simjoin.AppendLines((*bp)[:0], ps, sw.m)
-	sw.mu.Lock()
-	_, err := sw.w.Write(b)
-	sw.n += int64(len(ps))
-	sw.mu.Unlock()
-	*bp = b
-	sw.pool.Put(bp)
-	return err
 }
 
 // appendSimLines formats the pairs of isimjoin.Overlaps as simjoin's lines,

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/xsect/xsect/internal/hugepage"
+	"github.com/xsect/xsect/internal/pairsort"
+)
+
+// streamOut writes formatted pairs while they come. The goroutines that
+// produce the pairs format them into chunks of their own; a full chunk is
+// queued, and the producer that finds no write in progress writes the
+// queue, in order, until it is empty: one write(2) at a time (several to
+// one file go no faster, and writing through a shared mapping from all of
+// them was measured no faster; docs/BATMAP.md), no producer waiting for
+// another's write, and no writing goroutine waiting to be scheduled while
+// the queue grows. Written chunks are reused, and there are at most max
+// of them: when all are full or being filled, a producer waits for the
+// writes to free one, so that memory stays bounded however slow the
+// output (a pipe, a slow disk). A regular file has a temporary name until
+// finish renames it.
+type streamOut[P any] struct {
+	w      *outputFile
+	format func([]byte, []P) []byte // appends the lines of a batch
+	pairs  atomic.Int64             // the pairs added
+
+	mu      sync.Mutex
+	freed   sync.Cond  // signalled when a chunk is written or a write fails
+	part    [][]byte   // chunks being filled, not in use
+	free    [][]byte   // empty chunks
+	full    [][]byte   // chunks to write, in order
+	chunks  int        // chunks allocated
+	max     int        // chunks allowed
+	writing sync.Mutex // held while the queue is written
+
+	failed atomic.Bool
+	err    error // the first write's error; set under writing
+}
+
+// chunkCap is the capacity of a chunk, and chunkBytes the length from
+// which it is written: room for one more batch of the engines' writers
+// (8192 pairs, lines of at most 64 bytes; a larger batch makes the chunk
+// grow), with the formatter's slack. A chunk is one huge page where the
+// kernel gives them.
+const (
+	chunkCap   = 2 << 20
+	chunkBytes = chunkCap - 64<<13 - 8
+)
+
+// queueChunks is the number of chunks a streamOut may use with threads
+// producers (0: GOMAXPROCS) and a budget of left bytes: two for each
+// producer and two more, as far as an eighth of the budget holds them,
+// and at least 4.
+func queueChunks(threads int, left int64) int {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	return int(max(min(int64(2*threads+2), left/8/chunkCap), 4))
+}
+
+// outputBudget splits left, the memory a command's input leaves, between
+// its plan and its output, and returns the plan's part and the chunks of
+// the output's queue: a count keeps nothing, a sort its least buffers (it
+// takes what the plan leaves, after), a stream of formatted pairs its
+// queue.
+func outputBudget(left budget, count, sorted bool, threads int) (plan budget, queue int) {
+	switch {
+	case count:
+		return left, 0
+	case sorted:
+		return left.left(pairsort.MinBudget), 0
+	}
+	queue = queueChunks(threads, left.Bytes)
+	return left.left(int64(queue) * chunkCap), queue
+}
+
+// newStreamOut returns a streamOut writing to w the lines format appends
+// for each batch, with at most max chunks.
+func newStreamOut[P any](w *outputFile, max int, format func([]byte, []P) []byte) *streamOut[P] {
+	o := &streamOut[P]{w: w, max: max, format: format}
+	o.freed.L = &o.mu
+	return o
+}
+
+// errWriting stops a run whose output could not be written; finish
+// returns the write's error.
+var errWriting = errors.New("writing failed")
+
+// add formats and writes a batch of pairs; safe for concurrent use.
+func (o *streamOut[P]) add(ps []P) error {
+	o.pairs.Add(int64(len(ps)))
+	var b []byte
+	o.mu.Lock()
+	for b == nil {
+		if o.failed.Load() {
+			o.mu.Unlock()
+			return errWriting
+		}
+		if n := len(o.part); n > 0 {
+			b, o.part = o.part[n-1], o.part[:n-1]
+		} else if n := len(o.free); n > 0 {
+			b, o.free = o.free[n-1], o.free[:n-1]
+		} else if o.chunks < o.max {
+			o.chunks++
+			o.mu.Unlock()
+			b = hugepage.Make[byte](0, chunkCap)
+			o.mu.Lock()
+		} else {
+			o.freed.Wait()
+		}
+	}
+	o.mu.Unlock()
+	b = o.format(b, ps)
+	full := len(b) >= chunkBytes
+	o.mu.Lock()
+	if full {
+		o.full = append(o.full, b)
+	} else {
+		o.part = append(o.part, b)
+		o.freed.Signal() // a chunk to go on filling
+	}
+	o.mu.Unlock()
+	if full {
+		o.flush()
+	}
+	return nil
+}
+
+// flush writes the queued chunks unless another goroutine is at it. The
+// check after each round catches the chunks queued while the writer was
+// finishing: their producers found it busy.
+func (o *streamOut[P]) flush() {
+	for o.writing.TryLock() {
+		for {
+			o.mu.Lock()
+			if len(o.full) == 0 {
+				o.mu.Unlock()
+				break
+			}
+			b := o.full[0]
+			o.full = o.full[1:]
+			o.mu.Unlock()
+			if o.err == nil {
+				if _, o.err = o.w.Write(b); o.err != nil {
+					o.failed.Store(true)
+				}
+			}
+			o.mu.Lock()
+			o.free = append(o.free, b[:0])
+			if o.err != nil {
+				o.freed.Broadcast()
+			} else {
+				o.freed.Signal()
+			}
+			o.mu.Unlock()
+		}
+		o.writing.Unlock()
+		o.mu.Lock()
+		n := len(o.full)
+		o.mu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
+}
+
+// close writes the rest if ok and returns the writes' error, if any; the
+// output is neither committed nor aborted. No add may be running or
+// follow.
+func (o *streamOut[P]) close(ok bool) error {
+	if ok {
+		o.full = append(o.full, o.part...)
+		o.flush()
+	}
+	o.part, o.free, o.full = nil, nil, nil
+	return o.err
+}
+
+// finish closes the stream and commits the output if ok and every write
+// succeeded, or aborts it.
+func (o *streamOut[P]) finish(ok bool) error {
+	if err := o.close(ok); !ok || err != nil {
+		o.w.abort()
+		return err
+	}
+	return o.w.commit()
+}
+
+// stopped returns the error a run that wrote through o ended with: the
+// write's, where a failed write stopped it (or failed at the end).
+func (o *streamOut[P]) stopped(runErr, writeErr error) error {
+	if writeErr != nil && (runErr == nil || errors.Is(runErr, errWriting)) {
+		return writeErr
+	}
+	return runErr
+}
