@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/xsect/xsect/allpairs"
-	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/sets"
 )
@@ -169,9 +168,8 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 			return err
 		}
 		if err == nil {
-			in := memoryOf(r) + memoryOf(s)
-			fmt.Fprintf(env.Stderr, "memory       %s predicted at the peak (the collections %s, the plan %s), of a budget of %s\n",
-				engine.Bytes(in+plan.Memory()), engine.Bytes(in), engine.Bytes(plan.Memory()), b)
+			total, parts := peakMemory("the collections", memoryOf(r)+memoryOf(s), plan.Memory(), queue)
+			fmt.Fprintf(env.Stderr, "memory       %s predicted at the peak (%s), of a budget of %s\n", total, parts, b)
 		}
 	}
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/flagalias"
 	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/progress"
@@ -169,9 +168,8 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 						return err
 					}
 					if err == nil {
-						in := memoryOf(tx)
-						fmt.Fprintf(env.Stderr, "predicted memory: %s at the peak (the transactions %s, the plan %s), of a budget of %s\n",
-							engine.Bytes(in+plan.Memory()), engine.Bytes(in), engine.Bytes(plan.Memory()), b)
+						total, parts := peakMemory("the transactions", memoryOf(tx), plan.Memory(), queue)
+						fmt.Fprintf(env.Stderr, "predicted memory: %s at the peak (%s), of a budget of %s\n", total, parts, b)
 					}
 				}
 				if err != nil {

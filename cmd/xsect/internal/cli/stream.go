@@ -2,10 +2,12 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
+	"github.com/xsect/xsect/internal/engine"
 	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/pairsort"
 )
@@ -75,6 +77,18 @@ func outputBudget(left budget, count, sorted bool, threads int) (plan budget, qu
 	}
 	queue = queueChunks(threads, left.Bytes)
 	return left.left(int64(queue) * chunkCap), queue
+}
+
+// peakMemory returns the memory predicted at a run's peak and what it is
+// made of, for --explain: the input (named what), the plan and, where the
+// pairs are streamed, the output's queue of queue chunks.
+func peakMemory(what string, in, plan int64, queue int) (total, parts string) {
+	out := int64(queue) * chunkCap
+	parts = fmt.Sprintf("%s %s, the plan %s", what, engine.Bytes(in), engine.Bytes(plan))
+	if queue > 0 {
+		parts += fmt.Sprintf(", the output's queue %s", engine.Bytes(out))
+	}
+	return engine.Bytes(in + plan + out), parts
 }
 
 // newStreamOut returns a streamOut writing to w the lines format appends
