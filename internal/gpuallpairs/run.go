@@ -609,7 +609,7 @@ func (st *state) run(ctx context.Context, c *gpurt.Ctx, p *allpairs.Problem, t t
 		}
 		// A pair plan's slot holds the pairs fetch copies, about 3 MiB
 		// a super-tile on problems of 10^8 pairs: it starts small and
-		// grows to what a super-tile needs (pinning costs 0.3-0.4 ms a
+		// grows to what a super-tile needs (pinning costs 0.3-0.5 ms a
 		// MiB, docs/GPU.md).
 		full := 4 * pl.g.sr * pl.g.sc
 		if r.devPairs {

@@ -199,9 +199,9 @@ func splitPath(path string) (dir, base string) {
 	return path[:i+1], path[i+1:]
 }
 
-// directWrite is the size from which a write skips the buffer: the batches
-// of lines that workers format (10^8 pairs are 1.4 GB of text, written by
-// one goroutine at a time) are written without a copy.
+// directWrite is the size from which a write skips the buffer: the chunks
+// of lines a streamOut's workers format (10^8 pairs are 1.4 GB of text,
+// written one chunk at a time) are written without a copy.
 const directWrite = 64 << 10
 
 // Write writes to the output's buffer, or p itself after what is buffered
