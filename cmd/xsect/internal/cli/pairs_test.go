@@ -264,17 +264,17 @@ func (w *gatedWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// A streamOut whose writes are held (a full pipe, a slow disk) makes its
-// producers wait once its chunks are all in use, rather than allocate
-// more; when the writes go on, every line arrives. On standard output as
-// on a file.
+// A streamOut of the fewest chunks (queueChunks' floor) whose writes are
+// held (a full pipe, a slow disk) makes its producers wait once its
+// chunks are all in use, rather than allocate more; when the writes go
+// on, every line arrives. On standard output as on a file.
 func TestStreamOutBackpressure(t *testing.T) {
 	gate := &gatedWriter{open: make(chan struct{})}
 	w, err := openOutput(&Env{Stdout: gate}, "-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const maxChunks, workers, batches, batch = 3, 8, 60, 4096
+	const maxChunks, workers, batches, batch = 2, 8, 60, 4096
 	o := newStreamOut(w, maxChunks, pairs.AppendLines)
 	var done atomic.Int64
 	var wg sync.WaitGroup

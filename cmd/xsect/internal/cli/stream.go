@@ -55,12 +55,12 @@ const (
 // queueChunks is the number of chunks a streamOut may use with threads
 // producers (0: GOMAXPROCS) and a budget of left bytes: two for each
 // producer and two more, as far as an eighth of the budget holds them,
-// and at least 4.
+// and at least 2 (one filled while one is written).
 func queueChunks(threads int, left int64) int {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	return int(max(min(int64(2*threads+2), left/8/chunkCap), 4))
+	return int(max(min(int64(2*threads+2), left/8/chunkCap), 2))
 }
 
 // outputBudget splits left, the memory a command's input leaves, between
