@@ -11,8 +11,8 @@ import (
 // (ReadLimited's limit). It is not bad input: the same data read with a
 // higher limit loads.
 type LimitError struct {
-	File  string
-	Limit int64 // bytes
+	File  string // the file's name, as given
+	Limit int64  // bytes
 	// Need is the bytes the collection's arrays need, where known (a
 	// binary header says), or 0: more than Limit.
 	Need int64

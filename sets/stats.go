@@ -7,13 +7,13 @@ import (
 
 // Stats describes a collection's shape; the planner and `xsect info` use it.
 type Stats struct {
-	Sets     int    // k
-	Elements uint64 // total elements over all sets
-	MinSize  int
-	MaxSize  int
-	AvgSize  float64
-	Universe int    // distinct elements
-	MaxValue uint32 // largest element (0 for an empty collection)
+	Sets     int     // k
+	Elements uint64  // total elements over all sets
+	MinSize  int     // elements of the smallest set
+	MaxSize  int     // elements of the largest set
+	AvgSize  float64 // Elements / Sets (0 without sets)
+	Universe int     // distinct elements
+	MaxValue uint32  // largest element (0 for an empty collection)
 	// Density is AvgSize / Universe: the fraction of the universe an
 	// average set covers.
 	Density float64
