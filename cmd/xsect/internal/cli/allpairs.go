@@ -193,7 +193,7 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 			return allpairs.AppendLines(b, ps, r, s, degree)
 		})
 		err = plan.Join(context.Background(), out.add)
-		err = out.stopped(err, out.close(err == nil))
+		err = out.close(err)
 		n = out.pairs.Load()
 	}
 	bar.done()

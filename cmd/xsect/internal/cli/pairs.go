@@ -252,7 +252,7 @@ func runPairs(plan *pairs.Plan, w *outputFile, sorted, count bool, prog *stageBa
 		err = plan.Join(ctx, out.add)
 		prog.done()
 		prog.mark("write")
-		err = out.stopped(err, out.finish(err == nil))
+		err = out.finish(err)
 		prog.mark("end")
 		return err
 	}

@@ -201,7 +201,7 @@ func TestStreamOut(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if err := o.finish(true); err != nil {
+	if err := o.finish(nil); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)
@@ -240,7 +240,7 @@ func TestStreamOut(t *testing.T) {
 			t.Fatal("no error from writing to a closed file")
 		}
 	}
-	if err := o.finish(false); err == nil || !strings.HasPrefix(err.Error(), "writing "+path+": ") || strings.Contains(err.Error(), ".tmp") {
+	if err := o.finish(errWriting); err == nil || !strings.HasPrefix(err.Error(), "writing "+path+": ") || strings.Contains(err.Error(), ".tmp") {
 		t.Fatalf("finish: %v, want an error that names %s", err, path)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
@@ -311,7 +311,7 @@ func TestStreamOutBackpressure(t *testing.T) {
 	}
 	close(gate.open)
 	wg.Wait()
-	if err := o.finish(true); err != nil {
+	if err := o.finish(nil); err != nil {
 		t.Fatal(err)
 	}
 	if o.chunks > maxChunks {

@@ -164,7 +164,7 @@ pair by Intersect Path, which the planner picks from the sets' sizes and
 				default:
 					out := newStreamOut(w, queue, func(b []byte, ps []simjoin.Pair) []byte { return simjoin.AppendLines(b, ps, m) })
 					err = plan.Join(context.Background(), out.add)
-					err = out.stopped(err, out.close(err == nil))
+					err = out.close(err)
 					n = out.pairs.Load()
 				}
 				bar.done()

@@ -181,33 +181,29 @@ func (o *streamOut[P]) flush() {
 	}
 }
 
-// close writes the rest if ok and returns the writes' error, if any; the
-// output is neither committed nor aborted. No add may be running or
-// follow.
-func (o *streamOut[P]) close(ok bool) error {
-	if ok {
+// close ends the stream of a run that ended with runErr: it writes the
+// rest where the run succeeded, and returns what the run ended with, the
+// write's error where a failed write stopped it (or the writing failed at
+// the end). The output is neither committed nor aborted. No add may be
+// running or follow.
+func (o *streamOut[P]) close(runErr error) error {
+	if runErr == nil {
 		o.full = append(o.full, o.part...)
 		o.flush()
 	}
 	o.part, o.free, o.full = nil, nil, nil
-	return o.err
+	if o.err != nil && (runErr == nil || errors.Is(runErr, errWriting)) {
+		return o.err
+	}
+	return runErr
 }
 
-// finish closes the stream and commits the output if ok and every write
-// succeeded, or aborts it.
-func (o *streamOut[P]) finish(ok bool) error {
-	if err := o.close(ok); !ok || err != nil {
+// finish closes the stream and commits the output where the run and every
+// write succeeded, or aborts it.
+func (o *streamOut[P]) finish(runErr error) error {
+	if err := o.close(runErr); err != nil {
 		o.w.abort()
 		return err
 	}
 	return o.w.commit()
-}
-
-// stopped returns the error a run that wrote through o ended with: the
-// write's, where a failed write stopped it (or failed at the end).
-func (o *streamOut[P]) stopped(runErr, writeErr error) error {
-	if writeErr != nil && (runErr == nil || errors.Is(runErr, errWriting)) {
-		return writeErr
-	}
-	return runErr
 }
