@@ -76,7 +76,7 @@ func joinFlags(fs *flag.FlagSet) *joinOptions {
 		threads:   fs.Int("threads", 0, "CPU threads, up to 4096 (0: one per core)"),
 		memory:    memoryFlag(fs),
 		out:       fs.String("o", "-", "output `file` (- for standard output)"),
-		profile:   fs.String("cpuprofile", "", "write a CPU profile of the command to `FILE` (for go tool pprof)"),
+		profile:   cpuProfileFlag(fs),
 	}
 }
 
@@ -111,23 +111,19 @@ func (jo *joinOptions) run(env *Env, args []string, q allpairs.Query, degree boo
 	if err != nil {
 		return err
 	}
-	if *jo.profile == "-" && *jo.out == "-" {
-		return usagef("--cpuprofile and the output cannot both go to standard output")
+	if err := checkProfileOutput(*jo.profile, *jo.out); err != nil {
+		return err
 	}
 	w, err := openOutput(env, *jo.out)
 	if err != nil {
 		return err
 	}
 	defer w.abort()
-	if *jo.profile != "" {
-		// The profile is an output like the others: it appears only if
-		// the command succeeds.
-		finish, perr := startCPUProfile(env, *jo.profile)
-		if perr != nil {
-			return perr
-		}
-		defer finish(&err)
+	finish, perr := startCPUProfile(env, *jo.profile)
+	if perr != nil {
+		return perr
 	}
+	defer finish(&err)
 	r, err := loadReadOnly(env, args[0], b)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -20,9 +21,10 @@ import (
 
 // output buffers a command's standard output. Its errors say "writing
 // standard output".
-func output(env *Env) *bufio.Writer {
-	return bufio.NewWriterSize(namedWriter{env.Stdout, "standard output"}, 1<<16)
-}
+func output(env *Env) *bufio.Writer { return bufio.NewWriterSize(stdout(env), 1<<16) }
+
+// stdout is a command's standard output, unbuffered, named in its errors.
+func stdout(env *Env) namedWriter { return namedWriter{env.Stdout, "standard output"} }
 
 // namedWriter names its destination in its errors, instead of the name of
 // the file under it (a hidden temporary one, or /dev/stdout).
@@ -87,8 +89,7 @@ func openOutput(env *Env, path string) (*outputFile, error) {
 		return nil, usagef("empty output file name")
 	}
 	if path == "-" {
-		raw := namedWriter{env.Stdout, "standard output"}
-		return &outputFile{path: path, w: bufio.NewWriterSize(raw, 1<<16), raw: raw}, nil
+		return &outputFile{path: path, w: output(env), raw: stdout(env)}, nil
 	}
 	o := &outputFile{path: path}
 	target, fi, inPlace, err := resolveOutput(path)
@@ -329,10 +330,29 @@ func catchSignals() (stop func()) {
 	})
 }
 
+// cpuProfileFlag defines --cpuprofile, for the commands whose run it
+// profiles (startCPUProfile).
+func cpuProfileFlag(fs *flag.FlagSet) *string {
+	return fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (for go tool pprof)")
+}
+
+// checkProfileOutput finds, before any work, a profile and a result that
+// would both go to standard output.
+func checkProfileOutput(profile, out string) error {
+	if profile == "-" && out == "-" {
+		return usagef("--cpuprofile and the output cannot both go to standard output")
+	}
+	return nil
+}
+
 // startCPUProfile starts a CPU profile written to path, an output like the
 // others: finish stops it, then commits the file if *err is nil and
 // removes it otherwise, so that it appears only if the command succeeds.
+// With path "" it profiles nothing, and finish does nothing.
 func startCPUProfile(env *Env, path string) (finish func(err *error), err error) {
+	if path == "" {
+		return func(*error) {}, nil
+	}
 	prof, err := openOutput(env, path)
 	if err != nil {
 		return nil, err

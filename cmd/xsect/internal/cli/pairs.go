@@ -60,7 +60,7 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 			genOcc := fs.Float64("gen-occurrences", 1e7, "generated instance: item occurrences in all")
 			genSeed := fs.Uint64("gen-seed", 1, "generated instance: random seed")
 			genOut := fs.String("gen-out", "", "write the generated instance to `FILE` and stop")
-			cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (for go tool pprof)")
+			cpuProfile := cpuProfileFlag(fs)
 			timings := fs.Bool("timings", false, "print the time of each stage of the run on standard error")
 			memory := memoryFlag(fs)
 			return func(env *Env, args []string) (err error) {
@@ -94,8 +94,8 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if *genOut != "" {
 					outPath = *genOut
 				}
-				if *cpuProfile == "-" && outPath == "-" {
-					return usagef("--cpuprofile and the output cannot both go to standard output")
+				if err := checkProfileOutput(*cpuProfile, outPath); err != nil {
+					return err
 				}
 				worth := worthPrewarm(*device, args...)
 				if *genItems != 0 {
@@ -113,15 +113,11 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 					return err
 				}
 				defer w.abort()
-				if *cpuProfile != "" {
-					// The profile is an output like the others: it
-					// appears only if the command succeeds.
-					finish, perr := startCPUProfile(env, *cpuProfile)
-					if perr != nil {
-						return perr
-					}
-					defer finish(&err)
+				finish, perr := startCPUProfile(env, *cpuProfile)
+				if perr != nil {
+					return perr
 				}
+				defer finish(&err)
 				tx, err := pairsInput(env, args, *genItems, *genP, *genOcc, *genSeed, b)
 				if err != nil {
 					return err
