@@ -81,7 +81,7 @@ func (c *Ctx) AllocHost(n int) (*HostBuffer, error) {
 	if err != nil {
 		return nil, c.wrap(err)
 	}
-	record("pinned memory", start, int64(n))
+	record(pinnedStep, start, int64(n))
 	return &HostBuffer{b: b}, nil
 }
 

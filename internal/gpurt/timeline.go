@@ -32,6 +32,10 @@ var timeline struct {
 	steps []Step
 }
 
+// pinnedStep names the steps that pin host memory (AllocHost): the runs'
+// as they go, which the start-up's summary and span set apart.
+const pinnedStep = "pinned memory"
+
 // record adds a step that began at start and ends now.
 func record(what string, start time.Time, bytes int64) {
 	timeline.Lock()
@@ -70,7 +74,7 @@ func StartupSummary(since time.Time) string {
 		case strings.HasPrefix(s.What, "module "):
 			modules++
 			moduleTime += s.Took
-		case s.What == "pinned memory":
+		case s.What == pinnedStep:
 			pins++
 			pinTime += s.Took
 			pinned += s.Bytes
@@ -100,7 +104,7 @@ func startupSpan(steps []Step) (first, last time.Time, ok bool) {
 		return time.Time{}, time.Time{}, false
 	}
 	for _, s := range steps {
-		if s.What == "pinned memory" {
+		if s.What == pinnedStep {
 			continue
 		}
 		if !ok || s.Start.Before(first) {
