@@ -21,22 +21,26 @@ var (
 	isAMD     = cpufeat.AMD
 )
 
-// crossovers are the size ratios large:small at which Count and Intersect
-// change methods on one kind of CPU: the block method below block, then
-// lanes-avx512 below lanes, ladder-avx512 below ladder and search-simd
-// (gallop without AVX-512) beyond. A range whose ends are equal is not used.
-type crossovers struct{ block, lanes, ladder int }
+// A step of a dispatch: method serves the size ratios large:small up to
+// upTo (large <= small*upTo), above the step before it; the last step's
+// upTo is 0 and it serves every ratio beyond.
+type step struct {
+	upTo   int
+	method string
+}
 
-// The crossovers per kind of CPU. Zen 4's come from
-// `pairfiles sweep` (docs/results/pairwise-crossovers-zen4.txt; the sizes
-// there are 1e6/ratio rounded down, so 1:7 is a little above 7); the
-// others are the earlier block/search crossovers (asm/intersect/README.md,
-// "Dispatch"), not measured yet with lanes-avx512 and ladder-avx512.
+// The dispatch per kind of CPU, its steps in increasing ratio, the first
+// a block method. Each comes from `pairfiles sweep` on that CPU (the sizes
+// there are 1e6/ratio rounded down, so 1:7 is a little above 7): Zen 4's
+// in docs/results/pairwise-crossovers-zen4.txt, Emerald Rapids' in
+// docs/results/pairwise-crossovers-xeon.txt. Zen 5's and AVX2's are the
+// earlier block/search crossovers (asm/intersect/README.md, "Dispatch"),
+// not measured yet with the lane, skip and ladder kernels.
 var (
-	zen4Crossovers  = crossovers{block: 8, lanes: 18, ladder: 7680}
-	zen5Crossovers  = crossovers{block: 64, lanes: 64, ladder: 64}
-	intelCrossovers = crossovers{block: 24, lanes: 24, ladder: 24}
-	avx2Crossovers  = crossovers{block: 48, lanes: 48, ladder: 48}
+	zen4Dispatch  = []step{{8, "avx2"}, {18, "lanes-avx512"}, {7680, "ladder-avx512"}, {0, "search-simd"}}
+	zen5Dispatch  = []step{{64, "vp2intersect"}, {0, "search-simd"}}
+	intelDispatch = []step{{9, "avx512"}, {23, "lanes-avx512"}, {68, "skip-avx512"}, {1400, "search-simd"}, {5500, "ladder-avx512"}, {0, "search-simd"}}
+	avx2Dispatch  = []step{{48, "avx2"}, {0, "gallop"}}
 )
 
 func init() {
@@ -45,9 +49,8 @@ func init() {
 	}
 	avx2 := Method{Name: "avx2", Count: blockCounter(countAVX2), Intersect: blockIntersecter(intersectAVX2, 8)}
 	methods = append(methods, avx2)
-	blockCount, blockIntersect = avx2.Count, avx2.Intersect
-	gallopRatio = avx2Crossovers.block
 	if !hasAVX512 {
+		setDispatch(avx2Dispatch)
 		return
 	}
 	xormin := Method{Name: "avx512-xormin", Count: blockCounter(countAVX512XorMin), Intersect: blockIntersecter(intersectAVX512XorMin, 16)}
@@ -64,7 +67,7 @@ func init() {
 		best, other = hybrid, xormin
 	}
 	best.Name = "avx512"
-	block, cross := best, intelCrossovers
+	dispatch := intelDispatch
 	methods = append(methods, best, other, search, skip, lane, ladder)
 	if hasVP2 {
 		vp2 := Method{Name: "vp2intersect", Count: blockCounter(countVP2Intersect), Intersect: blockIntersecter(intersectVP2Intersect, 16)}
@@ -72,29 +75,42 @@ func init() {
 		// Tiger Lake's VP2INTERSECTD is microcoded and slower than
 		// emulating it (Díez-Cañas); Zen 5 runs one per cycle.
 		if isAMD {
-			block, cross = vp2, zen5Crossovers
+			dispatch = zen5Dispatch
 		}
 	} else if isAMD {
 		// Zen 4 runs 512-bit operations in two halves: the AVX2 block
 		// kernel beats both emulations of VP2INTERSECTD there.
-		block, cross = avx2, zen4Crossovers
+		dispatch = zen4Dispatch
 	}
-	setDispatch(block, lane, ladder, search, cross)
+	setDispatch(dispatch)
 }
 
-// setDispatch makes Count and Intersect use block below c.block and the
-// search-like methods beyond, by ratio.
-func setDispatch(block, lane, ladder, search Method, c crossovers) {
-	blockCount, blockIntersect = block.Count, block.Intersect
-	gallopRatio = c.block
-	pick := func(small, large int) Method {
-		switch {
-		case small*c.lanes >= large:
-			return lane
-		case small*c.ladder >= large:
-			return ladder
+// setDispatch makes Count and Intersect use the steps' methods by ratio:
+// the first step's block method for sizes within its upTo of each other
+// (gallopRatio), the others' beyond.
+func setDispatch(steps []step) {
+	ms := make([]Method, len(steps))
+	for i, s := range steps {
+		m, ok := methodNamed(s.method)
+		if !ok {
+			panic("intersect: dispatch names unknown method " + s.method)
 		}
-		return search
+		ms[i] = m
+	}
+	blockCount, blockIntersect = ms[0].Count, ms[0].Intersect
+	gallopRatio = steps[0].upTo
+	steps, ms = steps[1:], ms[1:]
+	if len(ms) == 1 {
+		gallopCount, gallopIntersect = ms[0].Count, ms[0].Intersect
+		return
+	}
+	pick := func(small, large int) Method {
+		for i, s := range steps[:len(steps)-1] {
+			if small*s.upTo >= large {
+				return ms[i]
+			}
+		}
+		return ms[len(ms)-1]
 	}
 	gallopCount = func(a, b []uint32) int { return pick(len(a), len(b)).Count(a, b) }
 	gallopIntersect = func(dst, a, b []uint32) []uint32 { return pick(len(a), len(b)).Intersect(dst, a, b) }

@@ -152,7 +152,7 @@ func testPairs() []pair {
 		}
 	}
 	// Ratios around the dispatch's crossovers (intersect_amd64.go).
-	for _, ratio := range []int{7, 8, 12, 14, 17, 18, 19, 24, 28, 40, 48, 64, 112, 1024, 3072, 7680} {
+	for _, ratio := range []int{7, 8, 9, 12, 14, 17, 18, 19, 23, 24, 28, 40, 48, 64, 68, 112, 1024, 1400, 3072, 5500, 7680} {
 		for _, d := range []int{-1, 0, 1} {
 			na := 40
 			nb := na*ratio + d

@@ -21,7 +21,8 @@
 # Without PEERS only xsect is timed.
 #
 # Environment: ROUNDS (default 5), CORE (default 1), DIR (scratch, default
-# /tmp/pairwise-peers), PAIRFLAGS (extra flags for pairfiles write), IMPLS
+# /tmp/pairwise-peers), PAIRFILES (a pairfiles binary built before, for a
+# machine without Go; XSECT_REV then names its commit), PAIRFLAGS (extra flags for pairfiles write), IMPLS
 # and PEER_IMPLS (the xsect methods, as xsect-<method>, and the peer
 # functions to time; all when empty).
 set -eu -o pipefail
@@ -29,10 +30,15 @@ cd "$(dirname "$0")/.."
 dir=${DIR:-/tmp/pairwise-peers}
 core=${CORE:-1}
 mkdir -p "$dir"
-(cd benchmarks && go build -o "$dir/pairfiles" ./cmd/pairfiles)
+if [ -n "${PAIRFILES:-}" ]; then
+	cp "$PAIRFILES" "$dir/pairfiles"
+else
+	(cd benchmarks && go build -o "$dir/pairfiles" ./cmd/pairfiles)
+fi
 "$dir/pairfiles" write -dir "$dir" ${PAIRFLAGS:-} >"$dir/manifest"
 
-echo "# xsect $(git rev-parse --short HEAD)$(git diff --quiet || echo '+dirty'), $(date -u +%FT%TZ)"
+# XSECT_REV names the commit where the tree is a copy without git.
+echo "# xsect ${XSECT_REV:-$(git rev-parse --short HEAD)$(git diff --quiet || echo '+dirty')}, $(date -u +%FT%TZ)"
 grep -m1 'model name' /proc/cpuinfo | sed 's/^/# /'
 echo "# cpu family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' '), model $(grep -m1 '^model[[:space:]]' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')"
 echo "# avx512_vp2intersect: $(grep -qw avx512_vp2intersect /proc/cpuinfo && echo yes || echo no); $(nproc) cores; pinned to core $core"
