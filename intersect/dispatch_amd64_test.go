@@ -8,38 +8,111 @@ import (
 )
 
 // TestDispatchTables runs Count and Intersect under every kind of CPU's
-// dispatch whose methods this CPU has, across the crossovers of testPairs,
-// and checks that every table is well formed on any CPU.
+// dispatch whose methods this CPU has, each of its tiers alone and all
+// together, across the crossovers of testPairs, and checks that every
+// dispatch is well formed on any CPU.
 func TestDispatchTables(t *testing.T) {
-	tables := map[string][]step{"zen4": zen4Dispatch, "zen5": zen5Dispatch, "intel": intelDispatch, "avx2": avx2Dispatch}
+	tables := map[string]dispatch{"zen4": zen4Dispatch, "zen5": zen5Dispatch, "intel": intelDispatch, "avx2": avx2Dispatch}
 	// Every method the tables may name, whether or not this CPU runs it.
 	known := map[string]bool{"avx2": true, "avx512": true, "vp2intersect": true, "gallop": true,
 		"search-simd": true, "skip-avx512": true, "lanes-avx512": true, "ladder-avx512": true}
-	saved := [...]any{gallopRatio, gallopCount, gallopIntersect, blockCount, blockIntersect}
+	saved := [...]any{gallopRatio, gallopCount, gallopIntersect, blockCount, blockIntersect, pick}
 	defer func() {
 		gallopRatio = saved[0].(int)
 		gallopCount = saved[1].(func(a, b []uint32) int)
 		gallopIntersect = saved[2].(func(dst, a, b []uint32) []uint32)
 		blockCount = saved[3].(func(a, b []uint32) int)
 		blockIntersect = saved[4].(func(dst, a, b []uint32) []uint32)
+		pick = saved[5].(func(small, large int) Method)
 	}()
-	for name, steps := range tables {
+	for name, d := range tables {
 		t.Run(name, func(t *testing.T) {
-			if err := checkSteps(steps, known); err != nil {
+			if err := checkTiers(d, known); err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range steps {
-				if _, ok := methodNamed(s.method); !ok {
-					t.Skipf("this CPU has no %s", s.method)
+			for _, tr := range d {
+				for _, s := range tr.steps {
+					if _, ok := methodNamed(s.method); !ok {
+						t.Skipf("this CPU has no %s", s.method)
+					}
 				}
 			}
-			setDispatch(steps)
-			for _, p := range testPairs() {
-				checkMethod(t, autoMethod, p)
-				checkMethod(t, autoMethod, pair{p.name + " swapped", p.b, p.a})
+			// The whole dispatch at this CPU's L2 size, then each tier
+			// alone for every size.
+			runs := []dispatch{d}
+			for _, tr := range d {
+				runs = append(runs, dispatch{{0, tr.steps}})
+			}
+			for _, r := range runs {
+				setDispatch(r, 1<<20)
+				for _, p := range testPairs() {
+					checkMethod(t, autoMethod, p)
+					checkMethod(t, autoMethod, pair{p.name + " swapped", p.b, p.a})
+				}
 			}
 		})
 	}
+}
+
+// TestDispatchPicks checks which method the Xeon's dispatch picks by size
+// and ratio, where this CPU has them: the tier by the larger set's size
+// against the L2 cache, the step by the ratio.
+func TestDispatchPicks(t *testing.T) {
+	for _, tr := range intelDispatch {
+		for _, s := range tr.steps {
+			if _, ok := methodNamed(s.method); !ok {
+				t.Skipf("this CPU has no %s", s.method)
+			}
+		}
+	}
+	savedPick, savedRatio := pick, gallopRatio
+	savedCount, savedIntersect := gallopCount, gallopIntersect
+	savedBlock, savedBlockIntersect := blockCount, blockIntersect
+	defer func() {
+		pick, gallopRatio = savedPick, savedRatio
+		gallopCount, gallopIntersect = savedCount, savedIntersect
+		blockCount, blockIntersect = savedBlock, savedBlockIntersect
+	}()
+	setDispatch(intelDispatch, 2<<20) // near: a larger set of up to 256K values
+	for _, c := range []struct {
+		small, large int
+		want         string
+	}{
+		{1000, 8000, "avx512"},             // near, within the block step
+		{1000, 8001, "ladder-avx512"},      // near, the step beyond
+		{1, 1 << 18, "ladder-avx512"},      // near at its largest
+		{20000, 1<<18 + 1, "lanes-avx512"}, // far
+		{100000, 1000000, "lanes-avx512"},
+		{1000000 / 23, 1000000, "skip-avx512"},
+		{1000000 / 64, 1000000, "skip-avx512"},
+		{1000000 / 69, 1000000, "search-simd"},
+		{1, 1000000, "search-simd"},
+	} {
+		if got := pick(c.small, c.large).Name; got != c.want {
+			t.Errorf("%d x %d: pick = %s, want %s", c.small, c.large, got, c.want)
+		}
+	}
+	if gallopRatio != 8 {
+		t.Errorf("gallopRatio = %d, want the smallest block step, 8", gallopRatio)
+	}
+}
+
+// checkTiers reports a dispatch whose tiers do not grow to a last one of
+// l2 0, that names an unknown method, or whose steps' ratios do not
+// increase up to a last step of 0.
+func checkTiers(d dispatch, known map[string]bool) error {
+	if len(d) == 0 || d[len(d)-1].l2 != 0 {
+		return fmt.Errorf("%v: want tiers ending in one of l2 0", d)
+	}
+	for i, tr := range d {
+		if i > 0 && i < len(d)-1 && tr.l2 <= d[i-1].l2 {
+			return fmt.Errorf("%v: tier %d's size %g does not increase", d, i, tr.l2)
+		}
+		if err := checkSteps(tr.steps, known); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkSteps reports a table that names an unknown method or whose steps'

@@ -29,18 +29,45 @@ type step struct {
 	method string
 }
 
-// The dispatch per kind of CPU, its steps in increasing ratio, the first
-// a block method. Each comes from `pairfiles sweep` on that CPU (the sizes
-// there are 1e6/ratio rounded down, so 1:7 is a little above 7): Zen 4's
-// in docs/results/pairwise-crossovers-zen4.txt, Emerald Rapids' in
-// docs/results/pairwise-crossovers-xeon.txt. Zen 5's and AVX2's are the
-// earlier block/search crossovers (asm/intersect/README.md, "Dispatch"),
-// not measured yet with the lane, skip and ladder kernels.
+// A tier is the steps, in increasing ratio, for a larger set of up to
+// l2 times the core's L2 cache (cpufeat.L2Size) in bytes; l2 0 serves every
+// size beyond the tiers before it.
+type tier struct {
+	l2    float64
+	steps []step
+}
+
+// A dispatch is the methods Count and Intersect run on one kind of CPU:
+// its tiers in increasing size, the last of l2 0. Each tier's first step
+// is a block method.
+type dispatch []tier
+
+// The dispatch per kind of CPU. Each comes from `pairfiles sweep` on that
+// CPU over several sizes of the larger set (the smaller's are size/ratio
+// rounded down, so 1:7 is a little above 7): Zen 4's in
+// docs/results/pairwise-crossovers-zen4.txt, Emerald Rapids' in
+// docs/results/pairwise-crossovers-xeon.txt. The ladder's chain of loads
+// wins while the larger set is near (in L2 on the Xeon, in L3 on Zen 4) and
+// loses to the skip, lane and search kernels, which keep more loads in
+// flight, beyond. Zen 5's and AVX2's are the earlier block/search
+// crossovers (asm/intersect/README.md, "Dispatch"), not measured yet with
+// the lane, skip and ladder kernels.
 var (
-	zen4Dispatch  = []step{{8, "avx2"}, {18, "lanes-avx512"}, {7680, "ladder-avx512"}, {0, "search-simd"}}
-	zen5Dispatch  = []step{{64, "vp2intersect"}, {0, "search-simd"}}
-	intelDispatch = []step{{9, "avx512"}, {23, "lanes-avx512"}, {68, "skip-avx512"}, {1400, "search-simd"}, {5500, "ladder-avx512"}, {0, "search-simd"}}
-	avx2Dispatch  = []step{{48, "avx2"}, {0, "gallop"}}
+	zen4Dispatch = dispatch{
+		{1, []step{{5, "avx2"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
+		{2, []step{{7, "avx2"}, {9, "lanes-avx512"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
+		{4, []step{{8, "avx2"}, {18, "lanes-avx512"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
+		{8, []step{{7, "avx2"}, {44, "lanes-avx512"}, {60, "skip-avx512"}, {7000, "ladder-avx512"}, {0, "search-simd"}}},
+		{0, []step{{8, "avx2"}, {24, "lanes-avx512"}, {180, "skip-avx512"}, {4000, "ladder-avx512"}, {0, "search-simd"}}},
+	}
+	zen5Dispatch  = dispatch{{0, []step{{64, "vp2intersect"}, {0, "search-simd"}}}}
+	intelDispatch = dispatch{
+		{0.5, []step{{8, "avx512"}, {0, "ladder-avx512"}}},
+		{1, []step{{9, "avx512"}, {24, "lanes-avx512"}, {40, "skip-avx512"}, {100, "search-simd"}, {8000, "ladder-avx512"}, {0, "search-simd"}}},
+		{2, []step{{9, "avx512"}, {23, "lanes-avx512"}, {68, "skip-avx512"}, {1400, "search-simd"}, {5500, "ladder-avx512"}, {0, "search-simd"}}},
+		{0, []step{{9, "avx512"}, {20, "lanes-avx512"}, {68, "skip-avx512"}, {0, "search-simd"}}},
+	}
+	avx2Dispatch = dispatch{{0, []step{{48, "avx2"}, {0, "gallop"}}}}
 )
 
 func init() {
@@ -50,7 +77,7 @@ func init() {
 	avx2 := Method{Name: "avx2", Count: blockCounter(countAVX2), Intersect: blockIntersecter(intersectAVX2, 8)}
 	methods = append(methods, avx2)
 	if !hasAVX512 {
-		setDispatch(avx2Dispatch)
+		setDispatch(avx2Dispatch, 0)
 		return
 	}
 	xormin := Method{Name: "avx512-xormin", Count: blockCounter(countAVX512XorMin), Intersect: blockIntersecter(intersectAVX512XorMin, 16)}
@@ -82,13 +109,59 @@ func init() {
 		// kernel beats both emulations of VP2INTERSECTD there.
 		dispatch = zen4Dispatch
 	}
-	setDispatch(dispatch)
+	setDispatch(dispatch, cpufeat.L2Size)
 }
 
-// setDispatch makes Count and Intersect use the steps' methods by ratio:
-// the first step's block method for sizes within its upTo of each other
-// (gallopRatio), the others' beyond.
-func setDispatch(steps []step) {
+// pick returns the method Count and Intersect run on sets of these sizes
+// once they are skewed (set by setDispatch).
+var pick func(small, large int) Method
+
+// setDispatch makes Count and Intersect use d's methods by the size of the
+// larger set and the ratio, for a core whose L2 cache holds l2Size bytes
+// (0: unknown, and only the last tier is used). Sizes within the smallest
+// first step's ratio of each other (gallopRatio) go to the block method
+// directly, the others through the tiers.
+func setDispatch(d dispatch, l2Size int) {
+	type resolved struct {
+		maxLen int // the largest set, in values, the tier serves
+		steps  []step
+		ms     []Method
+	}
+	ts := make([]resolved, len(d))
+	gallopRatio = 0
+	for i, t := range d {
+		ts[i] = resolved{int(t.l2 * float64(l2Size) / 4), t.steps, resolve(t.steps)}
+		if gallopRatio == 0 || t.steps[0].upTo < gallopRatio {
+			gallopRatio = t.steps[0].upTo
+			blockCount, blockIntersect = ts[i].ms[0].Count, ts[i].ms[0].Intersect
+		}
+	}
+	last := ts[len(ts)-1]
+	pick = func(small, large int) Method {
+		t := last
+		for _, u := range ts[:len(ts)-1] {
+			if large <= u.maxLen {
+				t = u
+				break
+			}
+		}
+		for i, s := range t.steps[:len(t.steps)-1] {
+			if small*s.upTo >= large {
+				return t.ms[i]
+			}
+		}
+		return t.ms[len(t.ms)-1]
+	}
+	if len(ts) == 1 && len(last.ms) == 2 {
+		gallopCount, gallopIntersect = last.ms[1].Count, last.ms[1].Intersect
+		return
+	}
+	gallopCount = func(a, b []uint32) int { return pick(len(a), len(b)).Count(a, b) }
+	gallopIntersect = func(dst, a, b []uint32) []uint32 { return pick(len(a), len(b)).Intersect(dst, a, b) }
+}
+
+// resolve returns the methods steps name.
+func resolve(steps []step) []Method {
 	ms := make([]Method, len(steps))
 	for i, s := range steps {
 		m, ok := methodNamed(s.method)
@@ -97,23 +170,7 @@ func setDispatch(steps []step) {
 		}
 		ms[i] = m
 	}
-	blockCount, blockIntersect = ms[0].Count, ms[0].Intersect
-	gallopRatio = steps[0].upTo
-	steps, ms = steps[1:], ms[1:]
-	if len(ms) == 1 {
-		gallopCount, gallopIntersect = ms[0].Count, ms[0].Intersect
-		return
-	}
-	pick := func(small, large int) Method {
-		for i, s := range steps[:len(steps)-1] {
-			if small*s.upTo >= large {
-				return ms[i]
-			}
-		}
-		return ms[len(ms)-1]
-	}
-	gallopCount = func(a, b []uint32) int { return pick(len(a), len(b)).Count(a, b) }
-	gallopIntersect = func(dst, a, b []uint32) []uint32 { return pick(len(a), len(b)).Intersect(dst, a, b) }
+	return ms
 }
 
 // blockCounter wraps a block kernel: it runs until one set has less than a

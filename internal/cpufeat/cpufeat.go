@@ -1,8 +1,8 @@
 // Package cpufeat says which x86 features xsect's SIMD kernels may use, in
 // one place for every package that has them. It reads golang.org/x/sys/cpu
 // (which checks that the operating system saves the AVX and AVX-512
-// registers) and CPUID itself for what x/sys/cpu lacks: AVX512_VP2INTERSECT
-// and the vendor.
+// registers) and CPUID itself for what x/sys/cpu lacks: AVX512_VP2INTERSECT,
+// the vendor and the size of the level 2 cache.
 //
 // The values are set once, before any package that imports this one is
 // initialised, and never change. Off amd64, and with the purego build tag
@@ -30,4 +30,9 @@ var (
 	// AMD reports an AMD CPU ("AuthenticAMD"): the kernels that are fastest
 	// differ between AMD's and Intel's cores.
 	AMD bool
+
+	// L2Size is the size in bytes of one core's level 2 cache, 0 where
+	// CPUID does not say: whether a set is read from it or from further
+	// away changes which kernel is fastest.
+	L2Size int
 )

@@ -17,4 +17,10 @@ func init() {
 		_, _, _, edx := cpuid(7, 0)
 		AVX512VP2INTERSECT = edx&(1<<8) != 0
 	}
+	// CPUID.80000006H:ECX[31:16], the L2 size in KiB, on Intel's and
+	// AMD's CPUs alike.
+	if maxExt, _, _, _ := cpuid(0x80000000, 0); maxExt >= 0x80000006 {
+		_, _, ecx, _ := cpuid(0x80000006, 0)
+		L2Size = int(ecx>>16) << 10
+	}
 }

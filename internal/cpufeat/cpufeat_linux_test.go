@@ -4,8 +4,10 @@ package cpufeat
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -63,5 +65,39 @@ func TestProcCPUInfo(t *testing.T) {
 		if c.got != (on && c.want) {
 			t.Errorf("%s = %v; /proc/cpuinfo says %v (GOARCH %s, purego %v)", c.name, c.got, c.want, runtime.GOARCH, purego)
 		}
+	}
+}
+
+// TestL2Size checks L2Size against the size Linux gives the first CPU's
+// level 2 cache in sysfs, and against 0 under purego and off amd64.
+func TestL2Size(t *testing.T) {
+	on := runtime.GOARCH == "amd64" && !purego
+	if !on {
+		if L2Size != 0 {
+			t.Fatalf("L2Size = %d, want 0 (GOARCH %s, purego %v)", L2Size, runtime.GOARCH, purego)
+		}
+		return
+	}
+	for i := 0; ; i++ {
+		dir := fmt.Sprintf("/sys/devices/system/cpu/cpu0/cache/index%d/", i)
+		level, err := os.ReadFile(dir + "level")
+		if err != nil {
+			t.Skipf("no level 2 cache in sysfs: %v", err)
+		}
+		if strings.TrimSpace(string(level)) != "2" {
+			continue
+		}
+		size, err := os.ReadFile(dir + "size")
+		if err != nil {
+			t.Skip(err)
+		}
+		kib, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(string(size)), "K"))
+		if err != nil {
+			t.Skipf("sysfs size %q: %v", size, err)
+		}
+		if L2Size != kib<<10 {
+			t.Fatalf("L2Size = %d; sysfs says %d KiB", L2Size, kib)
+		}
+		return
 	}
 }
