@@ -39,15 +39,26 @@ func lingerAfterTeardown(d time.Duration) {
 }
 
 // startTeardownHelper starts this program again as the teardown helper,
-// holding the process's files of the driver, and keeping the driver
-// started for linger after the teardown.
-func startTeardownHelper(linger time.Duration) error {
-	files, err := driverFiles()
-	if err != nil || len(files) == 0 {
-		return err
+// holding the process's files of the driver (where it asked for it) and
+// extra, and keeping the driver started for linger after the teardown
+// where it was handed the driver's files. It returns the helper's process
+// ID and its pipe's end here (startHelper), or -1 where it started none:
+// nothing to hand off.
+func startTeardownHelper(linger time.Duration, extra []uintptr) (pid, parentEnd int, err error) {
+	var files []uintptr
+	if Probed() {
+		if files, err = driverFiles(); err != nil {
+			return -1, -1, err
+		}
 	}
-	_, _, err = startHelper("/proc/self/exe", files, linger)
-	return err
+	if len(files) == 0 {
+		linger = 0 // no GPU to keep started for the next command
+	}
+	files = append(files, extra...)
+	if len(files) == 0 {
+		return -1, -1, nil
+	}
+	return startHelper("/proc/self/exe", files, linger)
 }
 
 // startHelper starts exe as the teardown helper with files as its

@@ -3,6 +3,7 @@ package gpurt
 import (
 	"io"
 	"os"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -16,19 +17,23 @@ func TestMain(m *testing.M) {
 }
 
 // TestTeardownHelperHolds starts this test binary as the teardown helper
-// with one end of a pipe standing for a driver's file: the helper must
-// hold it while its parent lives and let it go once the parent's end of
-// its standard input closes, as the parent's exit closes it.
+// with one end of a pipe standing for a file handed off (HandOffClose):
+// the helper must hold it while its parent lives and let it go once the
+// parent's end of its standard input closes, as the parent's exit closes
+// it.
 func TestTeardownHelperHolds(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	pid, parent, err := startHelper("/proc/self/exe", []uintptr{w.Fd()}, 0)
+	pid, parent, err := startTeardownHelper(0, []uintptr{w.Fd()})
 	w.Close()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if pid < 0 {
+		t.Fatal("no helper started for a file handed off")
 	}
 	eof := make(chan error, 1)
 	go func() {
@@ -81,6 +86,37 @@ func TestExitCost(t *testing.T) {
 	}
 	if !DefaultStarted() && CloseLeft() != HandOffCost {
 		t.Errorf("CloseLeft with the hand-off before any GPU opens = %v, want %v", CloseLeft(), HandOffCost)
+	}
+}
+
+// TestHandOffClose checks that a file handed off is kept for the helper
+// where the hand-off is on, and closed at once where it is off.
+func TestHandOffClose(t *testing.T) {
+	defer handOff.Store(handOff.Load())
+	for _, on := range []bool{false, true} {
+		handOff.Store(on)
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		HandOffClose(w)
+		closeAfterExit.Lock()
+		kept := slices.Contains(closeAfterExit.files, w)
+		closeAfterExit.files = slices.DeleteFunc(closeAfterExit.files, func(f *os.File) bool { return f == w })
+		closeAfterExit.Unlock()
+		if kept != on {
+			t.Errorf("hand-off %v: file kept for the helper %v", on, kept)
+		}
+		if !on {
+			// Closed: the read end sees the end at once.
+			r.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, err := io.ReadAll(r); err != nil {
+				t.Errorf("hand-off off: the file was not closed (%v)", err)
+			}
+		} else {
+			w.Close()
+		}
+		r.Close()
 	}
 }
 

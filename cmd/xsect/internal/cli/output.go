@@ -241,7 +241,15 @@ func (o *outputFile) commit() error {
 	if o.temp != "" {
 		temps.Lock()
 		if err == nil {
+			old := openReplaced(o.target)
 			err = os.Rename(o.temp, o.target)
+			if old != nil {
+				if err == nil {
+					gpurt.HandOffClose(old)
+				} else {
+					old.Close()
+				}
+			}
 		}
 		if err != nil {
 			os.Remove(o.temp)
@@ -253,6 +261,30 @@ func (o *outputFile) commit() error {
 		return fmt.Errorf("writing %s: %w", o.path, pathErr(err))
 	}
 	return nil
+}
+
+// handOffReplaced is the size from which a file that an output replaces is
+// kept open for the helper that outlives the process (gpurt.HandOffClose):
+// the rename would free its blocks, on ext4 0.2-0.6 ms a MB (0.27-0.8 s for
+// 1.4 GB of pairs), and starting the helper costs about 1 ms.
+const handOffReplaced = 16 << 20
+
+// openReplaced returns the regular file at target opened, where a rename
+// over it is about to free handOffReplaced bytes or more and the process
+// can hand its last close off, and nil otherwise.
+func openReplaced(target string) *os.File {
+	if !gpurt.HandsOffTeardown() {
+		return nil
+	}
+	fi, err := os.Lstat(target)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < handOffReplaced {
+		return nil
+	}
+	f, err := os.Open(target)
+	if err != nil {
+		return nil
+	}
+	return f
 }
 
 // abort closes the output and removes its temporary file; after commit, or
