@@ -21,16 +21,19 @@ func holdUntilParentExits() {
 }
 
 // lingerAfterTeardown, in the helper once its parent has ended, closes
-// the driver's files it was given, which tears the parent's GPUs down, and
-// then, for d, keeps the driver started in this process (no context):
+// the files it was given (descriptors 3 on, as many as its first argument
+// says), which tears the parent's GPUs down and frees what else they held,
+// and then, for d, keeps the driver started in this process (no context):
 // see LingerEnv.
 func lingerAfterTeardown(d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	fds, _ := driverFiles()
-	for _, fd := range fds {
-		syscall.Close(int(fd))
+	if len(os.Args) > 1 {
+		n, _ := strconv.Atoi(os.Args[1])
+		for fd := 3; fd < 3+n; fd++ {
+			syscall.Close(fd)
+		}
 	}
 	if _, err := Devices(); err != nil {
 		return
@@ -62,7 +65,7 @@ func startTeardownHelper(linger time.Duration, extra []uintptr) (pid, parentEnd 
 }
 
 // startHelper starts exe as the teardown helper with files as its
-// descriptors from 3 on, the read end of a pipe from this process as its
+// descriptors from 3 on (their count its argument), the read end of a pipe from this process as its
 // standard input, and neither standard output nor standard error, so that
 // nothing waiting for this process's output waits for it, nor a working
 // directory of this process's (a lingering helper would keep its file
@@ -88,7 +91,7 @@ func startHelper(exe string, files []uintptr, linger time.Duration) (pid, parent
 		Env:   env,
 		Files: append([]uintptr{uintptr(p[0]), closed, closed}, files...),
 	}
-	pid, err = syscall.ForkExec(exe, []string{"xsect-gpu-teardown"}, attr)
+	pid, err = syscall.ForkExec(exe, []string{"xsect-gpu-teardown", strconv.Itoa(len(files))}, attr)
 	syscall.Close(p[0])
 	if err != nil {
 		syscall.Close(p[1])

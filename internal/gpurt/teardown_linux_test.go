@@ -63,6 +63,32 @@ func TestTeardownHelperHolds(t *testing.T) {
 	}
 }
 
+// TestTeardownHelperClosesBeforeLinger checks that a lingering helper lets
+// the files it was given go once its parent has ended, not after the
+// linger (where a GPU is there; without one it ends at once).
+func TestTeardownHelperClosesBeforeLinger(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	pid, parent, err := startHelper("/proc/self/exe", []uintptr{w.Fd()}, MaxLinger)
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		syscall.Kill(pid, syscall.SIGKILL)
+		var status syscall.WaitStatus
+		syscall.Wait4(pid, &status, 0, nil)
+	}()
+	syscall.Close(parent)
+	r.SetReadDeadline(time.Now().Add(MaxLinger / 2))
+	if _, err := io.ReadAll(r); err != nil {
+		t.Fatalf("the helper still holds its files %v after its parent's end (%v), with a linger of %v", MaxLinger/2, err, MaxLinger)
+	}
+}
+
 func TestLingerFor(t *testing.T) {
 	for v, want := range map[string]time.Duration{
 		"": DefaultLinger, "0": 0, "0s": 0, "5s": 5 * time.Second, "250ms": 250 * time.Millisecond,
