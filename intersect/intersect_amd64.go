@@ -44,10 +44,12 @@ type dispatch []tier
 
 // The dispatch per kind of CPU. Each comes from `pairfiles sweep` on that
 // CPU over several sizes of the larger set (the smaller's are size/ratio
-// rounded down, so 1:7 is a little above 7): Zen 4's in
-// docs/results/pairwise-crossovers-zen4.txt, Emerald Rapids' in
-// docs/results/pairwise-crossovers-xeon.txt. The ladder's chain of loads
-// wins while the larger set is near (in L2 on the Xeon, in L3 on Zen 4) and
+// rounded down, so 1:7 is a little above 7), and is judged on sizes between
+// them (docs/PERFORMANCE.md): Zen 4's in
+// docs/results/pairwise-crossovers-zen4-tiers.txt (its 4·L2 tier in
+// pairwise-crossovers-zen4.txt), Emerald Rapids' in
+// pairwise-crossovers-xeon.txt. The ladder's chain of loads wins while the
+// larger set is near (in L2 on the Xeon, up to 4·L2 on Zen 4) and
 // loses to the skip, lane and search kernels, which keep more loads in
 // flight, beyond. Zen 5's and AVX2's are the earlier block/search
 // crossovers (asm/intersect/README.md, "Dispatch"), not measured yet with

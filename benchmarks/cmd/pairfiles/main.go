@@ -19,12 +19,13 @@
 // timed as the peers' driver times its functions: loops of growing length
 // until one lasts 50 ms, then one timed loop of that length.
 //
-// sweep measures the crossovers of the dispatch (the crossovers tables of
-// intersect_amd64.go): it times Count of each method (default: auto and
-// every method but the portable ones) on generated pairs from 1:1 to
-// 1:20000, the methods alternating, rounds times, and prints the median per
-// ratio, the fastest method, auto's time over the fastest's, and the ratios
-// at which the fastest method changes.
+// sweep measures the crossovers of the dispatch (the tables of
+// intersect_amd64.go, a tier per size of the larger set, -size): it times
+// Count of each method (default: auto and every method but the portable
+// ones) on generated pairs from 1:1 to 1:20000, the methods alternating,
+// rounds times, and prints the median per ratio, the fastest method,
+// auto's time over the fastest's, and the ratios at which the fastest
+// method changes.
 package main
 
 import (
