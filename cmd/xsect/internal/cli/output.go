@@ -241,7 +241,7 @@ func (o *outputFile) commit() error {
 	if o.temp != "" {
 		temps.Lock()
 		if err == nil {
-			old := openReplaced(o.target)
+			old := openReplaced(o.target, gpurt.HandsOffTeardown())
 			err = os.Rename(o.temp, o.target)
 			if old != nil {
 				if err == nil {
@@ -271,9 +271,9 @@ const handOffReplaced = 16 << 20
 
 // openReplaced returns the regular file at target opened, where a rename
 // over it is about to free handOffReplaced bytes or more and the process
-// can hand its last close off, and nil otherwise.
-func openReplaced(target string) *os.File {
-	if !gpurt.HandsOffTeardown() {
+// can hand its last close off (handsOff), and nil otherwise.
+func openReplaced(target string, handsOff bool) *os.File {
+	if !handsOff {
 		return nil
 	}
 	fi, err := os.Lstat(target)

@@ -180,6 +180,47 @@ func TestOutputReplace(t *testing.T) {
 	}
 }
 
+// TestOpenReplaced checks which targets a rename over would free enough of
+// to hand off: a regular file of handOffReplaced bytes or more, where the
+// process hands its teardown off; not a smaller one, a directory, a
+// missing one, nor any without the hand-off.
+func TestOpenReplaced(t *testing.T) {
+	dir := t.TempDir()
+	big, small := filepath.Join(dir, "big"), filepath.Join(dir, "small")
+	for name, size := range map[string]int64{big: handOffReplaced, small: handOffReplaced - 1} {
+		f, err := os.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil { // sparse: no blocks written
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	for _, c := range []struct {
+		target   string
+		handsOff bool
+		want     bool
+	}{
+		{big, true, true},
+		{big, false, false},
+		{small, true, false},
+		{dir, true, false},
+		{filepath.Join(dir, "missing"), true, false},
+	} {
+		f := openReplaced(c.target, c.handsOff)
+		if (f != nil) != c.want {
+			t.Errorf("openReplaced(%s, %v) = %v, want a file %v", filepath.Base(c.target), c.handsOff, f, c.want)
+		}
+		if f != nil {
+			if fi, err := f.Stat(); err != nil || fi.Size() != handOffReplaced {
+				t.Errorf("openReplaced(%s) opened %v (%v)", filepath.Base(c.target), fi, err)
+			}
+			f.Close()
+		}
+	}
+}
+
 // errWriter fails every write.
 type errWriter struct{ err error }
 
