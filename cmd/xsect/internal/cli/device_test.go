@@ -245,14 +245,7 @@ func TestWorthPrewarm(t *testing.T) {
 	if err := os.WriteFile(small, []byte("1 2 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Create(large)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(prewarmInput); err != nil { // sparse: no disk used
-		t.Fatal(err)
-	}
-	f.Close()
+	sparseFile(t, large, prewarmInput)
 	for _, tc := range []struct {
 		device string
 		paths  []string

@@ -187,16 +187,8 @@ func TestOutputReplace(t *testing.T) {
 func TestOpenReplaced(t *testing.T) {
 	dir := t.TempDir()
 	big, small := filepath.Join(dir, "big"), filepath.Join(dir, "small")
-	for name, size := range map[string]int64{big: handOffReplaced, small: handOffReplaced - 1} {
-		f, err := os.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Truncate(size); err != nil { // sparse: no blocks written
-			t.Fatal(err)
-		}
-		f.Close()
-	}
+	sparseFile(t, big, handOffReplaced)
+	sparseFile(t, small, handOffReplaced-1)
 	for _, c := range []struct {
 		target   string
 		handsOff bool
@@ -218,6 +210,19 @@ func TestOpenReplaced(t *testing.T) {
 			}
 			f.Close()
 		}
+	}
+}
+
+// sparseFile creates a file of size bytes with no blocks written.
+func sparseFile(t *testing.T, path string, size int64) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
 	}
 }
 
