@@ -16,15 +16,7 @@ func TestDispatchTables(t *testing.T) {
 	// Every method the tables may name, whether or not this CPU runs it.
 	known := map[string]bool{"avx2": true, "avx512": true, "vp2intersect": true, "gallop": true,
 		"search-simd": true, "skip-avx512": true, "lanes-avx512": true, "ladder-avx512": true}
-	saved := [...]any{gallopRatio, gallopCount, gallopIntersect, blockCount, blockIntersect, pick}
-	defer func() {
-		gallopRatio = saved[0].(int)
-		gallopCount = saved[1].(func(a, b []uint32) int)
-		gallopIntersect = saved[2].(func(dst, a, b []uint32) []uint32)
-		blockCount = saved[3].(func(a, b []uint32) int)
-		blockIntersect = saved[4].(func(dst, a, b []uint32) []uint32)
-		pick = saved[5].(func(small, large int) Method)
-	}()
+	keepDispatch(t)
 	for name, d := range tables {
 		t.Run(name, func(t *testing.T) {
 			if err := checkTiers(d, known); err != nil {
@@ -65,14 +57,7 @@ func TestDispatchPicks(t *testing.T) {
 			}
 		}
 	}
-	savedPick, savedRatio := pick, gallopRatio
-	savedCount, savedIntersect := gallopCount, gallopIntersect
-	savedBlock, savedBlockIntersect := blockCount, blockIntersect
-	defer func() {
-		pick, gallopRatio = savedPick, savedRatio
-		gallopCount, gallopIntersect = savedCount, savedIntersect
-		blockCount, blockIntersect = savedBlock, savedBlockIntersect
-	}()
+	keepDispatch(t)
 	setDispatch(intelDispatch, 2<<20) // near: a larger set of up to 256K values
 	for _, c := range []struct {
 		small, large int
@@ -95,6 +80,17 @@ func TestDispatchPicks(t *testing.T) {
 	if gallopRatio != 8 {
 		t.Errorf("gallopRatio = %d, want the smallest block step, 8", gallopRatio)
 	}
+}
+
+// keepDispatch restores, once t ends, the dispatch that setDispatch set at
+// init.
+func keepDispatch(t *testing.T) {
+	ratio, count, intersect := gallopRatio, gallopCount, gallopIntersect
+	block, blockI, p := blockCount, blockIntersect, pick
+	t.Cleanup(func() {
+		gallopRatio, gallopCount, gallopIntersect = ratio, count, intersect
+		blockCount, blockIntersect, pick = block, blockI, p
+	})
 }
 
 // checkTiers reports a dispatch whose tiers do not grow to a last one of

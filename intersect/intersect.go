@@ -141,7 +141,7 @@ func inPlace(intersect func(dst, a, b []uint32) []uint32) func(dst, a, b []uint3
 
 // skewed reports whether searching the large set for each value of the
 // small one beats a linear pass over both. The architecture files tune the
-// ratio to their methods (intersect_amd64.go: 8 to 64).
+// ratio to their methods (intersect_amd64.go: 5 to 64).
 func skewed(small, large int) bool { return small*gallopRatio < large }
 
 // These are the methods Count and Intersect dispatch to; init functions in

@@ -65,15 +65,15 @@ func startTeardownHelper(linger time.Duration, extra []uintptr) (pid, parentEnd 
 }
 
 // startHelper starts exe as the teardown helper with files as its
-// descriptors from 3 on (their count its argument), the read end of a pipe from this process as its
-// standard input, and neither standard output nor standard error, so that
-// nothing waiting for this process's output waits for it, nor a working
-// directory of this process's (a lingering helper would keep its file
-// system busy); its environment is this process's (where the driver's
-// libraries are found) with TeardownEnv and LingerEnv set. It returns the
-// helper's process ID and the pipe's write end, a bare descriptor (no
-// *os.File whose finalizer could close it) that stays open until this
-// process exits or the caller closes it.
+// descriptors from 3 on (their count its argument), the read end of a pipe
+// from this process as its standard input, and neither standard output
+// nor standard error, so that nothing waiting for this process's output
+// waits for it, nor a working directory of this process's (a lingering
+// helper would keep its file system busy); its environment is this
+// process's (where the driver's libraries are found) with TeardownEnv and
+// LingerEnv set. It returns the helper's process ID and the pipe's write
+// end, a bare descriptor (no *os.File whose finalizer could close it) that
+// stays open until this process exits or the caller closes it.
 func startHelper(exe string, files []uintptr, linger time.Duration) (pid, parentEnd int, err error) {
 	var p [2]int
 	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
