@@ -127,3 +127,30 @@ func checkSteps(steps []step, known map[string]bool) error {
 	}
 	return nil
 }
+
+// TestLadderWide checks the ladder's kernel by ratio and the larger set's
+// size where the 768-stride kernel serves near sets from lower ratios.
+func TestLadderWide(t *testing.T) {
+	if ladders[ladder768].stride != 768 {
+		t.Fatalf("ladders[ladder768] has stride %d", ladders[ladder768].stride)
+	}
+	saved := ladderWide
+	t.Cleanup(func() { ladderWide = saved })
+	ladderWide = []struct{ maxLen, from int }{{1000, 96}, {2000, 200}}
+	for _, c := range []struct{ small, large, stride int }{
+		{10, 950, 128},   // near, 1:95: below from
+		{10, 960, 768},   // near, 1:96
+		{1, 1000, 768},   // near at its largest, 1:1000
+		{1, 1999, 1536},  // the next tier, 1:1999: past 768's upTo
+		{6, 1200, 768},   // the next tier, 1:200
+		{6, 1194, 128},   // the next tier, 1:199
+		{10, 2560, 256},  // far, 1:256: the ratio's kernel
+		{100, 2500, 64},  // far, 1:25
+		{1, 500, 768},    // near, 1:500
+		{1, 10000, 1536}, // far
+	} {
+		if got := ladders[ladderFor(c.small, c.large)].stride; got != c.stride {
+			t.Errorf("ladderFor(%d, %d) has stride %d, want %d", c.small, c.large, got, c.stride)
+		}
+	}
+}

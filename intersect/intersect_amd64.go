@@ -110,6 +110,9 @@ func init() {
 		// Zen 4 runs 512-bit operations in two halves: the AVX2 block
 		// kernel beats both emulations of VP2INTERSECTD there.
 		dispatch = zen4Dispatch
+		if l2 := cpufeat.L2Size / 4; l2 > 0 {
+			ladderWide = []struct{ maxLen, from int }{{l2, 96}, {2 * l2, 200}}
+		}
 	}
 	setDispatch(dispatch, cpufeat.L2Size)
 }
@@ -367,9 +370,28 @@ var ladders = []struct {
 	{0, 1536, countLadder1536, intersectLadder1536},
 }
 
+// ladderWide lists, for larger sets of up to maxLen values, the ratio from
+// which the 768-stride kernel serves every ratio below its own upTo: where
+// the larger set is near, its longer first stride beats the shorter ones
+// (on Zen 4 by 6-20% from 1:96 in L2 and from 1:200 in twice L2;
+// docs/PERFORMANCE.md). Set at init for the CPUs measured; in increasing
+// maxLen.
+var ladderWide []struct{ maxLen, from int }
+
+// ladder768 is the index of the 768-stride kernel in ladders.
+const ladder768 = 4
+
 // ladderFor returns the index of the ladder kernel for sets of these sizes.
 func ladderFor(small, large int) int {
 	r := large / max(small, 1)
+	for _, w := range ladderWide {
+		if large <= w.maxLen {
+			if r >= w.from && r < ladders[ladder768].upTo {
+				return ladder768
+			}
+			break
+		}
+	}
 	for k, l := range ladders[:len(ladders)-1] {
 		if r < l.upTo {
 			return k
