@@ -373,9 +373,8 @@ var ladders = []struct {
 // ladderWide lists, for larger sets of up to maxLen values, the ratio from
 // which the 768-stride kernel serves every ratio below its own upTo: where
 // the larger set is near, its longer first stride beats the shorter ones
-// (on Zen 4 by 6-20% from 1:96 in L2 and from 1:200 in twice L2;
-// docs/PERFORMANCE.md). Set at init for the CPUs measured; in increasing
-// maxLen.
+// (BenchmarkLadderKernels; docs/PERFORMANCE.md). Set at init for the CPUs
+// measured, in increasing maxLen.
 var ladderWide []struct{ maxLen, from int }
 
 // ladder768 is the index of the 768-stride kernel in ladders.
