@@ -36,8 +36,8 @@ first_commands() {
 }
 
 # lookalike prints the xsect gen flags of a Table 1 look-alike at 100K sets
-# (enron, orkut, words or twitter), which gpu-process.sh, gpu-linger.sh
-# and pairs-threshold.sh generate alike.
+# (enron, orkut, words or twitter), which gpu-process.sh, gpu-linger.sh,
+# pairs-threshold.sh and output-replace.sh generate alike.
 lookalike() {
 	case $1 in
 	enron) echo "--sets 100000 --avg-size 258 --universe 1100000 --dist zipf" ;;
@@ -46,4 +46,14 @@ lookalike() {
 	twitter) echo "--sets 100000 --avg-size 140 --universe 37000 --dist zipf" ;;
 	*) echo "lookalike: no look-alike $1" >&2; return 1 ;;
 	esac
+}
+
+# lookalike_bin makes $work/NAME.bin, look-alike NAME in xsect's binary
+# format written by $x, unless it is there already.
+lookalike_bin() {
+	local flags
+	[ -f "$work/$1.bin" ] && return
+	flags=$(lookalike "$1") || return
+	# shellcheck disable=SC2086
+	"$x" gen $flags --format binary -o "$work/$1.bin"
 }

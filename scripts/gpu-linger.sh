@@ -33,8 +33,7 @@ if [ "${HOLD:-}" = 1 ]; then
 fi
 [ -x "$bin/gpurt.test" ] && XSECT_REQUIRE_GPU=1 "$bin/gpurt.test" -test.run 'Teardown|Linger|HandOff' -test.v 2>&1 | grep -E "^(---|ok|FAIL|PASS)"
 for n in enron words; do
-	# shellcheck disable=SC2046
-	[ -f "$work/$n.bin" ] || "$x" gen $(lookalike "$n") --format binary -o "$work/$n.bin" || exit 1
+	lookalike_bin "$n" || exit 1
 	for block in 1 2; do
 		for L in 0 3s; do
 			XSECT_GPU_LINGER=$L "$x" allpairs "$work/$n.bin" --count-only --device gpu >/dev/null 2>&1

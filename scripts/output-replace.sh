@@ -16,13 +16,13 @@ cd "$(dirname "$0")/.."
 bin=.device-bin
 work=${WORK:-/tmp/output-replace}
 . scripts/device-lib.sh
+unpack
 mkdir -p "$work"
 x=${XSECT:-$bin/xsect}
 [ -x "$x" ] || x=$(command -v xsect) || { echo "no xsect binary" >&2; exit 1; }
 first_commands
+lookalike_bin words || exit 1
 in=$work/words.bin
-# shellcheck disable=SC2046
-[ -f "$in" ] || "$x" gen $(lookalike words) --format binary -o "$in" || exit 1
 out=$work/pairs.out
 cmd=("$x" allpairs "$in" --min-overlap 540 --device "${DEVICE:-gpu}" -o "$out")
 "${cmd[@]}" || exit 1 # the file to replace, and the page cache warm

@@ -19,9 +19,8 @@ mkdir -p "$work"
 target=${TARGET:-100000000}
 count() { "$x" allpairs "$1" --count-only --min-overlap "$2" --device "${DEVICE:-gpu}"; }
 for name in ${ONLY:-enron orkut words twitter}; do
+	lookalike_bin "$name" || exit 1
 	in=$work/$name.bin
-	# shellcheck disable=SC2046
-	[ -f "$in" ] || "$x" gen $(lookalike "$name") --format binary -o "$in" || exit 1
 	# The largest overlap is at most the largest set's size.
 	hi=$("$x" info "$in" | awk '/size/ { for (i = 1; i < NF; i++) if ($i == "max") { print $(i + 1); exit } }')
 	[ -n "$hi" ] || { echo "$name: no maximum size in xsect info's output"; "$x" info "$in"; exit 1; }
