@@ -265,24 +265,25 @@ GLOBL compress8<>(SB), RODATA|NOPTR, $2048
 // func countAVX2(a []uint32, b []uint32) (n int, i int, j int)
 // Requires: AVX, AVX2, CMOV
 TEXT ·countAVX2(SB), NOSPLIT, $0-72
-	MOVQ  a_base+0(FP), SI
-	MOVQ  a_len+8(FP), AX
-	MOVQ  b_base+24(FP), DI
-	MOVQ  b_len+32(FP), BX
-	XORL  DX, DX
-	CMPQ  AX, $0x00000008
-	JB    countAVX2_end
-	CMPQ  BX, $0x00000008
-	JB    countAVX2_end
-	VPXOR Y15, Y15, Y15
-	LEAQ  -96(SI)(AX*4), AX
-	LEAQ  -96(DI)(BX*4), BX
-	MOVQ  AX, i+56(FP)
-	MOVQ  BX, j+64(FP)
-	CMPQ  SI, AX
-	JA    countAVX2_single
-	CMPQ  DI, BX
-	JA    countAVX2_single
+	MOVQ    a_base+0(FP), SI
+	MOVQ    a_len+8(FP), AX
+	MOVQ    b_base+24(FP), DI
+	MOVQ    b_len+32(FP), BX
+	XORL    DX, DX
+	CMPQ    AX, $0x00000008
+	JB      countAVX2_end
+	CMPQ    BX, $0x00000008
+	JB      countAVX2_end
+	VPXOR   Y15, Y15, Y15
+	LEAQ    -96(SI)(AX*4), AX
+	LEAQ    -96(DI)(BX*4), BX
+	MOVQ    AX, i+56(FP)
+	MOVQ    BX, j+64(FP)
+	CMPQ    SI, AX
+	JA      countAVX2_single
+	CMPQ    DI, BX
+	JA      countAVX2_single
+	PCALIGN $0x40
 
 countAVX2_window:
 	MOVL         28(SI), R10
@@ -393,14 +394,15 @@ countAVX2_window:
 	JBE          countAVX2_window
 
 countAVX2_single:
-	MOVQ i+56(FP), AX
-	MOVQ j+64(FP), BX
-	ADDQ $0x00000040, AX
-	ADDQ $0x00000040, BX
-	CMPQ SI, AX
-	JA   countAVX2_done
-	CMPQ DI, BX
-	JA   countAVX2_done
+	MOVQ    i+56(FP), AX
+	MOVQ    j+64(FP), BX
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, BX
+	CMPQ    SI, AX
+	JA      countAVX2_done
+	CMPQ    DI, BX
+	JA      countAVX2_done
+	PCALIGN $0x40
 
 countAVX2_loop:
 	MOVL         28(SI), R10
@@ -468,25 +470,26 @@ countAVX2_end:
 // func intersectAVX2(dst *uint32, a []uint32, b []uint32) (n int, i int, j int)
 // Requires: AVX, AVX2, CMOV, POPCNT
 TEXT ·intersectAVX2(SB), NOSPLIT, $0-80
-	MOVQ a_base+8(FP), SI
-	MOVQ a_len+16(FP), AX
-	MOVQ b_base+32(FP), DI
-	MOVQ b_len+40(FP), BX
-	MOVQ dst+0(FP), CX
-	XORL DX, DX
-	CMPQ AX, $0x00000008
-	JB   intersectAVX2_end
-	CMPQ BX, $0x00000008
-	JB   intersectAVX2_end
-	LEAQ compress8<>+0(SB), R8
-	LEAQ -96(SI)(AX*4), AX
-	LEAQ -96(DI)(BX*4), BX
-	MOVQ AX, i+64(FP)
-	MOVQ BX, j+72(FP)
-	CMPQ SI, AX
-	JA   intersectAVX2_single
-	CMPQ DI, BX
-	JA   intersectAVX2_single
+	MOVQ    a_base+8(FP), SI
+	MOVQ    a_len+16(FP), AX
+	MOVQ    b_base+32(FP), DI
+	MOVQ    b_len+40(FP), BX
+	MOVQ    dst+0(FP), CX
+	XORL    DX, DX
+	CMPQ    AX, $0x00000008
+	JB      intersectAVX2_end
+	CMPQ    BX, $0x00000008
+	JB      intersectAVX2_end
+	LEAQ    compress8<>+0(SB), R8
+	LEAQ    -96(SI)(AX*4), AX
+	LEAQ    -96(DI)(BX*4), BX
+	MOVQ    AX, i+64(FP)
+	MOVQ    BX, j+72(FP)
+	CMPQ    SI, AX
+	JA      intersectAVX2_single
+	CMPQ    DI, BX
+	JA      intersectAVX2_single
+	PCALIGN $0x40
 
 intersectAVX2_window:
 	MOVL         28(SI), R10
@@ -612,14 +615,15 @@ intersectAVX2_window:
 	JBE          intersectAVX2_window
 
 intersectAVX2_single:
-	MOVQ i+64(FP), AX
-	MOVQ j+72(FP), BX
-	ADDQ $0x00000040, AX
-	ADDQ $0x00000040, BX
-	CMPQ SI, AX
-	JA   intersectAVX2_done
-	CMPQ DI, BX
-	JA   intersectAVX2_done
+	MOVQ    i+64(FP), AX
+	MOVQ    j+72(FP), BX
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, BX
+	CMPQ    SI, AX
+	JA      intersectAVX2_done
+	CMPQ    DI, BX
+	JA      intersectAVX2_done
+	PCALIGN $0x40
 
 intersectAVX2_loop:
 	MOVL         28(SI), R10
@@ -701,6 +705,7 @@ TEXT ·countAVX512XorMin(SB), NOSPLIT, $0-72
 	JA         countAVX512XorMin_single
 	CMPQ       DI, BX
 	JA         countAVX512XorMin_single
+	PCALIGN    $0x40
 
 countAVX512XorMin_window:
 	MOVL        60(SI), R10
@@ -838,14 +843,15 @@ countAVX512XorMin_window:
 	JBE         countAVX512XorMin_window
 
 countAVX512XorMin_single:
-	MOVQ i+56(FP), AX
-	MOVQ j+64(FP), BX
-	ADDQ $0x00000080, AX
-	ADDQ $0x00000080, BX
-	CMPQ SI, AX
-	JA   countAVX512XorMin_done
-	CMPQ DI, BX
-	JA   countAVX512XorMin_done
+	MOVQ    i+56(FP), AX
+	MOVQ    j+64(FP), BX
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, BX
+	CMPQ    SI, AX
+	JA      countAVX512XorMin_done
+	CMPQ    DI, BX
+	JA      countAVX512XorMin_done
+	PCALIGN $0x40
 
 countAVX512XorMin_loop:
 	MOVL        60(SI), R10
@@ -924,30 +930,31 @@ countAVX512XorMin_end:
 // func intersectAVX512XorMin(dst *uint32, a []uint32, b []uint32) (n int, i int, j int)
 // Requires: AVX, AVX512F, CMOV, POPCNT
 TEXT ·intersectAVX512XorMin(SB), NOSPLIT, $0-80
-	MOVQ  a_base+8(FP), SI
-	MOVQ  a_len+16(FP), AX
-	MOVQ  b_base+32(FP), DI
-	MOVQ  b_len+40(FP), BX
-	MOVQ  dst+0(FP), CX
-	XORL  DX, DX
-	CMPQ  AX, $0x00000010
-	JB    intersectAVX512XorMin_end
-	CMPQ  BX, $0x00000010
-	JB    intersectAVX512XorMin_end
-	LEAQ  -192(SI)(AX*4), AX
-	LEAQ  -192(DI)(BX*4), BX
-	MOVQ  AX, i+64(FP)
-	MOVQ  BX, j+72(FP)
-	CMPQ  SI, AX
-	JA    intersectAVX512XorMin_single
-	CMPQ  DI, BX
-	JA    intersectAVX512XorMin_single
-	KXORW K0, K0, K0
-	KXORW K3, K3, K3
-	KXORW K4, K4, K4
-	KXORW K5, K5, K5
-	KXORW K6, K6, K6
-	KXORW K7, K7, K7
+	MOVQ    a_base+8(FP), SI
+	MOVQ    a_len+16(FP), AX
+	MOVQ    b_base+32(FP), DI
+	MOVQ    b_len+40(FP), BX
+	MOVQ    dst+0(FP), CX
+	XORL    DX, DX
+	CMPQ    AX, $0x00000010
+	JB      intersectAVX512XorMin_end
+	CMPQ    BX, $0x00000010
+	JB      intersectAVX512XorMin_end
+	LEAQ    -192(SI)(AX*4), AX
+	LEAQ    -192(DI)(BX*4), BX
+	MOVQ    AX, i+64(FP)
+	MOVQ    BX, j+72(FP)
+	CMPQ    SI, AX
+	JA      intersectAVX512XorMin_single
+	CMPQ    DI, BX
+	JA      intersectAVX512XorMin_single
+	KXORW   K0, K0, K0
+	KXORW   K3, K3, K3
+	KXORW   K4, K4, K4
+	KXORW   K5, K5, K5
+	KXORW   K6, K6, K6
+	KXORW   K7, K7, K7
+	PCALIGN $0x40
 
 intersectAVX512XorMin_window:
 	MOVL          60(SI), R10
@@ -1301,14 +1308,15 @@ intersectAVX512XorMin_flush0:
 	ADDQ      R8, DX
 
 intersectAVX512XorMin_single:
-	MOVQ i+64(FP), AX
-	MOVQ j+72(FP), BX
-	ADDQ $0x00000080, AX
-	ADDQ $0x00000080, BX
-	CMPQ SI, AX
-	JA   intersectAVX512XorMin_done
-	CMPQ DI, BX
-	JA   intersectAVX512XorMin_done
+	MOVQ    i+64(FP), AX
+	MOVQ    j+72(FP), BX
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, BX
+	CMPQ    SI, AX
+	JA      intersectAVX512XorMin_done
+	CMPQ    DI, BX
+	JA      intersectAVX512XorMin_done
+	PCALIGN $0x40
 
 intersectAVX512XorMin_loop:
 	MOVL          60(SI), R10
@@ -1398,6 +1406,7 @@ TEXT ·countAVX512Hybrid(SB), NOSPLIT, $0-72
 	JA         countAVX512Hybrid_single
 	CMPQ       DI, BX
 	JA         countAVX512Hybrid_single
+	PCALIGN    $0x40
 
 countAVX512Hybrid_window:
 	MOVL        60(SI), R10
@@ -1511,14 +1520,15 @@ countAVX512Hybrid_window:
 	JBE         countAVX512Hybrid_window
 
 countAVX512Hybrid_single:
-	MOVQ i+56(FP), AX
-	MOVQ j+64(FP), BX
-	ADDQ $0x00000080, AX
-	ADDQ $0x00000080, BX
-	CMPQ SI, AX
-	JA   countAVX512Hybrid_done
-	CMPQ DI, BX
-	JA   countAVX512Hybrid_done
+	MOVQ    i+56(FP), AX
+	MOVQ    j+64(FP), BX
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, BX
+	CMPQ    SI, AX
+	JA      countAVX512Hybrid_done
+	CMPQ    DI, BX
+	JA      countAVX512Hybrid_done
+	PCALIGN $0x40
 
 countAVX512Hybrid_loop:
 	MOVL        60(SI), R10
@@ -1589,30 +1599,31 @@ countAVX512Hybrid_end:
 // func intersectAVX512Hybrid(dst *uint32, a []uint32, b []uint32) (n int, i int, j int)
 // Requires: AVX, AVX512F, CMOV, POPCNT
 TEXT ·intersectAVX512Hybrid(SB), NOSPLIT, $0-80
-	MOVQ  a_base+8(FP), SI
-	MOVQ  a_len+16(FP), AX
-	MOVQ  b_base+32(FP), DI
-	MOVQ  b_len+40(FP), BX
-	MOVQ  dst+0(FP), CX
-	XORL  DX, DX
-	CMPQ  AX, $0x00000010
-	JB    intersectAVX512Hybrid_end
-	CMPQ  BX, $0x00000010
-	JB    intersectAVX512Hybrid_end
-	LEAQ  -192(SI)(AX*4), AX
-	LEAQ  -192(DI)(BX*4), BX
-	MOVQ  AX, i+64(FP)
-	MOVQ  BX, j+72(FP)
-	CMPQ  SI, AX
-	JA    intersectAVX512Hybrid_single
-	CMPQ  DI, BX
-	JA    intersectAVX512Hybrid_single
-	KXORW K0, K0, K0
-	KXORW K3, K3, K3
-	KXORW K4, K4, K4
-	KXORW K5, K5, K5
-	KXORW K6, K6, K6
-	KXORW K7, K7, K7
+	MOVQ    a_base+8(FP), SI
+	MOVQ    a_len+16(FP), AX
+	MOVQ    b_base+32(FP), DI
+	MOVQ    b_len+40(FP), BX
+	MOVQ    dst+0(FP), CX
+	XORL    DX, DX
+	CMPQ    AX, $0x00000010
+	JB      intersectAVX512Hybrid_end
+	CMPQ    BX, $0x00000010
+	JB      intersectAVX512Hybrid_end
+	LEAQ    -192(SI)(AX*4), AX
+	LEAQ    -192(DI)(BX*4), BX
+	MOVQ    AX, i+64(FP)
+	MOVQ    BX, j+72(FP)
+	CMPQ    SI, AX
+	JA      intersectAVX512Hybrid_single
+	CMPQ    DI, BX
+	JA      intersectAVX512Hybrid_single
+	KXORW   K0, K0, K0
+	KXORW   K3, K3, K3
+	KXORW   K4, K4, K4
+	KXORW   K5, K5, K5
+	KXORW   K6, K6, K6
+	KXORW   K7, K7, K7
+	PCALIGN $0x40
 
 intersectAVX512Hybrid_window:
 	MOVL          60(SI), R10
@@ -1918,14 +1929,15 @@ intersectAVX512Hybrid_flush0:
 	ADDQ      R8, DX
 
 intersectAVX512Hybrid_single:
-	MOVQ i+64(FP), AX
-	MOVQ j+72(FP), BX
-	ADDQ $0x00000080, AX
-	ADDQ $0x00000080, BX
-	CMPQ SI, AX
-	JA   intersectAVX512Hybrid_done
-	CMPQ DI, BX
-	JA   intersectAVX512Hybrid_done
+	MOVQ    i+64(FP), AX
+	MOVQ    j+72(FP), BX
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, BX
+	CMPQ    SI, AX
+	JA      intersectAVX512Hybrid_done
+	CMPQ    DI, BX
+	JA      intersectAVX512Hybrid_done
+	PCALIGN $0x40
 
 intersectAVX512Hybrid_loop:
 	MOVL          60(SI), R10
@@ -2007,6 +2019,7 @@ TEXT ·countVP2Intersect(SB), NOSPLIT, $0-72
 	JA         countVP2Intersect_single
 	CMPQ       DI, BX
 	JA         countVP2Intersect_single
+	PCALIGN    $0x40
 
 countVP2Intersect_window:
 	MOVL      60(SI), R10
@@ -2072,14 +2085,15 @@ countVP2Intersect_window:
 	JBE     countVP2Intersect_window
 
 countVP2Intersect_single:
-	MOVQ i+56(FP), AX
-	MOVQ j+64(FP), BX
-	ADDQ $0x00000080, AX
-	ADDQ $0x00000080, BX
-	CMPQ SI, AX
-	JA   countVP2Intersect_done
-	CMPQ DI, BX
-	JA   countVP2Intersect_done
+	MOVQ    i+56(FP), AX
+	MOVQ    j+64(FP), BX
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, BX
+	CMPQ    SI, AX
+	JA      countVP2Intersect_done
+	CMPQ    DI, BX
+	JA      countVP2Intersect_done
+	PCALIGN $0x40
 
 countVP2Intersect_loop:
 	MOVL      60(SI), R10
@@ -2134,30 +2148,31 @@ countVP2Intersect_end:
 // func intersectVP2Intersect(dst *uint32, a []uint32, b []uint32) (n int, i int, j int)
 // Requires: AVX, AVX512F, CMOV, POPCNT
 TEXT ·intersectVP2Intersect(SB), NOSPLIT, $0-80
-	MOVQ  a_base+8(FP), SI
-	MOVQ  a_len+16(FP), AX
-	MOVQ  b_base+32(FP), DI
-	MOVQ  b_len+40(FP), BX
-	MOVQ  dst+0(FP), CX
-	XORL  DX, DX
-	CMPQ  AX, $0x00000010
-	JB    intersectVP2Intersect_end
-	CMPQ  BX, $0x00000010
-	JB    intersectVP2Intersect_end
-	LEAQ  -192(SI)(AX*4), AX
-	LEAQ  -192(DI)(BX*4), BX
-	MOVQ  AX, i+64(FP)
-	MOVQ  BX, j+72(FP)
-	CMPQ  SI, AX
-	JA    intersectVP2Intersect_single
-	CMPQ  DI, BX
-	JA    intersectVP2Intersect_single
-	KXORW K0, K0, K0
-	KXORW K1, K1, K1
-	KXORW K4, K4, K4
-	KXORW K5, K5, K5
-	KXORW K6, K6, K6
-	KXORW K7, K7, K7
+	MOVQ    a_base+8(FP), SI
+	MOVQ    a_len+16(FP), AX
+	MOVQ    b_base+32(FP), DI
+	MOVQ    b_len+40(FP), BX
+	MOVQ    dst+0(FP), CX
+	XORL    DX, DX
+	CMPQ    AX, $0x00000010
+	JB      intersectVP2Intersect_end
+	CMPQ    BX, $0x00000010
+	JB      intersectVP2Intersect_end
+	LEAQ    -192(SI)(AX*4), AX
+	LEAQ    -192(DI)(BX*4), BX
+	MOVQ    AX, i+64(FP)
+	MOVQ    BX, j+72(FP)
+	CMPQ    SI, AX
+	JA      intersectVP2Intersect_single
+	CMPQ    DI, BX
+	JA      intersectVP2Intersect_single
+	KXORW   K0, K0, K0
+	KXORW   K1, K1, K1
+	KXORW   K4, K4, K4
+	KXORW   K5, K5, K5
+	KXORW   K6, K6, K6
+	KXORW   K7, K7, K7
+	PCALIGN $0x40
 
 intersectVP2Intersect_window:
 	MOVL      60(SI), R10
@@ -2367,14 +2382,15 @@ intersectVP2Intersect_flush0:
 	ADDQ      R8, DX
 
 intersectVP2Intersect_single:
-	MOVQ i+64(FP), AX
-	MOVQ j+72(FP), BX
-	ADDQ $0x00000080, AX
-	ADDQ $0x00000080, BX
-	CMPQ SI, AX
-	JA   intersectVP2Intersect_done
-	CMPQ DI, BX
-	JA   intersectVP2Intersect_done
+	MOVQ    i+64(FP), AX
+	MOVQ    j+72(FP), BX
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, BX
+	CMPQ    SI, AX
+	JA      intersectVP2Intersect_done
+	CMPQ    DI, BX
+	JA      intersectVP2Intersect_done
+	PCALIGN $0x40
 
 intersectVP2Intersect_loop:
 	MOVL      60(SI), R10
@@ -2431,6 +2447,7 @@ TEXT ·countSearch(SB), NOSPLIT, $0-56
 	JZ         countSearch_done
 	TESTQ      BX, BX
 	JZ         countSearch_done
+	PCALIGN    $0x40
 
 countSearch_batch:
 	MOVQ        R8, R11
@@ -2555,16 +2572,17 @@ countSearch_done:
 // func intersectSearch(dst *uint32, a []uint32, b []uint32) int
 // Requires: AVX, AVX512F, BMI2, CMOV, POPCNT
 TEXT ·intersectSearch(SB), NOSPLIT, $0-64
-	MOVQ  a_base+8(FP), DI
-	MOVQ  a_len+16(FP), R8
-	MOVQ  b_base+32(FP), SI
-	MOVQ  b_len+40(FP), BX
-	MOVQ  dst+0(FP), R10
-	XORL  R9, R9
-	TESTQ R8, R8
-	JZ    intersectSearch_done
-	TESTQ BX, BX
-	JZ    intersectSearch_done
+	MOVQ    a_base+8(FP), DI
+	MOVQ    a_len+16(FP), R8
+	MOVQ    b_base+32(FP), SI
+	MOVQ    b_len+40(FP), BX
+	MOVQ    dst+0(FP), R10
+	XORL    R9, R9
+	TESTQ   R8, R8
+	JZ      intersectSearch_done
+	TESTQ   BX, BX
+	JZ      intersectSearch_done
+	PCALIGN $0x40
 
 intersectSearch_batch:
 	MOVQ        R8, R11
@@ -2692,18 +2710,19 @@ intersectSearch_done:
 // func countSkip(a []uint32, b []uint32) (n int, i int, j int)
 // Requires: AVX, AVX512F
 TEXT ·countSkip(SB), NOSPLIT, $0-72
-	MOVQ a_base+0(FP), SI
-	MOVQ a_len+8(FP), AX
-	MOVQ b_base+24(FP), DI
-	MOVQ b_len+32(FP), BX
-	XORL DX, DX
-	LEAQ (SI)(AX*4), AX
-	SHLQ $0x02, BX
-	ADDQ DI, BX
-	LEAQ -2048(BX), R8
-	SUBQ $0x00000100, BX
-	CMPQ BX, DI
-	JB   countSkip_done
+	MOVQ    a_base+0(FP), SI
+	MOVQ    a_len+8(FP), AX
+	MOVQ    b_base+24(FP), DI
+	MOVQ    b_len+32(FP), BX
+	XORL    DX, DX
+	LEAQ    (SI)(AX*4), AX
+	SHLQ    $0x02, BX
+	ADDQ    DI, BX
+	LEAQ    -2048(BX), R8
+	SUBQ    $0x00000100, BX
+	CMPQ    BX, DI
+	JB      countSkip_done
+	PCALIGN $0x40
 
 countSkip_probe:
 	CMPQ         SI, AX
@@ -2757,19 +2776,20 @@ countSkip_done:
 // func intersectSkip(dst *uint32, a []uint32, b []uint32) (n int, i int, j int)
 // Requires: AVX, AVX512F
 TEXT ·intersectSkip(SB), NOSPLIT, $0-80
-	MOVQ a_base+8(FP), SI
-	MOVQ a_len+16(FP), AX
-	MOVQ b_base+32(FP), DI
-	MOVQ b_len+40(FP), BX
-	MOVQ dst+0(FP), CX
-	XORL DX, DX
-	LEAQ (SI)(AX*4), AX
-	SHLQ $0x02, BX
-	ADDQ DI, BX
-	LEAQ -2048(BX), R8
-	SUBQ $0x00000100, BX
-	CMPQ BX, DI
-	JB   intersectSkip_done
+	MOVQ    a_base+8(FP), SI
+	MOVQ    a_len+16(FP), AX
+	MOVQ    b_base+32(FP), DI
+	MOVQ    b_len+40(FP), BX
+	MOVQ    dst+0(FP), CX
+	XORL    DX, DX
+	LEAQ    (SI)(AX*4), AX
+	SHLQ    $0x02, BX
+	ADDQ    DI, BX
+	LEAQ    -2048(BX), R8
+	SUBQ    $0x00000100, BX
+	CMPQ    BX, DI
+	JB      intersectSkip_done
+	PCALIGN $0x40
 
 intersectSkip_probe:
 	CMPQ         SI, AX
@@ -2824,31 +2844,32 @@ intersectSkip_done:
 // func countLanes(a []uint32, b []uint32, state *[13]int) int
 // Requires: AVX, AVX512F, CMOV, POPCNT
 TEXT ·countLanes(SB), NOSPLIT, $8-64
-	MOVQ state+48(FP), R14
-	MOVQ a_base+0(FP), AX
-	MOVQ b_base+24(FP), BX
-	MOVQ (R14), SI
-	LEAQ (AX)(SI*4), SI
-	MOVQ 32(R14), R10
-	LEAQ (BX)(R10*4), R10
-	MOVQ 8(R14), DI
-	LEAQ (AX)(DI*4), DI
-	MOVQ 40(R14), R11
-	LEAQ (BX)(R11*4), R11
-	MOVQ 16(R14), R8
-	LEAQ (AX)(R8*4), R8
-	MOVQ 48(R14), R12
-	LEAQ (BX)(R12*4), R12
-	MOVQ 24(R14), R9
-	LEAQ (AX)(R9*4), R9
-	MOVQ 56(R14), R13
-	LEAQ (BX)(R13*4), R13
-	MOVQ 96(R14), R15
-	LEAQ (AX)(R15*4), R15
-	MOVQ b_len+32(FP), CX
-	LEAQ -128(BX)(CX*4), CX
-	MOVQ CX, (SP)
-	XORL DX, DX
+	MOVQ    state+48(FP), R14
+	MOVQ    a_base+0(FP), AX
+	MOVQ    b_base+24(FP), BX
+	MOVQ    (R14), SI
+	LEAQ    (AX)(SI*4), SI
+	MOVQ    32(R14), R10
+	LEAQ    (BX)(R10*4), R10
+	MOVQ    8(R14), DI
+	LEAQ    (AX)(DI*4), DI
+	MOVQ    40(R14), R11
+	LEAQ    (BX)(R11*4), R11
+	MOVQ    16(R14), R8
+	LEAQ    (AX)(R8*4), R8
+	MOVQ    48(R14), R12
+	LEAQ    (BX)(R12*4), R12
+	MOVQ    24(R14), R9
+	LEAQ    (AX)(R9*4), R9
+	MOVQ    56(R14), R13
+	LEAQ    (BX)(R13*4), R13
+	MOVQ    96(R14), R15
+	LEAQ    (AX)(R15*4), R15
+	MOVQ    b_len+32(FP), CX
+	LEAQ    -128(BX)(CX*4), CX
+	MOVQ    CX, (SP)
+	XORL    DX, DX
+	PCALIGN $0x40
 
 countLanes_loop:
 	CMPQ SI, R15
@@ -3009,44 +3030,45 @@ countLanes_done:
 // func intersectLanes(dst *uint32, a []uint32, b []uint32, state *[13]int) int
 // Requires: AVX, AVX512F, CMOV, POPCNT
 TEXT ·intersectLanes(SB), NOSPLIT, $16-72
-	MOVQ state+56(FP), R14
-	MOVQ a_base+8(FP), AX
-	MOVQ b_base+32(FP), BX
-	MOVQ (R14), SI
-	LEAQ (AX)(SI*4), SI
-	MOVQ 32(R14), R10
-	LEAQ (BX)(R10*4), R10
-	MOVQ 8(R14), DI
-	LEAQ (AX)(DI*4), DI
-	MOVQ 40(R14), R11
-	LEAQ (BX)(R11*4), R11
-	MOVQ 16(R14), R8
-	LEAQ (AX)(R8*4), R8
-	MOVQ 48(R14), R12
-	LEAQ (BX)(R12*4), R12
-	MOVQ 24(R14), R9
-	LEAQ (AX)(R9*4), R9
-	MOVQ 56(R14), R13
-	LEAQ (BX)(R13*4), R13
-	MOVQ 96(R14), R15
-	LEAQ (AX)(R15*4), R15
-	MOVQ b_len+40(FP), CX
-	LEAQ -128(BX)(CX*4), CX
-	MOVQ CX, (SP)
-	MOVQ dst+0(FP), CX
-	MOVQ CX, 8(SP)
-	MOVQ 64(R14), DX
-	LEAQ (CX)(DX*4), DX
-	MOVQ DX, 64(R14)
-	MOVQ 72(R14), DX
-	LEAQ (CX)(DX*4), DX
-	MOVQ DX, 72(R14)
-	MOVQ 80(R14), DX
-	LEAQ (CX)(DX*4), DX
-	MOVQ DX, 80(R14)
-	MOVQ 88(R14), DX
-	LEAQ (CX)(DX*4), DX
-	MOVQ DX, 88(R14)
+	MOVQ    state+56(FP), R14
+	MOVQ    a_base+8(FP), AX
+	MOVQ    b_base+32(FP), BX
+	MOVQ    (R14), SI
+	LEAQ    (AX)(SI*4), SI
+	MOVQ    32(R14), R10
+	LEAQ    (BX)(R10*4), R10
+	MOVQ    8(R14), DI
+	LEAQ    (AX)(DI*4), DI
+	MOVQ    40(R14), R11
+	LEAQ    (BX)(R11*4), R11
+	MOVQ    16(R14), R8
+	LEAQ    (AX)(R8*4), R8
+	MOVQ    48(R14), R12
+	LEAQ    (BX)(R12*4), R12
+	MOVQ    24(R14), R9
+	LEAQ    (AX)(R9*4), R9
+	MOVQ    56(R14), R13
+	LEAQ    (BX)(R13*4), R13
+	MOVQ    96(R14), R15
+	LEAQ    (AX)(R15*4), R15
+	MOVQ    b_len+40(FP), CX
+	LEAQ    -128(BX)(CX*4), CX
+	MOVQ    CX, (SP)
+	MOVQ    dst+0(FP), CX
+	MOVQ    CX, 8(SP)
+	MOVQ    64(R14), DX
+	LEAQ    (CX)(DX*4), DX
+	MOVQ    DX, 64(R14)
+	MOVQ    72(R14), DX
+	LEAQ    (CX)(DX*4), DX
+	MOVQ    DX, 72(R14)
+	MOVQ    80(R14), DX
+	LEAQ    (CX)(DX*4), DX
+	MOVQ    DX, 80(R14)
+	MOVQ    88(R14), DX
+	LEAQ    (CX)(DX*4), DX
+	MOVQ    DX, 88(R14)
+	PCALIGN $0x40
 
 intersectLanes_loop:
 	CMPQ SI, R15
@@ -3237,14 +3259,15 @@ intersectLanes_done:
 // func countLadder64(a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F
 TEXT ·countLadder64(SB), NOSPLIT, $0-64
-	MOVQ a_base+0(FP), SI
-	MOVQ a_len+8(FP), AX
-	MOVQ b_base+24(FP), DI
-	XORL DX, DX
-	LEAQ (SI)(AX*4), AX
-	MOVQ DI, R12
-	CMPQ SI, AX
-	JAE  countLadder64_done
+	MOVQ    a_base+0(FP), SI
+	MOVQ    a_len+8(FP), AX
+	MOVQ    b_base+24(FP), DI
+	XORL    DX, DX
+	LEAQ    (SI)(AX*4), AX
+	MOVQ    DI, R12
+	CMPQ    SI, AX
+	JAE     countLadder64_done
+	PCALIGN $0x40
 
 countLadder64_probe:
 	MOVL (SI), R9
@@ -3290,17 +3313,18 @@ countLadder64_done:
 // func intersectLadder64(dst *uint32, a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F
 TEXT ·intersectLadder64(SB), NOSPLIT, $0-72
-	MOVQ a_base+8(FP), SI
-	MOVQ a_len+16(FP), AX
-	MOVQ b_base+32(FP), DI
-	MOVQ dst+0(FP), CX
-	XORL DX, DX
-	XORL R15, R15
-	XORL R14, R14
-	LEAQ (SI)(AX*4), AX
-	MOVQ DI, R12
-	CMPQ SI, AX
-	JAE  intersectLadder64_done
+	MOVQ    a_base+8(FP), SI
+	MOVQ    a_len+16(FP), AX
+	MOVQ    b_base+32(FP), DI
+	MOVQ    dst+0(FP), CX
+	XORL    DX, DX
+	XORL    R15, R15
+	XORL    R14, R14
+	LEAQ    (SI)(AX*4), AX
+	MOVQ    DI, R12
+	CMPQ    SI, AX
+	JAE     intersectLadder64_done
+	PCALIGN $0x40
 
 intersectLadder64_probe:
 	MOVL (SI), R9
@@ -3355,14 +3379,15 @@ intersectLadder64_done:
 // func countLadder128(a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F
 TEXT ·countLadder128(SB), NOSPLIT, $0-64
-	MOVQ a_base+0(FP), SI
-	MOVQ a_len+8(FP), AX
-	MOVQ b_base+24(FP), DI
-	XORL DX, DX
-	LEAQ (SI)(AX*4), AX
-	MOVQ DI, R12
-	CMPQ SI, AX
-	JAE  countLadder128_done
+	MOVQ    a_base+0(FP), SI
+	MOVQ    a_len+8(FP), AX
+	MOVQ    b_base+24(FP), DI
+	XORL    DX, DX
+	LEAQ    (SI)(AX*4), AX
+	MOVQ    DI, R12
+	CMPQ    SI, AX
+	JAE     countLadder128_done
+	PCALIGN $0x40
 
 countLadder128_probe:
 	MOVL (SI), R9
@@ -3408,17 +3433,18 @@ countLadder128_done:
 // func intersectLadder128(dst *uint32, a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F
 TEXT ·intersectLadder128(SB), NOSPLIT, $0-72
-	MOVQ a_base+8(FP), SI
-	MOVQ a_len+16(FP), AX
-	MOVQ b_base+32(FP), DI
-	MOVQ dst+0(FP), CX
-	XORL DX, DX
-	XORL R15, R15
-	XORL R14, R14
-	LEAQ (SI)(AX*4), AX
-	MOVQ DI, R12
-	CMPQ SI, AX
-	JAE  intersectLadder128_done
+	MOVQ    a_base+8(FP), SI
+	MOVQ    a_len+16(FP), AX
+	MOVQ    b_base+32(FP), DI
+	MOVQ    dst+0(FP), CX
+	XORL    DX, DX
+	XORL    R15, R15
+	XORL    R14, R14
+	LEAQ    (SI)(AX*4), AX
+	MOVQ    DI, R12
+	CMPQ    SI, AX
+	JAE     intersectLadder128_done
+	PCALIGN $0x40
 
 intersectLadder128_probe:
 	MOVL (SI), R9
@@ -3473,15 +3499,16 @@ intersectLadder128_done:
 // func countLadder256(a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F
 TEXT ·countLadder256(SB), NOSPLIT, $0-64
-	MOVQ a_base+0(FP), SI
-	MOVQ a_len+8(FP), AX
-	MOVQ b_base+24(FP), DI
-	XORL DX, DX
-	LEAQ (SI)(AX*4), AX
-	MOVQ DI, R12
-	MOVQ DI, R13
-	CMPQ SI, AX
-	JAE  countLadder256_done
+	MOVQ    a_base+0(FP), SI
+	MOVQ    a_len+8(FP), AX
+	MOVQ    b_base+24(FP), DI
+	XORL    DX, DX
+	LEAQ    (SI)(AX*4), AX
+	MOVQ    DI, R12
+	MOVQ    DI, R13
+	CMPQ    SI, AX
+	JAE     countLadder256_done
+	PCALIGN $0x40
 
 countLadder256_probe:
 	MOVL (SI), R9
@@ -3538,18 +3565,19 @@ countLadder256_done:
 // func intersectLadder256(dst *uint32, a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F
 TEXT ·intersectLadder256(SB), NOSPLIT, $0-72
-	MOVQ a_base+8(FP), SI
-	MOVQ a_len+16(FP), AX
-	MOVQ b_base+32(FP), DI
-	MOVQ dst+0(FP), CX
-	XORL DX, DX
-	XORL R15, R15
-	XORL R14, R14
-	LEAQ (SI)(AX*4), AX
-	MOVQ DI, R12
-	MOVQ DI, R13
-	CMPQ SI, AX
-	JAE  intersectLadder256_done
+	MOVQ    a_base+8(FP), SI
+	MOVQ    a_len+16(FP), AX
+	MOVQ    b_base+32(FP), DI
+	MOVQ    dst+0(FP), CX
+	XORL    DX, DX
+	XORL    R15, R15
+	XORL    R14, R14
+	LEAQ    (SI)(AX*4), AX
+	MOVQ    DI, R12
+	MOVQ    DI, R13
+	CMPQ    SI, AX
+	JAE     intersectLadder256_done
+	PCALIGN $0x40
 
 intersectLadder256_probe:
 	MOVL (SI), R9
@@ -3615,15 +3643,16 @@ intersectLadder256_done:
 // func countLadder384(a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F
 TEXT ·countLadder384(SB), NOSPLIT, $0-64
-	MOVQ a_base+0(FP), SI
-	MOVQ a_len+8(FP), AX
-	MOVQ b_base+24(FP), DI
-	XORL DX, DX
-	LEAQ (SI)(AX*4), AX
-	MOVQ DI, R12
-	MOVQ DI, R13
-	CMPQ SI, AX
-	JAE  countLadder384_done
+	MOVQ    a_base+0(FP), SI
+	MOVQ    a_len+8(FP), AX
+	MOVQ    b_base+24(FP), DI
+	XORL    DX, DX
+	LEAQ    (SI)(AX*4), AX
+	MOVQ    DI, R12
+	MOVQ    DI, R13
+	CMPQ    SI, AX
+	JAE     countLadder384_done
+	PCALIGN $0x40
 
 countLadder384_probe:
 	MOVL (SI), R9
@@ -3680,18 +3709,19 @@ countLadder384_done:
 // func intersectLadder384(dst *uint32, a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F
 TEXT ·intersectLadder384(SB), NOSPLIT, $0-72
-	MOVQ a_base+8(FP), SI
-	MOVQ a_len+16(FP), AX
-	MOVQ b_base+32(FP), DI
-	MOVQ dst+0(FP), CX
-	XORL DX, DX
-	XORL R15, R15
-	XORL R14, R14
-	LEAQ (SI)(AX*4), AX
-	MOVQ DI, R12
-	MOVQ DI, R13
-	CMPQ SI, AX
-	JAE  intersectLadder384_done
+	MOVQ    a_base+8(FP), SI
+	MOVQ    a_len+16(FP), AX
+	MOVQ    b_base+32(FP), DI
+	MOVQ    dst+0(FP), CX
+	XORL    DX, DX
+	XORL    R15, R15
+	XORL    R14, R14
+	LEAQ    (SI)(AX*4), AX
+	MOVQ    DI, R12
+	MOVQ    DI, R13
+	CMPQ    SI, AX
+	JAE     intersectLadder384_done
+	PCALIGN $0x40
 
 intersectLadder384_probe:
 	MOVL (SI), R9
@@ -3757,15 +3787,16 @@ intersectLadder384_done:
 // func countLadder768(a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F, CMOV
 TEXT ·countLadder768(SB), NOSPLIT, $0-64
-	MOVQ a_base+0(FP), SI
-	MOVQ a_len+8(FP), AX
-	MOVQ b_base+24(FP), DI
-	XORL DX, DX
-	LEAQ (SI)(AX*4), AX
-	MOVQ DI, R12
-	MOVQ DI, R13
-	CMPQ SI, AX
-	JAE  countLadder768_done
+	MOVQ    a_base+0(FP), SI
+	MOVQ    a_len+8(FP), AX
+	MOVQ    b_base+24(FP), DI
+	XORL    DX, DX
+	LEAQ    (SI)(AX*4), AX
+	MOVQ    DI, R12
+	MOVQ    DI, R13
+	CMPQ    SI, AX
+	JAE     countLadder768_done
+	PCALIGN $0x40
 
 countLadder768_probe:
 	MOVL (SI), R9
@@ -3826,18 +3857,19 @@ countLadder768_done:
 // func intersectLadder768(dst *uint32, a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F, CMOV
 TEXT ·intersectLadder768(SB), NOSPLIT, $0-72
-	MOVQ a_base+8(FP), SI
-	MOVQ a_len+16(FP), AX
-	MOVQ b_base+32(FP), DI
-	MOVQ dst+0(FP), CX
-	XORL DX, DX
-	XORL R15, R15
-	XORL R14, R14
-	LEAQ (SI)(AX*4), AX
-	MOVQ DI, R12
-	MOVQ DI, R13
-	CMPQ SI, AX
-	JAE  intersectLadder768_done
+	MOVQ    a_base+8(FP), SI
+	MOVQ    a_len+16(FP), AX
+	MOVQ    b_base+32(FP), DI
+	MOVQ    dst+0(FP), CX
+	XORL    DX, DX
+	XORL    R15, R15
+	XORL    R14, R14
+	LEAQ    (SI)(AX*4), AX
+	MOVQ    DI, R12
+	MOVQ    DI, R13
+	CMPQ    SI, AX
+	JAE     intersectLadder768_done
+	PCALIGN $0x40
 
 intersectLadder768_probe:
 	MOVL (SI), R9
@@ -3907,16 +3939,17 @@ intersectLadder768_done:
 // func countLadder1536(a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F, CMOV
 TEXT ·countLadder1536(SB), NOSPLIT, $0-64
-	MOVQ a_base+0(FP), SI
-	MOVQ a_len+8(FP), AX
-	MOVQ b_base+24(FP), DI
-	XORL DX, DX
-	LEAQ (SI)(AX*4), AX
-	MOVQ DI, R12
-	MOVQ DI, R13
-	MOVQ DI, R14
-	CMPQ SI, AX
-	JAE  countLadder1536_done
+	MOVQ    a_base+0(FP), SI
+	MOVQ    a_len+8(FP), AX
+	MOVQ    b_base+24(FP), DI
+	XORL    DX, DX
+	LEAQ    (SI)(AX*4), AX
+	MOVQ    DI, R12
+	MOVQ    DI, R13
+	MOVQ    DI, R14
+	CMPQ    SI, AX
+	JAE     countLadder1536_done
+	PCALIGN $0x40
 
 countLadder1536_probe:
 	MOVL (SI), R9
@@ -3985,19 +4018,20 @@ countLadder1536_done:
 // func intersectLadder1536(dst *uint32, a []uint32, b []uint32) (n int, j int)
 // Requires: AVX, AVX512F, CMOV
 TEXT ·intersectLadder1536(SB), NOSPLIT, $0-72
-	MOVQ a_base+8(FP), SI
-	MOVQ a_len+16(FP), AX
-	MOVQ b_base+32(FP), DI
-	MOVQ dst+0(FP), CX
-	XORL DX, DX
-	XORL R15, R15
-	XORL R10, R10
-	LEAQ (SI)(AX*4), AX
-	MOVQ DI, R12
-	MOVQ DI, R13
-	MOVQ DI, R14
-	CMPQ SI, AX
-	JAE  intersectLadder1536_done
+	MOVQ    a_base+8(FP), SI
+	MOVQ    a_len+16(FP), AX
+	MOVQ    b_base+32(FP), DI
+	MOVQ    dst+0(FP), CX
+	XORL    DX, DX
+	XORL    R15, R15
+	XORL    R10, R10
+	LEAQ    (SI)(AX*4), AX
+	MOVQ    DI, R12
+	MOVQ    DI, R13
+	MOVQ    DI, R14
+	CMPQ    SI, AX
+	JAE     intersectLadder1536_done
+	PCALIGN $0x40
 
 intersectLadder1536_probe:
 	MOVL (SI), R9

@@ -108,6 +108,7 @@ func (k blockKernel) generate() {
 		JA(LabelRef(L("done")))
 	}
 
+	x86.AlignLoop()
 	Label(L("loop"))
 	// The loop-carried chain: load the block maxima, compare, CMOV.
 	MOVL(Mem{Base: RSI, Disp: 4*w - 4}, R10L)
@@ -169,6 +170,7 @@ func (k blockKernel) window(L func(string) string) {
 	CMPQ(RDI, RBX)
 	JA(LabelRef(L("single")))
 	if k.stage == nil {
+		x86.AlignLoop()
 		Label(L("window"))
 		k.windowBody(va, vb, ta, tb, -1)
 		CMPQ(RSI, retAddr("i"))
@@ -186,6 +188,7 @@ func (k blockKernel) window(L func(string) string) {
 	// are known.
 	d := k.depth
 	k.clear()
+	x86.AlignLoop()
 	Label(L("window"))
 	for c := 0; c < d; c++ {
 		k.windowBody(va, vb, ta, tb, c)

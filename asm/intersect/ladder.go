@@ -6,6 +6,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/xsect/xsect/asm/internal/x86"
 )
 
 // The ladder kernels serve the middle ratios (about 1:18 to 1:7000). For
@@ -95,6 +97,7 @@ func (k ladderKernel) generate() {
 
 	CMPQ(RSI, RAX)
 	JAE(LabelRef(L("done")))
+	x86.AlignLoop()
 	Label(L("probe"))
 	MOVL(Mem{Base: RSI}, R9L)
 	for l, n := range k.strides {

@@ -6,6 +6,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/xsect/xsect/asm/internal/x86"
 )
 
 // The lane kernels serve the middle ratios as the skip kernels do, without
@@ -97,6 +99,7 @@ func (k laneKernel) generate() {
 		XORL(EDX, EDX)
 	}
 
+	x86.AlignLoop()
 	Label(L("loop"))
 	CMPQ(RSI, R15)
 	JAE(LabelRef(L("done")))

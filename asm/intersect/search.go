@@ -6,6 +6,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/xsect/xsect/asm/internal/x86"
 )
 
 // The search kernels intersect a small set with a much larger one. Instead
@@ -78,6 +80,7 @@ func (k searchKernel) generate() {
 	TESTQ(RBX, RBX)
 	JZ(LabelRef(L("done")))
 
+	x86.AlignLoop()
 	Label(L("batch"))
 	// Lanes beyond len(a) are masked off the probe loads and the result.
 	for i := range g {

@@ -6,6 +6,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/xsect/xsect/asm/internal/x86"
 )
 
 // The skip kernels serve the middle ratios (about 1:16 to 1:1000), where a
@@ -62,6 +64,7 @@ func (k skipKernel) generate() {
 	CMPQ(RBX, RDI)
 	JB(LabelRef(L("done"))) // fewer than 64 values in b
 
+	x86.AlignLoop()
 	Label(L("probe"))
 	CMPQ(RSI, RAX)
 	JAE(LabelRef(L("done")))

@@ -146,3 +146,13 @@ func VP2INTERSECTD(src operand.Op, v, k reg.Register) {
 		panic("vp2intersectd: bad source operand")
 	}
 }
+
+// AlignLoop pads the function being built with NOPs up to a 64-byte
+// boundary: a hot loop's label placed after it starts a cache line. The
+// Go assembler aligns a function to 32 bytes only, so without it where a
+// loop falls in the lines moves with the code linked before the function,
+// and a kernel's speed with it (docs/PERFORMANCE.md). The padding runs
+// once, when the code falls into the loop; put it where nothing jumps.
+func AlignLoop() {
+	build.Instruction(&ir.Instruction{Opcode: "PCALIGN", Operands: []operand.Op{operand.U8(64)}})
+}
