@@ -66,7 +66,11 @@ func TestDispatchPicks(t *testing.T) {
 		{1000, 8000, "avx512"},             // near, within the block step
 		{1000, 8001, "ladder-avx512"},      // near, the step beyond
 		{1, 1 << 18, "ladder-avx512"},      // near at its largest
-		{20000, 1<<18 + 1, "lanes-avx512"}, // far
+		{20000, 1<<18 + 1, "lanes-avx512"}, // 0.75·L2
+		{6000, 360000, "lanes-avx512"},
+		{5000, 360000, "ladder-avx512"},
+		{6000, 3 << 17, "ladder-avx512"}, // 0.75·L2 at its largest
+		{6000, 3<<17 + 1, "search-simd"}, // L2
 		{100000, 1000000, "lanes-avx512"},
 		{1000000 / 23, 1000000, "skip-avx512"},
 		{1000000 / 64, 1000000, "skip-avx512"},
@@ -77,8 +81,8 @@ func TestDispatchPicks(t *testing.T) {
 			t.Errorf("%d x %d: pick = %s, want %s", c.small, c.large, got, c.want)
 		}
 	}
-	if gallopRatio != 8 {
-		t.Errorf("gallopRatio = %d, want the smallest block step, 8", gallopRatio)
+	if gallopRatio != 7 {
+		t.Errorf("gallopRatio = %d, want the smallest block step, 7", gallopRatio)
 	}
 }
 

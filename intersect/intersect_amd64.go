@@ -48,7 +48,8 @@ type dispatch []tier
 // them (docs/PERFORMANCE.md): Zen 4's in
 // docs/results/pairwise-crossovers-zen4-tiers.txt (its 4·L2 tier in
 // pairwise-crossovers-zen4.txt), Emerald Rapids' in
-// pairwise-crossovers-xeon.txt. The ladder's chain of loads wins while the
+// pairwise-crossovers-xeon.txt (its 0.75·L2 tier in
+// pairwise-crossovers-xeon-0.75.txt). The ladder's chain of loads wins while the
 // larger set is near (in L2 on the Xeon, up to 4·L2 on Zen 4) and
 // loses to the skip, lane and search kernels, which keep more loads in
 // flight, beyond. Zen 5's and AVX2's are the earlier block/search
@@ -65,6 +66,7 @@ var (
 	zen5Dispatch  = dispatch{{0, []step{{64, "vp2intersect"}, {0, "search-simd"}}}}
 	intelDispatch = dispatch{
 		{0.5, []step{{8, "avx512"}, {0, "ladder-avx512"}}},
+		{0.75, []step{{7, "avx512"}, {60, "lanes-avx512"}, {0, "ladder-avx512"}}},
 		{1, []step{{9, "avx512"}, {24, "lanes-avx512"}, {40, "skip-avx512"}, {100, "search-simd"}, {8000, "ladder-avx512"}, {0, "search-simd"}}},
 		{2, []step{{9, "avx512"}, {23, "lanes-avx512"}, {68, "skip-avx512"}, {1400, "search-simd"}, {5500, "ladder-avx512"}, {0, "search-simd"}}},
 		{0, []step{{9, "avx512"}, {20, "lanes-avx512"}, {68, "skip-avx512"}, {0, "search-simd"}}},
