@@ -19,8 +19,9 @@ of a set i of FILE and a set j of FILE2, computes the degree of containment
 pair whose degree is at least --min-degree (default 1: one set contains the
 other). D may be a decimal ("0.8"), a fraction ("2/3") or an exponent form;
 the comparison is exact, in integers. Empty sets are ignored. The degree is
-printed in the shortest form that reads back to the same float64 ("1",
-"0.75", "0.6666666666666666"). --count-only prints only the number of such
+printed with at least 6 significant digits: the shortest form that reads back
+to the same float64 where that has 6 or more ("0.6666666666666666"), else
+padded ("0.750000", "1.00000"). --count-only prints only the number of such
 pairs. Lines come in no particular order unless --sort.
 
 The planner, --explain, --technique and --device work as for allpairs; the

@@ -23,7 +23,7 @@ kernels not prebuilt for a GPU) with the directory it caches kernels in, and
 cuBLAS (needed only by allpairs' mm and mmjoin techniques). Without a usable
 GPU it says why (no driver library, no device, a driver too old) and exits 0:
 the CPU paths still work. The GPU numbers are the ordinals that --gpus takes;
-the GPU commands use every GPU by default.`,
+the GPU commands use every GPU by default (intersect the first).`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
 			return func(env *Env, args []string) error {
 				if len(args) != 0 {
