@@ -7,6 +7,7 @@
 //	pairfiles write -dir D [-size 1e6] [-ratios 1,16] [-selectivity 0.01,0.3] [-density 0.01]
 //	pairfiles time -dir D NAME WANT [method...]
 //	pairfiles sweep [-size 1e6] [-ratios 1,2,...,20000] [-rounds 3] [method...]
+//	pairfiles floor [-size 1000000] [-rounds 41]
 //
 // write stores each pair as D/NAME.a (the smaller set) and D/NAME.b, raw
 // little-endian uint32, and prints "NAME WANT" per pair, WANT being the
@@ -26,6 +27,9 @@
 // rounds times, and prints the median per ratio, the fastest method,
 // auto's time over the fastest's, and the ratios at which the fastest
 // method changes.
+//
+// floor times a sum over every k-th cache line of an array of -size values
+// held in L3: the least a kernel that reads that many lines of b can take.
 package main
 
 import (
@@ -45,7 +49,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(fmt.Errorf("usage: pairfiles write|time [flags]"))
+		fail(fmt.Errorf("usage: pairfiles write|time|sweep|floor [flags]"))
 	}
 	var err error
 	switch os.Args[1] {
@@ -55,8 +59,10 @@ func main() {
 		err = timeMethods(os.Args[2:])
 	case "sweep":
 		err = sweep(os.Args[2:])
+	case "floor":
+		err = floor(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown subcommand %q: want write, time or sweep", os.Args[1])
+		err = fmt.Errorf("unknown subcommand %q: want write, time, sweep or floor", os.Args[1])
 	}
 	if err != nil {
 		fail(err)
