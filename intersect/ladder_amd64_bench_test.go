@@ -3,19 +3,32 @@
 package intersect
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
+
+var ladderSizes = flag.String("ladder.sizes", "100000,250000,500000,1000000", "BenchmarkLadderKernels: comma-separated sizes of the larger set")
 
 // BenchmarkLadderKernels times Count of every ladder kernel, whatever
 // ladderFor would pick, at each size of the larger set and ratio: what
 // ladders' ratios and ladderWide come from.
 //
-//	go test -run - -bench LadderKernels -benchtime 20ms -count 5 ./intersect/
+//	go test -run - -bench LadderKernels -benchtime 20ms -count 5 ./intersect/ [-args -ladder.sizes 375000,450000]
 func BenchmarkLadderKernels(b *testing.B) {
-	for _, large := range []int{100_000, 250_000, 500_000, 1_000_000} {
+	var sizes []int
+	for _, f := range strings.Split(*ladderSizes, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 2000 {
+			b.Fatalf("-ladder.sizes: %q is not a size of at least 2000", f)
+		}
+		sizes = append(sizes, n)
+	}
+	for _, large := range sizes {
 		for _, ratio := range []int{12, 16, 24, 32, 48, 64, 96, 128, 160, 200, 256, 320, 400, 560, 800, 1400, 2000} {
 			x, y := randomPair(large/ratio, large, large/ratio/100)
 			for _, l := range ladders {
