@@ -13,9 +13,14 @@ import (
 // Col0+y when Row0+x < Col0+y, and 0 elsewhere (the lower triangle and the
 // diagonal are never computed).
 type Tile struct {
+	// Row0 and Col0 are the positions of the tile's first row and first
+	// column.
 	Row0, Col0 int
+	// Rows and Cols are the tile's numbers of rows and columns: the tile
+	// size, or fewer in the last block of positions.
 	Rows, Cols int
-	Counts     []uint32
+	// Counts holds the Rows·Cols counts, row by row.
+	Counts []uint32
 }
 
 // At returns the count at row x, column y.

@@ -67,6 +67,8 @@ type MemoryError struct {
 	Limit int64  // BuildOptions.Memory, bytes
 }
 
+// Error returns "What needs Need, more than the limit of Limit", the sizes
+// in B, KiB, MiB or GiB.
 func (e *MemoryError) Error() string {
 	return fmt.Sprintf("%s needs %s, more than the limit of %s", e.What, engine.Bytes(e.Need), engine.Bytes(e.Limit))
 }
@@ -209,6 +211,7 @@ type SyntaxError struct {
 	Msg string // what is wrong, quoting the token
 }
 
+// Error returns the message, prefixed with the column and a colon.
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%d: %s", e.Col, e.Msg) }
 
 // ParseIDs reads a query given as term ids: decimal integers separated by
@@ -278,7 +281,10 @@ type Options struct {
 	// Expected is, optionally, the queries the searcher will answer (or a
 	// sample of them, with ExpectedTotal the whole count), for the
 	// planner's choice of device.
-	Expected      []Query
+	Expected []Query
+	// ExpectedTotal is the number of queries that Expected samples; a
+	// value below len(Expected), 0 included, means len(Expected). Without
+	// Expected it is not used.
 	ExpectedTotal int
 }
 

@@ -21,6 +21,9 @@ type LimitError struct {
 	Sets, Elements int64
 }
 
+// Error returns the message, prefixed with the file name: the sets and
+// elements read or declared and, in MiB, the limit and the memory needed
+// where known.
 func (e *LimitError) Error() string {
 	if e.Need > 0 {
 		return fmt.Sprintf("%s: %d sets and %d elements need %s, over the limit of %s", e.File, e.Sets, e.Elements, mib(e.Need), mib(e.Limit))

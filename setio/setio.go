@@ -58,9 +58,12 @@ var ErrBadInput = errors.New("setio: bad input")
 // and Col are 1-based (Col counts bytes); for binary files, and for errors
 // that have no position, they are 0 and the message says where.
 type ParseError struct {
+	// File is the file's name as the reader was given it, or "" when
+	// unknown (Error then writes "<input>").
 	File      string
 	Line, Col int
-	Msg       string
+	// Msg says what is wrong, without the file name or the position.
+	Msg string
 	// Err is the underlying cause, if any (for example gzip.ErrChecksum or
 	// io.ErrUnexpectedEOF); Unwrap returns it.
 	Err error

@@ -74,8 +74,10 @@ type Job struct {
 
 // Tile is one tile of a job: the pairs (i, j) with i in [RowLo, RowHi) and
 // j in [ColLo, ColHi) (set ids, or item ids for pairs; a Hi of 0 has no
-// bound). Index numbers it among Tiles, which names its file.
+// bound).
 type Tile struct {
+	// Index is the tile's number, from 0, and Tiles the number of tiles of
+	// the job; both name the tile's file (FileName).
 	Index, Tiles               int
 	RowLo, RowHi, ColLo, ColHi int
 }

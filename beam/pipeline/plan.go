@@ -39,11 +39,16 @@ type Grid struct {
 	// pairs) of each side; in a self-join Cols equals Rows and only the
 	// tiles with the row block at or before the column block exist.
 	Rows, Cols []sets.Range
-	Self       bool
-	// Sets (transactions for pairs) and Elements describe the input;
-	// Kept the sets the workload keeps (or the frequent items).
+	// Self reports whether the pairs are those of one collection: a
+	// self-join (no With), or frequent pairs.
+	Self bool
+	// Sets are the numbers of sets (transactions for pairs) of the input
+	// ([0]) and of With ([1], 0 in a self-join); Kept the numbers of sets the
+	// workload keeps (or of the frequent items).
 	Sets, Kept [2]int
-	Elements   [2]int64
+	// Elements are the collections' numbers of elements (the sums of their
+	// sets' sizes), indexed like Sets.
+	Elements [2]int64
 	// Pairs is the size of the pair space; Output an upper bound on the
 	// lines written (Σ over elements of the pairs of sets holding it,
 	// over the overlap every reported pair needs), Pairs at most.
