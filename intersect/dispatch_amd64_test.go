@@ -46,43 +46,96 @@ func TestDispatchTables(t *testing.T) {
 	}
 }
 
-// TestDispatchPicks checks which method the Xeon's dispatch picks by size
-// and ratio, where this CPU has them: the tier by the larger set's size
-// against the L2 cache, the step by the ratio.
+// TestDispatchPicks checks which method Zen 4's and the Xeon's dispatches
+// pick by size and ratio, where this CPU has their methods: the tier by the
+// larger set's size against the L2 cache, the step by the ratio, and
+// between two tiers the ladder's start gliding from one tier's to the
+// next's.
 func TestDispatchPicks(t *testing.T) {
-	for _, tr := range intelDispatch {
-		for _, s := range tr.steps {
-			if _, ok := methodNamed(s.method); !ok {
-				t.Skipf("this CPU has no %s", s.method)
-			}
-		}
-	}
-	keepDispatch(t)
-	setDispatch(intelDispatch, 2<<20) // near: a larger set of up to 256K values
-	for _, c := range []struct {
+	type want struct {
 		small, large int
-		want         string
+		method       string
+	}
+	for _, c := range []struct {
+		name        string
+		d           dispatch
+		l2          int
+		gallopRatio int
+		picks       []want
 	}{
-		{1000, 8000, "avx512"},             // near, within the block step
-		{1000, 8001, "ladder-avx512"},      // near, the step beyond
-		{1, 1 << 18, "ladder-avx512"},      // near at its largest
-		{20000, 1<<18 + 1, "lanes-avx512"}, // 0.75·L2
-		{6000, 360000, "lanes-avx512"},
-		{5000, 360000, "ladder-avx512"},
-		{6000, 3 << 17, "ladder-avx512"}, // 0.75·L2 at its largest
-		{6000, 3<<17 + 1, "search-simd"}, // L2
-		{100000, 1000000, "lanes-avx512"},
-		{1000000 / 23, 1000000, "skip-avx512"},
-		{1000000 / 64, 1000000, "skip-avx512"},
-		{1000000 / 69, 1000000, "search-simd"},
-		{1, 1000000, "search-simd"},
+		{"zen4", zen4Dispatch, 1 << 20, 4, []want{
+			{1000, 4000, "avx2"}, // the 1·L2 tier (256K values)
+			{1000, 4001, "ladder-avx512"},
+			{1, 1 << 18, "ladder-avx512"},
+			{375000 / 5, 375000, "avx2"},            // between 1 and 2·L2: the ladder from about 1:6
+			{375000 / 8, 375000, "ladder-avx512"},   // (1:8 at 2·L2)
+			{750000 / 10, 750000, "lanes-avx512"},   // between 2 and 4·L2: from about 1:12
+			{750000 / 16, 750000, "ladder-avx512"},  // (1:19 at 4·L2)
+			{1 << 20 / 18, 1 << 20, "lanes-avx512"}, // 4·L2
+			{1 << 20 / 20, 1 << 20, "ladder-avx512"},
+			{1500000 / 32, 1500000, "lanes-avx512"}, // between 4 and 8·L2: from about 1:34
+			{1500000 / 48, 1500000, "ladder-avx512"},
+			{3000000 / 96, 3000000, "skip-avx512"}, // between 8 and 16·L2: from about 1:106
+			{3000000 / 128, 3000000, "ladder-avx512"},
+			{6000000 / 128, 6000000, "skip-avx512"}, // beyond 16·L2
+			{6000000 / 200, 6000000, "ladder-avx512"},
+			{1, 6000000, "search-simd"},
+		}},
+		{"intel", intelDispatch, 2 << 20, 7, []want{
+			{1000, 8000, "avx512"}, // the 0.5·L2 tier (256K values)
+			{1000, 8001, "ladder-avx512"},
+			{1, 1 << 18, "ladder-avx512"},
+			{300000 / 10, 300000, "lanes-avx512"}, // between 0.5 and 0.75·L2: the ladder from about 1:16
+			{300000 / 20, 300000, "ladder-avx512"},
+			{7000, 3 << 17, "lanes-avx512"}, // 0.75·L2 (384K values)
+			{6000, 3 << 17, "ladder-avx512"},
+			{100000, 1000000, "lanes-avx512"}, // between 1 and 2·L2: the ladder from about 1:1170
+			{1000000 / 23, 1000000, "skip-avx512"},
+			{1000000 / 64, 1000000, "skip-avx512"},
+			{1000000 / 69, 1000000, "search-simd"},
+			{1000000 / 2000, 1000000, "ladder-avx512"},
+			{1, 1000000, "search-simd"},
+			{3000000 / 30, 3000000, "skip-avx512"}, // beyond 4·L2: no ladder
+			{1, 3000000, "search-simd"},
+		}},
 	} {
-		if got := pick(c.small, c.large).Name; got != c.want {
-			t.Errorf("%d x %d: pick = %s, want %s", c.small, c.large, got, c.want)
+		t.Run(c.name, func(t *testing.T) {
+			for _, tr := range c.d {
+				for _, s := range tr.steps {
+					if _, ok := methodNamed(s.method); !ok {
+						t.Skipf("this CPU has no %s", s.method)
+					}
+				}
+			}
+			keepDispatch(t)
+			setDispatch(c.d, c.l2)
+			for _, w := range c.picks {
+				if got := pick(w.small, w.large).Name; got != w.method {
+					t.Errorf("%d x %d: pick = %s, want %s", w.small, w.large, got, w.method)
+				}
+			}
+			if gallopRatio != c.gallopRatio {
+				t.Errorf("gallopRatio = %d, want the smallest block step, %d", gallopRatio, c.gallopRatio)
+			}
+		})
+	}
+}
+
+// TestGlideStarts checks the ladder's start between two tiers: the lower
+// tier's near its size, the upper's at its own, growing between.
+func TestGlideStarts(t *testing.T) {
+	s := glideStarts(1000, 2000, 10, 40)
+	if len(s) != glidePoints || s[0] != 10 || s[len(s)-1] != 40 {
+		t.Fatalf("glideStarts(1000, 2000, 10, 40) = %v: want %d starts from 10 to 40", s, glidePoints)
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < s[i-1] {
+			t.Fatalf("glideStarts: %v decreases at %d", s, i)
 		}
 	}
-	if gallopRatio != 7 {
-		t.Errorf("gallopRatio = %d, want the smallest block step, 7", gallopRatio)
+	// Halfway in the size's logarithm, halfway in the ratio's.
+	if mid := s[414*glidePoints/1000]; mid != 20 {
+		t.Errorf("glideStarts at 1414: %d, want 20", mid)
 	}
 }
 
@@ -97,15 +150,15 @@ func keepDispatch(t *testing.T) {
 	})
 }
 
-// checkTiers reports a dispatch whose tiers do not grow to a last one of
-// l2 0, that names an unknown method, or whose steps' ratios do not
+// checkTiers reports a dispatch with no tier, whose tiers' sizes do not
+// increase, that names an unknown method, or whose steps' ratios do not
 // increase up to a last step of 0.
 func checkTiers(d dispatch, known map[string]bool) error {
-	if len(d) == 0 || d[len(d)-1].l2 != 0 {
-		return fmt.Errorf("%v: want tiers ending in one of l2 0", d)
+	if len(d) == 0 {
+		return fmt.Errorf("%v: want a tier", d)
 	}
 	for i, tr := range d {
-		if i > 0 && i < len(d)-1 && tr.l2 <= d[i-1].l2 {
+		if i > 0 && tr.l2 <= d[i-1].l2 {
 			return fmt.Errorf("%v: tier %d's size %g does not increase", d, i, tr.l2)
 		}
 		if err := checkSteps(tr.steps, known); err != nil {

@@ -29,39 +29,51 @@ type step struct {
 	method string
 }
 
-// A tier is the steps, in increasing ratio, for a larger set of up to
-// l2 times the core's L2 cache (cpufeat.L2Size) in bytes; l2 0 serves every
-// size beyond the tiers before it.
+// A tier is the steps, in increasing ratio, fitted for a larger set of l2
+// times the core's L2 cache (cpufeat.L2Size) in bytes. The first tier
+// serves every smaller set and the last every larger one. A size between
+// two tiers' takes the larger tier's steps, but where both have a ladder
+// step its ladder starts between the two tiers' starts, geometrically in
+// the size (glideSteps): the ladder wins from a lower ratio the nearer the
+// larger set is, and that ratio moves steadily with the size (1:5 to 1:64
+// from 1 to 8 MB on Zen 4).
 type tier struct {
 	l2    float64
 	steps []step
 }
 
 // A dispatch is the methods Count and Intersect run on one kind of CPU:
-// its tiers in increasing size, the last of l2 0. Each tier's first step
-// is a block method.
+// its tiers in increasing size (one tier serves every size). Each tier's
+// first step is a block method.
 type dispatch []tier
+
+// glideMethod is the method whose start glides between tiers.
+const glideMethod = "ladder-avx512"
+
+// glidePoints is how many sizes between two tiers' have their ladder start
+// computed ahead.
+const glidePoints = 64
 
 // The dispatch per kind of CPU. Each comes from `pairfiles sweep` on that
 // CPU over several sizes of the larger set (the smaller's are size/ratio
 // rounded down, so 1:7 is a little above 7), and is judged on sizes between
 // them (docs/PERFORMANCE.md): Zen 4's in
-// docs/results/pairwise-crossovers-zen4-tiers.txt (its 4·L2 tier in
-// pairwise-crossovers-zen4.txt), Emerald Rapids' in
+// docs/results/pairwise-crossovers-zen4-aligned.txt, Emerald Rapids' in
 // pairwise-crossovers-xeon.txt (its 0.75·L2 tier in
-// pairwise-crossovers-xeon-0.75.txt). The ladder's chain of loads wins while the
-// larger set is near (in L2 on the Xeon, up to 4·L2 on Zen 4) and
-// loses to the skip, lane and search kernels, which keep more loads in
-// flight, beyond. Zen 5's and AVX2's are the earlier block/search
+// pairwise-crossovers-xeon-0.75.txt), the glide between tiers judged in
+// pairwise-glide-zen4.txt and pairwise-glide-xeon.txt. The ladder's chain
+// of loads wins while the larger set is near (in L2 on the Xeon, up to
+// 8·L2 on Zen 4) and loses to the skip, lane and search kernels, which
+// keep more loads in flight, beyond. Zen 5's and AVX2's are the earlier block/search
 // crossovers (asm/intersect/README.md, "Dispatch"), not measured yet with
 // the lane, skip and ladder kernels.
 var (
 	zen4Dispatch = dispatch{
-		{1, []step{{5, "avx2"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
-		{2, []step{{7, "avx2"}, {9, "lanes-avx512"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
-		{4, []step{{8, "avx2"}, {18, "lanes-avx512"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
-		{8, []step{{7, "avx2"}, {44, "lanes-avx512"}, {60, "skip-avx512"}, {7000, "ladder-avx512"}, {0, "search-simd"}}},
-		{0, []step{{8, "avx2"}, {24, "lanes-avx512"}, {180, "skip-avx512"}, {4000, "ladder-avx512"}, {0, "search-simd"}}},
+		{1, []step{{4, "avx2"}, {0, "ladder-avx512"}}},
+		{2, []step{{8, "avx2"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
+		{4, []step{{8, "avx2"}, {19, "lanes-avx512"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
+		{8, []step{{8, "avx2"}, {60, "lanes-avx512"}, {7000, "ladder-avx512"}, {0, "search-simd"}}},
+		{16, []step{{8, "avx2"}, {24, "lanes-avx512"}, {180, "skip-avx512"}, {4000, "ladder-avx512"}, {0, "search-simd"}}},
 	}
 	zen5Dispatch  = dispatch{{0, []step{{64, "vp2intersect"}, {0, "search-simd"}}}}
 	intelDispatch = dispatch{
@@ -69,7 +81,7 @@ var (
 		{0.75, []step{{7, "avx512"}, {60, "lanes-avx512"}, {0, "ladder-avx512"}}},
 		{1, []step{{9, "avx512"}, {24, "lanes-avx512"}, {40, "skip-avx512"}, {100, "search-simd"}, {8000, "ladder-avx512"}, {0, "search-simd"}}},
 		{2, []step{{9, "avx512"}, {23, "lanes-avx512"}, {68, "skip-avx512"}, {1400, "search-simd"}, {5500, "ladder-avx512"}, {0, "search-simd"}}},
-		{0, []step{{9, "avx512"}, {20, "lanes-avx512"}, {68, "skip-avx512"}, {0, "search-simd"}}},
+		{4, []step{{9, "avx512"}, {20, "lanes-avx512"}, {68, "skip-avx512"}, {0, "search-simd"}}},
 	}
 	avx2Dispatch = dispatch{{0, []step{{48, "avx2"}, {0, "gallop"}}}}
 )
@@ -99,6 +111,11 @@ func init() {
 	}
 	best.Name = "avx512"
 	dispatch := intelDispatch
+	if !isAMD {
+		// Emerald Rapids: the 64-stride ladder beats the 128 to 1:48 and
+		// beyond (BenchmarkLadderKernels, 100K to 600K values).
+		ladders[0].upTo = 64
+	}
 	methods = append(methods, best, other, search, skip, lane, ladder)
 	if hasVP2 {
 		vp2 := Method{Name: "vp2intersect", Count: blockCounter(countVP2Intersect), Intersect: blockIntersecter(intersectVP2Intersect, 16)}
@@ -130,14 +147,25 @@ var pick func(small, large int) Method
 // directly, the others through the tiers.
 func setDispatch(d dispatch, l2Size int) {
 	type resolved struct {
-		maxLen int // the largest set, in values, the tier serves
-		steps  []step
-		ms     []Method
+		size  int // the larger set, in values, the tier was fitted for
+		steps []step
+		ms    []Method
+		glide int   // the index of its ladder step, or -1
+		start []int // from the tier before: the ladder's start at glidePoints sizes, or nil
 	}
 	ts := make([]resolved, len(d))
 	gallopRatio = 0
 	for i, t := range d {
-		ts[i] = resolved{int(t.l2 * float64(l2Size) / 4), t.steps, resolve(t.steps)}
+		ts[i] = resolved{size: int(t.l2 * float64(l2Size) / 4), steps: t.steps, ms: resolve(t.steps), glide: -1}
+		for k, st := range t.steps {
+			if k > 0 && st.method == glideMethod {
+				ts[i].glide = k
+				break
+			}
+		}
+		if i > 0 && ts[i].glide > 0 && ts[i-1].glide > 0 && ts[i].size > ts[i-1].size {
+			ts[i].start = glideStarts(ts[i-1].size, ts[i].size, ts[i-1].steps[ts[i-1].glide-1].upTo, t.steps[ts[i].glide-1].upTo)
+		}
 		if gallopRatio == 0 || t.steps[0].upTo < gallopRatio {
 			gallopRatio = t.steps[0].upTo
 			blockCount, blockIntersect = ts[i].ms[0].Count, ts[i].ms[0].Intersect
@@ -145,16 +173,38 @@ func setDispatch(d dispatch, l2Size int) {
 	}
 	last := ts[len(ts)-1]
 	pick = func(small, large int) Method {
-		t := last
-		for _, u := range ts[:len(ts)-1] {
-			if large <= u.maxLen {
-				t = u
-				break
+		t, i := last, len(ts)-1
+		if l2Size > 0 {
+			for j, u := range ts[:len(ts)-1] {
+				if large <= u.size {
+					t, i = u, j
+					break
+				}
 			}
 		}
-		for i, s := range t.steps[:len(t.steps)-1] {
-			if small*s.upTo >= large {
-				return t.ms[i]
+		if t.start != nil && large > ts[i-1].size && large <= t.size {
+			// Between two tiers: the steps before the ladder end where it
+			// starts here.
+			lo := ts[i-1].size
+			s := t.start[(large-lo-1)*glidePoints/(t.size-lo)]
+			if small*s >= large {
+				for k, st := range t.steps[:t.glide-1] {
+					if small*st.upTo >= large {
+						return t.ms[k]
+					}
+				}
+				return t.ms[t.glide-1]
+			}
+			for k, st := range t.steps[t.glide : len(t.steps)-1] {
+				if small*st.upTo >= large {
+					return t.ms[t.glide+k]
+				}
+			}
+			return t.ms[len(t.ms)-1]
+		}
+		for k, st := range t.steps[:len(t.steps)-1] {
+			if small*st.upTo >= large {
+				return t.ms[k]
 			}
 		}
 		return t.ms[len(t.ms)-1]
@@ -165,6 +215,19 @@ func setDispatch(d dispatch, l2Size int) {
 	}
 	gallopCount = func(a, b []uint32) int { return pick(len(a), len(b)).Count(a, b) }
 	gallopIntersect = func(dst, a, b []uint32) []uint32 { return pick(len(a), len(b)).Intersect(dst, a, b) }
+}
+
+// glideStarts returns the ratio from which the ladder serves at glidePoints
+// sizes evenly spaced in (lo, hi], where it starts from loStart at lo and
+// hiStart at hi: geometric in the size.
+func glideStarts(lo, hi, loStart, hiStart int) []int {
+	starts := make([]int, glidePoints)
+	for p := range starts {
+		size := float64(lo) + (float64(p)+0.5)*float64(hi-lo)/glidePoints
+		t := math.Log(size/float64(lo)) / math.Log(float64(hi)/float64(lo))
+		starts[p] = int(math.Round(math.Exp((1-t)*math.Log(float64(loStart)) + t*math.Log(float64(hiStart)))))
+	}
+	return starts
 }
 
 // resolve returns the methods steps name.
