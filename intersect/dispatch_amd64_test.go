@@ -64,38 +64,39 @@ func TestDispatchPicks(t *testing.T) {
 		picks       []want
 	}{
 		{"zen4", zen4Dispatch, 1 << 20, 4, []want{
-			{1000, 4000, "avx2"}, // the 1·L2 tier (256K values)
+			{1000, 4000, "avx2"}, // the first tier, fitted at 250K values
 			{1000, 4001, "ladder-avx512"},
-			{1, 1 << 18, "ladder-avx512"},
-			{375000 / 5, 375000, "avx2"},            // between 1 and 2·L2: the ladder from about 1:6
-			{375000 / 8, 375000, "ladder-avx512"},   // (1:8 at 2·L2)
-			{750000 / 10, 750000, "lanes-avx512"},   // between 2 and 4·L2: from about 1:12
-			{750000 / 16, 750000, "ladder-avx512"},  // (1:19 at 4·L2)
-			{1 << 20 / 18, 1 << 20, "lanes-avx512"}, // 4·L2
-			{1 << 20 / 20, 1 << 20, "ladder-avx512"},
-			{1500000 / 32, 1500000, "lanes-avx512"}, // between 4 and 8·L2: from about 1:34
+			{1, 250000, "ladder-avx512"},
+			{1, 250001, "search-simd"},              // the next tier's end of the ladder
+			{375000 / 5, 375000, "avx2"},            // between 250K and 500K: the ladder from about 1:6
+			{375000 / 8, 375000, "ladder-avx512"},   // (1:8 at 500K)
+			{750000 / 10, 750000, "lanes-avx512"},   // between 500K and 1M: from about 1:12
+			{750000 / 16, 750000, "ladder-avx512"},  // (1:19 at 1M)
+			{1000000 / 18, 1000000, "lanes-avx512"}, // 1M
+			{1000000 / 20, 1000000, "ladder-avx512"},
+			{1500000 / 32, 1500000, "lanes-avx512"}, // between 1M and 2M: from about 1:35
 			{1500000 / 48, 1500000, "ladder-avx512"},
-			{3000000 / 96, 3000000, "skip-avx512"}, // between 8 and 16·L2: from about 1:106
+			{3000000 / 96, 3000000, "skip-avx512"}, // between 2M and 4M: from about 1:107
 			{3000000 / 128, 3000000, "ladder-avx512"},
-			{6000000 / 128, 6000000, "skip-avx512"}, // beyond 16·L2
+			{6000000 / 128, 6000000, "skip-avx512"}, // beyond 4M
 			{6000000 / 200, 6000000, "ladder-avx512"},
 			{1, 6000000, "search-simd"},
 		}},
 		{"intel", intelDispatch, 2 << 20, 7, []want{
-			{1000, 8000, "avx512"}, // the 0.5·L2 tier (256K values)
+			{1000, 8000, "avx512"}, // the first tier, fitted at 250K values
 			{1000, 8001, "ladder-avx512"},
 			{1, 1 << 18, "ladder-avx512"},
-			{300000 / 10, 300000, "lanes-avx512"}, // between 0.5 and 0.75·L2: the ladder from about 1:16
+			{300000 / 10, 300000, "lanes-avx512"}, // between 250K and 384K: the ladder from about 1:15
 			{300000 / 20, 300000, "ladder-avx512"},
-			{7000, 3 << 17, "lanes-avx512"}, // 0.75·L2 (384K values)
+			{7000, 3 << 17, "lanes-avx512"}, // 384K
 			{6000, 3 << 17, "ladder-avx512"},
-			{100000, 1000000, "lanes-avx512"}, // between 1 and 2·L2: the ladder from about 1:1170
+			{100000, 1000000, "lanes-avx512"}, // 1M
 			{1000000 / 23, 1000000, "skip-avx512"},
 			{1000000 / 64, 1000000, "skip-avx512"},
 			{1000000 / 69, 1000000, "search-simd"},
 			{1000000 / 2000, 1000000, "ladder-avx512"},
 			{1, 1000000, "search-simd"},
-			{3000000 / 30, 3000000, "skip-avx512"}, // beyond 4·L2: no ladder
+			{3000000 / 30, 3000000, "skip-avx512"}, // beyond 2M: no ladder
 			{1, 3000000, "search-simd"},
 		}},
 	} {

@@ -47,6 +47,17 @@ type tier struct {
 // first step is a block method.
 type dispatch []tier
 
+// fitAt returns the l2 of a tier fitted with a larger set of values
+// uint32 on a core whose L2 cache holds l2Bytes: tiers scale with the L2
+// of the core they run on.
+func fitAt(values, l2Bytes int) float64 { return float64(4*values) / float64(l2Bytes) }
+
+// The L2 caches of the cores the tiers were fitted on.
+const (
+	zen4L2 = 1 << 20 // AMD EPYC, family 25, model 17
+	xeonL2 = 2 << 20 // Emerald Rapids
+)
+
 // glideMethod is the method whose start glides between tiers.
 const glideMethod = "ladder-avx512"
 
@@ -69,19 +80,19 @@ const glidePoints = 64
 // the lane, skip and ladder kernels.
 var (
 	zen4Dispatch = dispatch{
-		{1, []step{{4, "avx2"}, {0, "ladder-avx512"}}},
-		{2, []step{{8, "avx2"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
-		{4, []step{{8, "avx2"}, {19, "lanes-avx512"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
-		{8, []step{{8, "avx2"}, {60, "lanes-avx512"}, {7000, "ladder-avx512"}, {0, "search-simd"}}},
-		{16, []step{{8, "avx2"}, {24, "lanes-avx512"}, {180, "skip-avx512"}, {4000, "ladder-avx512"}, {0, "search-simd"}}},
+		{fitAt(250_000, zen4L2), []step{{4, "avx2"}, {0, "ladder-avx512"}}},
+		{fitAt(500_000, zen4L2), []step{{8, "avx2"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
+		{fitAt(1_000_000, zen4L2), []step{{8, "avx2"}, {19, "lanes-avx512"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
+		{fitAt(2_000_000, zen4L2), []step{{8, "avx2"}, {60, "lanes-avx512"}, {7000, "ladder-avx512"}, {0, "search-simd"}}},
+		{fitAt(4_000_000, zen4L2), []step{{8, "avx2"}, {24, "lanes-avx512"}, {180, "skip-avx512"}, {4000, "ladder-avx512"}, {0, "search-simd"}}},
 	}
 	zen5Dispatch  = dispatch{{0, []step{{64, "vp2intersect"}, {0, "search-simd"}}}}
 	intelDispatch = dispatch{
-		{0.5, []step{{8, "avx512"}, {0, "ladder-avx512"}}},
-		{0.75, []step{{7, "avx512"}, {60, "lanes-avx512"}, {0, "ladder-avx512"}}},
-		{1, []step{{9, "avx512"}, {24, "lanes-avx512"}, {40, "skip-avx512"}, {100, "search-simd"}, {8000, "ladder-avx512"}, {0, "search-simd"}}},
-		{2, []step{{9, "avx512"}, {23, "lanes-avx512"}, {68, "skip-avx512"}, {1400, "search-simd"}, {5500, "ladder-avx512"}, {0, "search-simd"}}},
-		{4, []step{{9, "avx512"}, {20, "lanes-avx512"}, {68, "skip-avx512"}, {0, "search-simd"}}},
+		{fitAt(250_000, xeonL2), []step{{8, "avx512"}, {0, "ladder-avx512"}}},
+		{fitAt(393_216, xeonL2), []step{{7, "avx512"}, {60, "lanes-avx512"}, {0, "ladder-avx512"}}},
+		{fitAt(500_000, xeonL2), []step{{9, "avx512"}, {24, "lanes-avx512"}, {40, "skip-avx512"}, {100, "search-simd"}, {8000, "ladder-avx512"}, {0, "search-simd"}}},
+		{fitAt(1_000_000, xeonL2), []step{{9, "avx512"}, {23, "lanes-avx512"}, {68, "skip-avx512"}, {1400, "search-simd"}, {5500, "ladder-avx512"}, {0, "search-simd"}}},
+		{fitAt(2_000_000, xeonL2), []step{{9, "avx512"}, {20, "lanes-avx512"}, {68, "skip-avx512"}, {0, "search-simd"}}},
 	}
 	avx2Dispatch = dispatch{{0, []step{{48, "avx2"}, {0, "gallop"}}}}
 )
