@@ -70,13 +70,13 @@ func TestDispatchPicks(t *testing.T) {
 			{1, 250001, "search-simd"},              // the next tier's end of the ladder
 			{375000 / 5, 375000, "avx2"},            // between 250K and 500K: the ladder from about 1:6
 			{375000 / 8, 375000, "ladder-avx512"},   // (1:8 at 500K)
-			{750000 / 10, 750000, "lanes-avx512"},   // between 500K and 1M: from about 1:12
+			{750000 / 10, 750000, "lanes-avx512"},   // between 500K and 1M: from about 1:13
 			{750000 / 16, 750000, "ladder-avx512"},  // (1:19 at 1M)
 			{1000000 / 18, 1000000, "lanes-avx512"}, // 1M
 			{1000000 / 20, 1000000, "ladder-avx512"},
-			{1500000 / 32, 1500000, "lanes-avx512"}, // between 1M and 2M: from about 1:35
+			{1500000 / 32, 1500000, "lanes-avx512"}, // between 1M and 2M: from about 1:37
 			{1500000 / 48, 1500000, "ladder-avx512"},
-			{3000000 / 96, 3000000, "skip-avx512"}, // between 2M and 4M: from about 1:107
+			{3000000 / 96, 3000000, "skip-avx512"}, // between 2M and 4M: from about 1:114
 			{3000000 / 128, 3000000, "ladder-avx512"},
 			{6000000 / 128, 6000000, "skip-avx512"}, // beyond 4M
 			{6000000 / 200, 6000000, "ladder-avx512"},
@@ -86,9 +86,9 @@ func TestDispatchPicks(t *testing.T) {
 			{1000, 8000, "avx512"}, // the first tier, fitted at 250K values
 			{1000, 8001, "ladder-avx512"},
 			{1, 1 << 18, "ladder-avx512"},
-			{300000 / 10, 300000, "lanes-avx512"}, // between 250K and 384K: the ladder from about 1:15
+			{300000 / 10, 300000, "lanes-avx512"}, // between 250K and 393,216: the ladder from about 1:18
 			{300000 / 20, 300000, "ladder-avx512"},
-			{7000, 3 << 17, "lanes-avx512"}, // 384K
+			{7000, 3 << 17, "lanes-avx512"}, // 393,216
 			{6000, 3 << 17, "ladder-avx512"},
 			{100000, 1000000, "lanes-avx512"}, // 1M
 			{1000000 / 23, 1000000, "skip-avx512"},

@@ -34,7 +34,7 @@ type step struct {
 // serves every smaller set and the last every larger one. A size between
 // two tiers' takes the larger tier's steps, but where both have a ladder
 // step its ladder starts between the two tiers' starts, geometrically in
-// the size (glideSteps): the ladder wins from a lower ratio the nearer the
+// the size (glideStarts): the ladder wins from a lower ratio the nearer the
 // larger set is, and that ratio moves steadily with the size (1:5 to 1:64
 // from 1 to 8 MB on Zen 4).
 type tier struct {
@@ -75,9 +75,9 @@ const glidePoints = 64
 // pairwise-glide-zen4.txt and pairwise-glide-xeon.txt. The ladder's chain
 // of loads wins while the larger set is near (in L2 on the Xeon, up to
 // 8·L2 on Zen 4) and loses to the skip, lane and search kernels, which
-// keep more loads in flight, beyond. Zen 5's and AVX2's are the earlier block/search
-// crossovers (asm/intersect/README.md, "Dispatch"), not measured yet with
-// the lane, skip and ladder kernels.
+// keep more loads in flight, beyond. Zen 5's and AVX2's are the earlier
+// block/search crossovers (asm/intersect/README.md, "Dispatch"), not
+// measured yet with the lane, skip and ladder kernels.
 var (
 	zen4Dispatch = dispatch{
 		{fitAt(250_000, zen4L2), []step{{4, "avx2"}, {0, "ladder-avx512"}}},
