@@ -185,40 +185,24 @@ func setDispatch(d dispatch, l2Size int) {
 	last := ts[len(ts)-1]
 	pick = func(small, large int) Method {
 		t, i := last, len(ts)-1
-		if l2Size > 0 {
-			for j, u := range ts[:len(ts)-1] {
-				if large <= u.size {
-					t, i = u, j
-					break
-				}
+		for j, u := range ts[:len(ts)-1] {
+			if large <= u.size {
+				t, i = u, j
+				break
 			}
 		}
-		if t.start != nil && large > ts[i-1].size && large <= t.size {
-			// Between two tiers: the steps before the ladder end where it
-			// starts here.
-			lo := ts[i-1].size
-			s := t.start[(large-lo-1)*glidePoints/(t.size-lo)]
-			if small*s >= large {
-				for k, st := range t.steps[:t.glide-1] {
-					if small*st.upTo >= large {
-						return t.ms[k]
-					}
-				}
-				return t.ms[t.glide-1]
-			}
-			for k, st := range t.steps[t.glide : len(t.steps)-1] {
-				if small*st.upTo >= large {
-					return t.ms[t.glide+k]
-				}
-			}
-			return t.ms[len(t.ms)-1]
+		// t is the first tier whose size reaches large, so the one before
+		// it, if any, ends below large.
+		if t.start == nil || large > t.size {
+			return t.ms[stepFor(t.steps, small, large)]
 		}
-		for k, st := range t.steps[:len(t.steps)-1] {
-			if small*st.upTo >= large {
-				return t.ms[k]
-			}
+		// Between two tiers: the steps before the ladder end where it
+		// starts here.
+		lo := ts[i-1].size
+		if s := t.start[(large-lo-1)*glidePoints/(t.size-lo)]; small*s >= large {
+			return t.ms[stepFor(t.steps[:t.glide], small, large)]
 		}
-		return t.ms[len(t.ms)-1]
+		return t.ms[t.glide+stepFor(t.steps[t.glide:], small, large)]
 	}
 	if len(ts) == 1 && len(last.ms) == 2 {
 		gallopCount, gallopIntersect = last.ms[1].Count, last.ms[1].Intersect
@@ -226,6 +210,17 @@ func setDispatch(d dispatch, l2Size int) {
 	}
 	gallopCount = func(a, b []uint32) int { return pick(len(a), len(b)).Count(a, b) }
 	gallopIntersect = func(dst, a, b []uint32) []uint32 { return pick(len(a), len(b)).Intersect(dst, a, b) }
+}
+
+// stepFor returns the index of the step of steps that serves sets of these
+// sizes: the first whose upTo covers their ratio, or the last.
+func stepFor(steps []step, small, large int) int {
+	for k, st := range steps[:len(steps)-1] {
+		if small*st.upTo >= large {
+			return k
+		}
+	}
+	return len(steps) - 1
 }
 
 // glideStarts returns the ratio from which the ladder serves at glidePoints
