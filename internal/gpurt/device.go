@@ -79,26 +79,53 @@ func Requested() []int {
 
 // Open opens the GPU with the given ordinal (0 is the first). Opening a
 // device that is already open returns the same *Device; each Open needs
-// one Close.
+// one Close. Different GPUs open in parallel.
 func Open(ordinal int) (*Device, error) {
 	noteRequest(ordinal)
 	if err := Available(); err != nil {
 		return nil, err
 	}
+	return openShared(ordinal, start)
+}
+
+// opening holds, per ordinal, the Open that is starting its device:
+// others of the same ordinal wait for it, while other GPUs' contexts
+// start beside it (a tenth of a second or more each).
+var opening = map[int]chan struct{}{}
+
+// openShared is Open's sharing of one device per ordinal, with the
+// starting of a device given.
+func openShared(ordinal int, startDevice func(ordinal, owner int) (*Device, error)) (*Device, error) {
+	for {
+		openMu.Lock()
+		if d := opened[ordinal]; d != nil {
+			d.mu.Lock()
+			d.refs++
+			d.mu.Unlock()
+			openMu.Unlock()
+			return d, nil
+		}
+		wait, busy := opening[ordinal]
+		if !busy {
+			break
+		}
+		openMu.Unlock()
+		// Then take the device it opened, or start it again if it failed
+		// or was closed meanwhile.
+		<-wait
+	}
+	ready := make(chan struct{})
+	opening[ordinal] = ready
+	openMu.Unlock()
+	d, err := startDevice(ordinal, 0)
 	openMu.Lock()
-	defer openMu.Unlock()
-	if d := opened[ordinal]; d != nil {
-		d.mu.Lock()
-		d.refs++
-		d.mu.Unlock()
-		return d, nil
+	delete(opening, ordinal)
+	if err == nil {
+		opened[ordinal] = d
 	}
-	d, err := start(ordinal, 0)
-	if err != nil {
-		return nil, err
-	}
-	opened[ordinal] = d
-	return d, nil
+	openMu.Unlock()
+	close(ready)
+	return d, err
 }
 
 // start starts a goroutine that owns GPU ordinal's primary context, as

@@ -412,3 +412,75 @@ func TestLockOwners(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenSharedParallel opens fake GPUs through Open's sharing: two
+// GPUs start at once (the first waits for the second to begin, which
+// deadlocks if Open starts them one after another), callers of the same
+// GPU share its one start, and a failed start is tried again by the next.
+func TestOpenSharedParallel(t *testing.T) {
+	const a, b = 1000, 1001 // ordinals no test opens for real
+	var mu sync.Mutex
+	starts := map[int]int{}
+	bBegan := make(chan struct{})
+	startDevice := func(ordinal, owner int) (*Device, error) {
+		mu.Lock()
+		starts[ordinal]++
+		n := starts[ordinal]
+		mu.Unlock()
+		switch ordinal {
+		case a:
+			select {
+			case <-bBegan:
+			case <-time.After(10 * time.Second):
+				return nil, fmt.Errorf("GPU %d started only after GPU %d", b, a)
+			}
+		case b:
+			if n == 1 {
+				close(bBegan)
+			}
+			time.Sleep(20 * time.Millisecond) // others of b wait meanwhile
+			if n == 1 {
+				return nil, errors.New("first start fails")
+			}
+		}
+		return &Device{info: Info{Ordinal: ordinal}, refs: 1}, nil
+	}
+	t.Cleanup(func() {
+		openMu.Lock()
+		delete(opened, a)
+		delete(opened, b)
+		openMu.Unlock()
+	})
+	var wg sync.WaitGroup
+	devs := make([]*Device, 4)
+	errs := make([]error, 4)
+	for i, o := range []int{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			devs[i], errs[i] = openShared(o, startDevice)
+		}()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[2] != nil {
+		t.Fatalf("GPU %d: %v, %v", a, errs[0], errs[2])
+	}
+	if devs[0] != devs[2] || starts[a] != 1 || devs[0].refs != 2 {
+		t.Errorf("GPU %d: devices %p %p, %d starts, %d refs; want one device, one start, 2 refs", a, devs[0], devs[2], starts[a], devs[0].refs)
+	}
+	// Of b's two callers, one ran the failing start; the other either
+	// waited for it and started again, or came after it and did.
+	ok := 0
+	for _, i := range []int{1, 3} {
+		if errs[i] == nil {
+			ok++
+		}
+	}
+	if ok != 1 || starts[b] != 2 {
+		t.Errorf("GPU %d: %d callers opened it in %d starts (%v, %v); want 1 in 2", b, ok, starts[b], errs[1], errs[3])
+	}
+	d, err := openShared(b, startDevice)
+	if err != nil || starts[b] != 2 || d.refs != 2 {
+		t.Errorf("GPU %d opened again: %v, %d starts, %d refs; want the open one, 2 refs", b, err, starts[b], d.refs)
+	}
+}
