@@ -37,9 +37,11 @@ first_commands() {
 
 # lookalike prints the xsect gen flags of a Table 1 look-alike at 100K sets
 # (enron, orkut, words or twitter), which gpu-process.sh, gpu-linger.sh,
-# pairs-threshold.sh and output-replace.sh generate alike.
+# pairs-threshold.sh and output-replace.sh generate alike; NAME-400k is
+# the same at 400K sets.
 lookalike() {
 	case $1 in
+	*-400k) lookalike "${1%-400k}" | sed 's/--sets 100000/--sets 400000/' ;;
 	enron) echo "--sets 100000 --avg-size 258 --universe 1100000 --dist zipf" ;;
 	orkut) echo "--sets 100000 --avg-size 905 --universe 8700000 --dist zipf" ;;
 	words) echo "--sets 100000 --avg-size 2021 --universe 11000 --dist uniform" ;;
