@@ -15,6 +15,7 @@
 # (default 3), CORE (default 1), RATIOS and METHODS (pairfiles' -ratios
 # and methods).
 set -eu -o pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 : "${A:?A: the first pairfiles binary}" "${B:?B: the second}"
 core=${CORE:-1}
 ratios=${RATIOS:-1,2,4,8,12,16,24,32,48,64,96,128,256,512,1000,2000,4000,10000}
@@ -40,13 +41,7 @@ done | tee "$raw"
 echo
 echo "# summary: median (min-max) µs over the rounds, and B/A of the medians"
 printf '%-8s %-5s %-7s %-14s %24s %24s %6s\n' size sel ratio method A B B/A
-awk '
-function med(k, n,   x, y, z) {
-	for (x = 1; x <= n; x++) s[x] = v[k, x]
-	for (x = 2; x <= n; x++) for (y = x; y > 1 && s[y-1] > s[y]; y--) { z = s[y]; s[y] = s[y-1]; s[y-1] = z }
-	lo = s[1]; hi = s[n]
-	return n % 2 ? s[(n+1)/2] : (s[n/2] + s[n/2+1]) / 2
-}
+awk "$(cat "$here/median.awk")"'
 /^### build/ { b = $3; size = $5; sel = $7; next }
 /^ratio/ { nc = NF - 1; for (c = 2; c <= NF; c++) col[c] = $c; next }
 /^1:/ {
@@ -60,8 +55,8 @@ function med(k, n,   x, y, z) {
 END {
 	for (o = 1; o <= nk; o++) {
 		k = order[o]; split(k, p, SUBSEP)
-		ma = med(k SUBSEP "A", cnt[k SUBSEP "A"]); la = lo; ha = hi
-		mb = med(k SUBSEP "B", cnt[k SUBSEP "B"]); lb = lo; hb = hi
+		ma = med(v, k SUBSEP "A", cnt[k SUBSEP "A"]); la = lo; ha = hi
+		mb = med(v, k SUBSEP "B", cnt[k SUBSEP "B"]); lb = lo; hb = hi
 		printf "%-8s %-5s %-7s %-14s %9.2f (%5.2f-%5.2f) %9.2f (%5.2f-%5.2f) %6.3f\n", p[1], p[2], p[3], p[4], ma, la, ha, mb, lb, hb, mb / ma
 	}
 }' "$raw"

@@ -59,7 +59,7 @@ done
 echo
 echo "# summary: microseconds per operation over the rounds"
 printf '%-24s %-28s %10s %10s %10s\n' pair impl median min max
-awk '{
+awk "$(cat scripts/median.awk)"'{
 	split($3, i, "="); split($4, t, "=")
 	if ($4 !~ /^ns=/) next
 	k = $2 " " i[2]
@@ -68,12 +68,10 @@ awk '{
 }
 END {
 	for (o = 1; o <= nk; o++) {
-		k = order[o]; n = cnt[k]
-		for (x = 1; x <= n; x++) s[x] = v[k, x]
-		for (x = 2; x <= n; x++) for (y = x; y > 1 && s[y-1] > s[y]; y--) { z = s[y]; s[y] = s[y-1]; s[y-1] = z }
-		med = n % 2 ? s[(n+1)/2] : (s[n/2] + s[n/2+1]) / 2
+		k = order[o]
+		m = med(v, k, cnt[k])
 		split(k, p, " ")
-		printf "%-24s %-28s %10.2f %10.2f %10.2f\n", p[1], p[2], med, s[1], s[n]
+		printf "%-24s %-28s %10.2f %10.2f %10.2f\n", p[1], p[2], m, lo, hi
 	}
 }' "$raw"
 grep WRONG "$raw" && exit 1 || true
