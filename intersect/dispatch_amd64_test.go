@@ -33,7 +33,7 @@ func TestDispatchTables(t *testing.T) {
 			// alone for every size.
 			runs := []dispatch{d}
 			for _, tr := range d {
-				runs = append(runs, dispatch{{0, tr.steps}})
+				runs = append(runs, dispatch{{0, tr.steps, tr.searchPasses}})
 			}
 			for _, r := range runs {
 				setDispatch(r, 1<<20)
@@ -66,14 +66,24 @@ func TestDispatchPicks(t *testing.T) {
 		{"zen4", zen4Dispatch, 1 << 20, 4, []want{
 			{1000, 4000, "avx2"}, // the first tier, fitted at 250K values
 			{1000, 4001, "ladder-avx512"},
-			{1, 250000, "ladder-avx512"},
-			{1, 250001, "search-simd"},              // the next tier's end of the ladder
+			{1, 250000, "ladder-avx512"},  // search-simd's one pass takes longer
+			{1, 400000, "ladder-avx512"},  // 0.96 passes, between 250K and 500K
+			{64, 480000, "search-simd"},   // 1.16 passes
+			{65, 480000, "ladder-avx512"}, // (two)
+			{64, 500000, "search-simd"},   // 500K: 1.21 passes
+			{65, 500000, "ladder-avx512"},
 			{375000 / 5, 375000, "avx2"},            // between 250K and 500K: the ladder from about 1:6
 			{375000 / 8, 375000, "ladder-avx512"},   // (1:8 at 500K)
 			{750000 / 10, 750000, "lanes-avx512"},   // between 500K and 1M: from about 1:13
 			{750000 / 16, 750000, "ladder-avx512"},  // (1:19 at 1M)
 			{1000000 / 18, 1000000, "lanes-avx512"}, // 1M
 			{1000000 / 20, 1000000, "ladder-avx512"},
+			{128, 1000000, "search-simd"}, // 2.25 passes
+			{129, 1000000, "ladder-avx512"},
+			{192, 1500000, "search-simd"}, // 3.84 passes, between 1M and 2M
+			{193, 1500000, "ladder-avx512"},
+			{896, 4000000, "search-simd"}, // 14.5 passes
+			{897, 4000000, "ladder-avx512"},
 			{1500000 / 32, 1500000, "lanes-avx512"}, // between 1M and 2M: from about 1:37
 			{1500000 / 48, 1500000, "ladder-avx512"},
 			{3000000 / 96, 3000000, "skip-avx512"}, // between 2M and 4M: from about 1:114
@@ -81,20 +91,30 @@ func TestDispatchPicks(t *testing.T) {
 			{6000000 / 128, 6000000, "skip-avx512"}, // beyond 4M
 			{6000000 / 200, 6000000, "ladder-avx512"},
 			{1, 6000000, "search-simd"},
+			{1344, 6000000, "search-simd"}, // 21.75 passes: the ladder's walk grows with the size
+			{1345, 6000000, "ladder-avx512"},
 		}},
 		{"intel", intelDispatch, 2 << 20, 7, []want{
 			{1000, 8000, "avx512"}, // the first tier, fitted at 250K values
 			{1000, 8001, "ladder-avx512"},
 			{1, 1 << 18, "ladder-avx512"},
+			{1, 300000, "ladder-avx512"},          // no search passes fitted at 250K, under one at 393,216
 			{300000 / 10, 300000, "lanes-avx512"}, // between 250K and 393,216: the ladder from about 1:18
 			{300000 / 20, 300000, "ladder-avx512"},
 			{7000, 3 << 17, "lanes-avx512"}, // 393,216
 			{6000, 3 << 17, "ladder-avx512"},
+			{1, 395000, "ladder-avx512"}, // 0.97 passes, between 393,216 and 500K
+			{64, 450000, "search-simd"},  // 1.29 passes
+			{65, 450000, "ladder-avx512"},
+			{64, 500000, "search-simd"}, // 500K: 1.63 passes
+			{65, 500000, "ladder-avx512"},
 			{100000, 1000000, "lanes-avx512"}, // 1M
 			{1000000 / 23, 1000000, "skip-avx512"},
 			{1000000 / 64, 1000000, "skip-avx512"},
 			{1000000 / 69, 1000000, "search-simd"},
 			{1000000 / 2000, 1000000, "ladder-avx512"},
+			{193, 1000000, "ladder-avx512"},
+			{192, 1000000, "search-simd"}, // 3.05 passes
 			{1, 1000000, "search-simd"},
 			{3000000 / 30, 3000000, "skip-avx512"}, // beyond 2M: no ladder
 			{1, 3000000, "search-simd"},
@@ -140,6 +160,27 @@ func TestGlideStarts(t *testing.T) {
 	}
 }
 
+// TestSearchUpTos checks where search-simd takes over from the ladder
+// between two tiers: whole passes of 64 values, the lower tier's near its
+// size, the upper's at its own, growing between.
+func TestSearchUpTos(t *testing.T) {
+	u := searchUpTos(1000, 2000, 1.5, 6)
+	// The last point, 1992, takes 5.95 passes: the upper tier's 6 serve
+	// from its own size on.
+	if len(u) != glidePoints || u[0] != 64 || u[len(u)-1] != 5*64 {
+		t.Fatalf("searchUpTos(1000, 2000, 1.5, 6) = %v: want %d values from 64 to 320", u, glidePoints)
+	}
+	for i, v := range u {
+		if v%64 != 0 || i > 0 && v < u[i-1] {
+			t.Fatalf("searchUpTos: %v: %d not whole passes, or decreasing", u, i)
+		}
+	}
+	// At 1523, 0.607 of the way in the size's logarithm: 3.48 passes.
+	if v := u[33]; v != 3*64 {
+		t.Errorf("searchUpTos at 1523: %d, want 192", v)
+	}
+}
+
 // keepDispatch restores, once t ends, the dispatch that setDispatch set at
 // init.
 func keepDispatch(t *testing.T) {
@@ -152,8 +193,9 @@ func keepDispatch(t *testing.T) {
 }
 
 // checkTiers reports a dispatch with no tier, whose tiers' sizes do not
-// increase, that names an unknown method, or whose steps' ratios do not
-// increase up to a last step of 0.
+// increase, that names an unknown method, whose steps' ratios do not
+// increase up to a last step of 0, or with search passes where the ladder
+// is not last.
 func checkTiers(d dispatch, known map[string]bool) error {
 	if len(d) == 0 {
 		return fmt.Errorf("%v: want a tier", d)
@@ -164,6 +206,9 @@ func checkTiers(d dispatch, known map[string]bool) error {
 		}
 		if err := checkSteps(tr.steps, known); err != nil {
 			return err
+		}
+		if tr.searchPasses < 0 || tr.searchPasses > 0 && tr.steps[len(tr.steps)-1].method != glideMethod {
+			return fmt.Errorf("%v: tier %d's search passes %g: want 0, or more where the ladder is last", d, i, tr.searchPasses)
 		}
 	}
 	return nil

@@ -37,9 +37,20 @@ type step struct {
 // the size (glideStarts): the ladder wins from a lower ratio the nearer the
 // larger set is, and that ratio moves steadily with the size (1:5 to 1:64
 // from 1 to 8 MB on Zen 4).
+//
+// Where a tier's last step is the ladder, search-simd takes over from it
+// for the smallest sets: at ratios this high the ladder's time hardly
+// depends on the smaller set (it walks the larger at its longest stride),
+// while search-simd searches 64 values at a time, each pass costing about
+// the same. So search-simd serves a smaller set of at most searchPasses
+// passes (rounded down): the ladder's time over a pass's, fitted at the
+// tier's size, geometric in the size between two tiers that both have
+// one, and growing with the size beyond the last tier, as the ladder's
+// walk does. 0: the ladder serves every ratio from its start.
 type tier struct {
-	l2    float64
-	steps []step
+	l2           float64
+	steps        []step
+	searchPasses float64
 }
 
 // A dispatch is the methods Count and Intersect run on one kind of CPU:
@@ -72,7 +83,10 @@ const glidePoints = 64
 // docs/results/pairwise-crossovers-zen4-aligned.txt, Emerald Rapids' in
 // pairwise-crossovers-xeon.txt (its 0.75·L2 tier in
 // pairwise-crossovers-xeon-0.75.txt), the glide between tiers judged in
-// pairwise-glide-zen4.txt and pairwise-glide-xeon.txt. The ladder's chain
+// pairwise-glide-zen4.txt and pairwise-glide-xeon.txt. The search passes
+// come from the same sweeps (the ladder's median time from 1:4096 on over
+// search-simd's a pass), judged on Zen 4 in pairwise-search-end-zen4.txt.
+// The ladder's chain
 // of loads wins while the larger set is near (in L2 on the Xeon, up to
 // 8·L2 on Zen 4) and loses to the skip, lane and search kernels, which
 // keep more loads in flight, beyond. Zen 5's and AVX2's are the earlier
@@ -80,21 +94,21 @@ const glidePoints = 64
 // measured yet with the lane, skip and ladder kernels.
 var (
 	zen4Dispatch = dispatch{
-		{fitAt(250_000, zen4L2), []step{{4, "avx2"}, {0, "ladder-avx512"}}},
-		{fitAt(500_000, zen4L2), []step{{8, "avx2"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
-		{fitAt(1_000_000, zen4L2), []step{{8, "avx2"}, {19, "lanes-avx512"}, {7680, "ladder-avx512"}, {0, "search-simd"}}},
-		{fitAt(2_000_000, zen4L2), []step{{8, "avx2"}, {60, "lanes-avx512"}, {7000, "ladder-avx512"}, {0, "search-simd"}}},
-		{fitAt(4_000_000, zen4L2), []step{{8, "avx2"}, {24, "lanes-avx512"}, {180, "skip-avx512"}, {4000, "ladder-avx512"}, {0, "search-simd"}}},
+		{fitAt(250_000, zen4L2), []step{{4, "avx2"}, {0, "ladder-avx512"}}, 0.59},
+		{fitAt(500_000, zen4L2), []step{{8, "avx2"}, {0, "ladder-avx512"}}, 1.21},
+		{fitAt(1_000_000, zen4L2), []step{{8, "avx2"}, {19, "lanes-avx512"}, {0, "ladder-avx512"}}, 2.25},
+		{fitAt(2_000_000, zen4L2), []step{{8, "avx2"}, {60, "lanes-avx512"}, {0, "ladder-avx512"}}, 5.68},
+		{fitAt(4_000_000, zen4L2), []step{{8, "avx2"}, {24, "lanes-avx512"}, {180, "skip-avx512"}, {0, "ladder-avx512"}}, 14.5},
 	}
-	zen5Dispatch  = dispatch{{0, []step{{64, "vp2intersect"}, {0, "search-simd"}}}}
+	zen5Dispatch  = dispatch{{0, []step{{64, "vp2intersect"}, {0, "search-simd"}}, 0}}
 	intelDispatch = dispatch{
-		{fitAt(250_000, xeonL2), []step{{8, "avx512"}, {0, "ladder-avx512"}}},
-		{fitAt(393_216, xeonL2), []step{{7, "avx512"}, {60, "lanes-avx512"}, {0, "ladder-avx512"}}},
-		{fitAt(500_000, xeonL2), []step{{9, "avx512"}, {24, "lanes-avx512"}, {40, "skip-avx512"}, {100, "search-simd"}, {8000, "ladder-avx512"}, {0, "search-simd"}}},
-		{fitAt(1_000_000, xeonL2), []step{{9, "avx512"}, {23, "lanes-avx512"}, {68, "skip-avx512"}, {1400, "search-simd"}, {5500, "ladder-avx512"}, {0, "search-simd"}}},
-		{fitAt(2_000_000, xeonL2), []step{{9, "avx512"}, {20, "lanes-avx512"}, {68, "skip-avx512"}, {0, "search-simd"}}},
+		{fitAt(250_000, xeonL2), []step{{8, "avx512"}, {0, "ladder-avx512"}}, 0},
+		{fitAt(393_216, xeonL2), []step{{7, "avx512"}, {60, "lanes-avx512"}, {0, "ladder-avx512"}}, 0.96},
+		{fitAt(500_000, xeonL2), []step{{9, "avx512"}, {24, "lanes-avx512"}, {40, "skip-avx512"}, {100, "search-simd"}, {0, "ladder-avx512"}}, 1.63},
+		{fitAt(1_000_000, xeonL2), []step{{9, "avx512"}, {23, "lanes-avx512"}, {68, "skip-avx512"}, {1400, "search-simd"}, {0, "ladder-avx512"}}, 3.05},
+		{fitAt(2_000_000, xeonL2), []step{{9, "avx512"}, {20, "lanes-avx512"}, {68, "skip-avx512"}, {0, "search-simd"}}, 0},
 	}
-	avx2Dispatch = dispatch{{0, []step{{48, "avx2"}, {0, "gallop"}}}}
+	avx2Dispatch = dispatch{{0, []step{{48, "avx2"}, {0, "gallop"}}, 0}}
 )
 
 func init() {
@@ -163,7 +177,13 @@ func setDispatch(d dispatch, l2Size int) {
 		ms    []Method
 		glide int   // the index of its ladder step, or -1
 		start []int // from the tier before: the ladder's start at glidePoints sizes, or nil
+		// The smaller sets search-simd takes over from the ladder: up to
+		// searchUpTo values, or from the tier before up to searchUpTos[p]
+		// at glidePoints sizes.
+		searchUpTo  int
+		searchUpTos []int
 	}
+	search, _ := methodNamed("search-simd")
 	ts := make([]resolved, len(d))
 	gallopRatio = 0
 	for i, t := range d {
@@ -174,43 +194,79 @@ func setDispatch(d dispatch, l2Size int) {
 				break
 			}
 		}
-		if i > 0 && ts[i].glide > 0 && ts[i-1].glide > 0 && ts[i].size > ts[i-1].size {
-			ts[i].start = glideStarts(ts[i-1].size, ts[i].size, ts[i-1].steps[ts[i-1].glide-1].upTo, t.steps[ts[i].glide-1].upTo)
+		if t.searchPasses > 0 {
+			if t.steps[len(t.steps)-1].method != glideMethod || search.Count == nil {
+				panic("intersect: a tier's search passes without the ladder last or without search-simd")
+			}
+			ts[i].searchUpTo = searchBatch * int(t.searchPasses)
+		}
+		if i > 0 && ts[i].size > ts[i-1].size {
+			if ts[i].glide > 0 && ts[i-1].glide > 0 {
+				ts[i].start = glideStarts(ts[i-1].size, ts[i].size, ts[i-1].steps[ts[i-1].glide-1].upTo, t.steps[ts[i].glide-1].upTo)
+			}
+			if t.searchPasses > 0 && d[i-1].searchPasses > 0 {
+				ts[i].searchUpTos = searchUpTos(ts[i-1].size, ts[i].size, d[i-1].searchPasses, t.searchPasses)
+			}
 		}
 		if gallopRatio == 0 || t.steps[0].upTo < gallopRatio {
 			gallopRatio = t.steps[0].upTo
 			blockCount, blockIntersect = ts[i].ms[0].Count, ts[i].ms[0].Intersect
 		}
 	}
-	last := ts[len(ts)-1]
+	last := &ts[len(ts)-1]
+	lastPasses := d[len(d)-1].searchPasses
 	pick = func(small, large int) Method {
-		t, i := last, len(ts)-1
-		for j, u := range ts[:len(ts)-1] {
-			if large <= u.size {
-				t, i = u, j
-				break
-			}
+		i := 0
+		for i < len(ts)-1 && large > ts[i].size {
+			i++
 		}
+		t := &ts[i]
 		// t is the first tier whose size reaches large, so the one before
-		// it, if any, ends below large.
-		if t.start == nil || large > t.size {
-			return t.ms[stepFor(t.steps, small, large)]
+		// it, if any, ends below large; at t's own size t serves alone.
+		var k int
+		var p int // where large lies between the tier before and t
+		between := i > 0 && large < t.size
+		if between {
+			lo := ts[i-1].size
+			p = (large - lo - 1) * glidePoints / (t.size - lo)
 		}
-		// Between two tiers: the steps before the ladder end where it
-		// starts here.
-		lo := ts[i-1].size
-		if s := t.start[(large-lo-1)*glidePoints/(t.size-lo)]; small*s >= large {
-			return t.ms[stepFor(t.steps[:t.glide], small, large)]
+		switch {
+		case t.start == nil || !between:
+			k = stepFor(t.steps, small, large)
+		case small*t.start[p] >= large:
+			// Between two tiers: the steps before the ladder end where it
+			// starts here.
+			k = stepFor(t.steps[:t.glide], small, large)
+		default:
+			k = t.glide + stepFor(t.steps[t.glide:], small, large)
 		}
-		return t.ms[t.glide+stepFor(t.steps[t.glide:], small, large)]
+		if k < len(t.ms)-1 || t.searchUpTo == 0 {
+			return t.ms[k]
+		}
+		upTo := t.searchUpTo
+		switch {
+		case between && t.searchUpTos != nil:
+			upTo = t.searchUpTos[p]
+		case large > t.size && t.size > 0:
+			// Beyond the last tier the ladder's walk grows with the size.
+			upTo = searchBatch * int(lastPasses*float64(large)/float64(t.size))
+		}
+		if small <= upTo {
+			return search
+		}
+		return t.ms[k]
 	}
-	if len(ts) == 1 && len(last.ms) == 2 {
+	if len(ts) == 1 && len(last.ms) == 2 && last.searchUpTo == 0 {
 		gallopCount, gallopIntersect = last.ms[1].Count, last.ms[1].Intersect
 		return
 	}
 	gallopCount = func(a, b []uint32) int { return pick(len(a), len(b)).Count(a, b) }
 	gallopIntersect = func(dst, a, b []uint32) []uint32 { return pick(len(a), len(b)).Intersect(dst, a, b) }
 }
+
+// searchBatch is how many values of the smaller set search-simd searches
+// at once (asm/intersect/search.go).
+const searchBatch = 64
 
 // stepFor returns the index of the step of steps that serves sets of these
 // sizes: the first whose upTo covers their ratio, or the last.
@@ -223,17 +279,38 @@ func stepFor(steps []step, small, large int) int {
 	return len(steps) - 1
 }
 
+// geometric returns glidePoints values at sizes evenly spaced in (lo, hi],
+// from loV at lo to hiV at hi, geometric in the size.
+func geometric(lo, hi int, loV, hiV float64) []float64 {
+	vs := make([]float64, glidePoints)
+	for p := range vs {
+		size := float64(lo) + (float64(p)+0.5)*float64(hi-lo)/glidePoints
+		t := math.Log(size/float64(lo)) / math.Log(float64(hi)/float64(lo))
+		vs[p] = math.Exp((1-t)*math.Log(loV) + t*math.Log(hiV))
+	}
+	return vs
+}
+
 // glideStarts returns the ratio from which the ladder serves at glidePoints
 // sizes evenly spaced in (lo, hi], where it starts from loStart at lo and
 // hiStart at hi: geometric in the size.
 func glideStarts(lo, hi, loStart, hiStart int) []int {
 	starts := make([]int, glidePoints)
-	for p := range starts {
-		size := float64(lo) + (float64(p)+0.5)*float64(hi-lo)/glidePoints
-		t := math.Log(size/float64(lo)) / math.Log(float64(hi)/float64(lo))
-		starts[p] = int(math.Round(math.Exp((1-t)*math.Log(float64(loStart)) + t*math.Log(float64(hiStart)))))
+	for p, v := range geometric(lo, hi, float64(loStart), float64(hiStart)) {
+		starts[p] = int(math.Round(v))
 	}
 	return starts
+}
+
+// searchUpTos returns the largest smaller set search-simd serves at
+// glidePoints sizes evenly spaced in (lo, hi], from whole passes of
+// loPasses at lo to hiPasses at hi, geometric in the size.
+func searchUpTos(lo, hi int, loPasses, hiPasses float64) []int {
+	upTos := make([]int, glidePoints)
+	for p, v := range geometric(lo, hi, loPasses, hiPasses) {
+		upTos[p] = searchBatch * int(v)
+	}
+	return upTos
 }
 
 // resolve returns the methods steps name.
