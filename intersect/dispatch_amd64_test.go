@@ -33,7 +33,7 @@ func TestDispatchTables(t *testing.T) {
 			// alone for every size.
 			runs := []dispatch{d}
 			for _, tr := range d {
-				runs = append(runs, dispatch{{0, tr.steps, tr.searchPasses}})
+				runs = append(runs, dispatch{{0, tr.steps, tr.searchPasses, tr.gallopUpTo}})
 			}
 			for _, r := range runs {
 				setDispatch(r, 1<<20)
@@ -66,8 +66,11 @@ func TestDispatchPicks(t *testing.T) {
 		{"zen4", zen4Dispatch, 1 << 20, 4, []want{
 			{1000, 4000, "avx2"}, // the first tier, fitted at 250K values
 			{1000, 4001, "ladder-avx512"},
-			{1, 250000, "ladder-avx512"},  // search-simd's one pass takes longer
-			{1, 400000, "ladder-avx512"},  // 0.96 passes, between 250K and 500K
+			{1, 249999, "ladder-avx512"},  // below the first tier: no gallop
+			{16, 250000, "gallop"},        // the first tier: gallop to 16 values
+			{17, 250000, "ladder-avx512"}, // search-simd's one pass takes longer
+			{24, 400000, "gallop"},        // the next tier's 24, between 250K and 500K
+			{25, 400000, "ladder-avx512"}, // 0.96 passes
 			{64, 480000, "search-simd"},   // 1.16 passes
 			{65, 480000, "ladder-avx512"}, // (two)
 			{64, 500000, "search-simd"},   // 500K: 1.21 passes
@@ -90,7 +93,8 @@ func TestDispatchPicks(t *testing.T) {
 			{3000000 / 128, 3000000, "ladder-avx512"},
 			{6000000 / 128, 6000000, "skip-avx512"}, // beyond 4M
 			{6000000 / 200, 6000000, "ladder-avx512"},
-			{1, 6000000, "search-simd"},
+			{20, 6000000, "gallop"},
+			{21, 6000000, "search-simd"},
 			{1344, 6000000, "search-simd"}, // 21.75 passes: the ladder's walk grows with the size
 			{1345, 6000000, "ladder-avx512"},
 		}},

@@ -47,10 +47,17 @@ type step struct {
 // tier's size, geometric in the size between two tiers that both have
 // one, and growing with the size beyond the last tier, as the ladder's
 // walk does. 0: the ladder serves every ratio from its start.
+//
+// And a smaller set of at most gallopUpTo values gallops, whatever the
+// ratio: a few binary searches from one value to the next cost less than
+// a pass of search-simd or the ladder's walk. It holds from the first
+// tier's size on (below, the ladder's walk is short), the larger tier's
+// between two.
 type tier struct {
 	l2           float64
 	steps        []step
 	searchPasses float64
+	gallopUpTo   int
 }
 
 // A dispatch is the methods Count and Intersect run on one kind of CPU:
@@ -85,7 +92,8 @@ const glidePoints = 64
 // pairwise-crossovers-xeon-0.75.txt), the glide between tiers judged in
 // pairwise-glide-zen4.txt and pairwise-glide-xeon.txt. The search passes
 // come from the same sweeps (the ladder's median time from 1:4096 on over
-// search-simd's a pass), judged on Zen 4 in pairwise-search-end-zen4.txt.
+// search-simd's a pass), judged on Zen 4 in pairwise-search-end-zen4.txt;
+// gallopUpTo from pairwise-gallop-zen4.txt's own sweeps, judged there too.
 // The ladder's chain
 // of loads wins while the larger set is near (in L2 on the Xeon, up to
 // 8·L2 on Zen 4) and loses to the skip, lane and search kernels, which
@@ -94,21 +102,21 @@ const glidePoints = 64
 // measured yet with the lane, skip and ladder kernels.
 var (
 	zen4Dispatch = dispatch{
-		{fitAt(250_000, zen4L2), []step{{4, "avx2"}, {0, "ladder-avx512"}}, 0.59},
-		{fitAt(500_000, zen4L2), []step{{8, "avx2"}, {0, "ladder-avx512"}}, 1.21},
-		{fitAt(1_000_000, zen4L2), []step{{8, "avx2"}, {19, "lanes-avx512"}, {0, "ladder-avx512"}}, 2.25},
-		{fitAt(2_000_000, zen4L2), []step{{8, "avx2"}, {60, "lanes-avx512"}, {0, "ladder-avx512"}}, 5.68},
-		{fitAt(4_000_000, zen4L2), []step{{8, "avx2"}, {24, "lanes-avx512"}, {180, "skip-avx512"}, {0, "ladder-avx512"}}, 14.5},
+		{fitAt(250_000, zen4L2), []step{{4, "avx2"}, {0, "ladder-avx512"}}, 0.59, 16},
+		{fitAt(500_000, zen4L2), []step{{8, "avx2"}, {0, "ladder-avx512"}}, 1.21, 24},
+		{fitAt(1_000_000, zen4L2), []step{{8, "avx2"}, {19, "lanes-avx512"}, {0, "ladder-avx512"}}, 2.25, 24},
+		{fitAt(2_000_000, zen4L2), []step{{8, "avx2"}, {60, "lanes-avx512"}, {0, "ladder-avx512"}}, 5.68, 20},
+		{fitAt(4_000_000, zen4L2), []step{{8, "avx2"}, {24, "lanes-avx512"}, {180, "skip-avx512"}, {0, "ladder-avx512"}}, 14.5, 20},
 	}
-	zen5Dispatch  = dispatch{{0, []step{{64, "vp2intersect"}, {0, "search-simd"}}, 0}}
+	zen5Dispatch  = dispatch{{0, []step{{64, "vp2intersect"}, {0, "search-simd"}}, 0, 0}}
 	intelDispatch = dispatch{
-		{fitAt(250_000, xeonL2), []step{{8, "avx512"}, {0, "ladder-avx512"}}, 0},
-		{fitAt(393_216, xeonL2), []step{{7, "avx512"}, {60, "lanes-avx512"}, {0, "ladder-avx512"}}, 0.96},
-		{fitAt(500_000, xeonL2), []step{{9, "avx512"}, {24, "lanes-avx512"}, {40, "skip-avx512"}, {100, "search-simd"}, {0, "ladder-avx512"}}, 1.63},
-		{fitAt(1_000_000, xeonL2), []step{{9, "avx512"}, {23, "lanes-avx512"}, {68, "skip-avx512"}, {1400, "search-simd"}, {0, "ladder-avx512"}}, 3.05},
-		{fitAt(2_000_000, xeonL2), []step{{9, "avx512"}, {20, "lanes-avx512"}, {68, "skip-avx512"}, {0, "search-simd"}}, 0},
+		{fitAt(250_000, xeonL2), []step{{8, "avx512"}, {0, "ladder-avx512"}}, 0, 0},
+		{fitAt(393_216, xeonL2), []step{{7, "avx512"}, {60, "lanes-avx512"}, {0, "ladder-avx512"}}, 0.96, 0},
+		{fitAt(500_000, xeonL2), []step{{9, "avx512"}, {24, "lanes-avx512"}, {40, "skip-avx512"}, {100, "search-simd"}, {0, "ladder-avx512"}}, 1.63, 0},
+		{fitAt(1_000_000, xeonL2), []step{{9, "avx512"}, {23, "lanes-avx512"}, {68, "skip-avx512"}, {1400, "search-simd"}, {0, "ladder-avx512"}}, 3.05, 0},
+		{fitAt(2_000_000, xeonL2), []step{{9, "avx512"}, {20, "lanes-avx512"}, {68, "skip-avx512"}, {0, "search-simd"}}, 0, 0},
 	}
-	avx2Dispatch = dispatch{{0, []step{{48, "avx2"}, {0, "gallop"}}, 0}}
+	avx2Dispatch = dispatch{{0, []step{{48, "avx2"}, {0, "gallop"}}, 0, 0}}
 )
 
 func init() {
@@ -184,6 +192,7 @@ func setDispatch(d dispatch, l2Size int) {
 		searchUpTos []int
 	}
 	search, _ := methodNamed("search-simd")
+	gallop, _ := methodNamed("gallop")
 	ts := make([]resolved, len(d))
 	gallopRatio = 0
 	for i, t := range d {
@@ -221,6 +230,9 @@ func setDispatch(d dispatch, l2Size int) {
 			i++
 		}
 		t := &ts[i]
+		if small <= d[i].gallopUpTo && (i > 0 || large == t.size) {
+			return gallop
+		}
 		// t is the first tier whose size reaches large, so the one before
 		// it, if any, ends below large; at t's own size t serves alone.
 		var k int
@@ -256,7 +268,7 @@ func setDispatch(d dispatch, l2Size int) {
 		}
 		return t.ms[k]
 	}
-	if len(ts) == 1 && len(last.ms) == 2 && last.searchUpTo == 0 {
+	if len(ts) == 1 && len(last.ms) == 2 && last.searchUpTo == 0 && d[0].gallopUpTo == 0 {
 		gallopCount, gallopIntersect = last.ms[1].Count, last.ms[1].Intersect
 		return
 	}
