@@ -101,14 +101,18 @@ func TestDispatchPicks(t *testing.T) {
 		{"intel", intelDispatch, 2 << 20, 7, []want{
 			{1000, 8000, "avx512"}, // the first tier, fitted at 250K values
 			{1000, 8001, "ladder-avx512"},
-			{1, 1 << 18, "ladder-avx512"},
-			{1, 300000, "ladder-avx512"},          // no search passes fitted at 250K, under one at 393,216
+			{1, 249999, "ladder-avx512"},          // below the first tier: no gallop
+			{4, 250000, "gallop"},                 // the first tier: gallop to 4 values
+			{5, 250000, "ladder-avx512"},          // no search passes fitted at 250K
+			{8, 1 << 18, "gallop"},                // the next tier's 8
+			{9, 300000, "ladder-avx512"},          // under one search pass at 393,216
 			{300000 / 10, 300000, "lanes-avx512"}, // between 250K and 393,216: the ladder from about 1:18
 			{300000 / 20, 300000, "ladder-avx512"},
 			{7000, 3 << 17, "lanes-avx512"}, // 393,216
 			{6000, 3 << 17, "ladder-avx512"},
-			{1, 395000, "ladder-avx512"}, // 0.97 passes, between 393,216 and 500K
-			{64, 450000, "search-simd"},  // 1.29 passes
+			{12, 395000, "gallop"},        // the next tier's 12
+			{13, 395000, "ladder-avx512"}, // 0.97 passes, between 393,216 and 500K
+			{64, 450000, "search-simd"},   // 1.29 passes
 			{65, 450000, "ladder-avx512"},
 			{64, 500000, "search-simd"}, // 500K: 1.63 passes
 			{65, 500000, "ladder-avx512"},
@@ -119,9 +123,11 @@ func TestDispatchPicks(t *testing.T) {
 			{1000000 / 2000, 1000000, "ladder-avx512"},
 			{193, 1000000, "ladder-avx512"},
 			{192, 1000000, "search-simd"}, // 3.05 passes
-			{1, 1000000, "search-simd"},
+			{10, 1000000, "gallop"},
+			{11, 1000000, "search-simd"},
 			{3000000 / 30, 3000000, "skip-avx512"}, // beyond 2M: no ladder
-			{1, 3000000, "search-simd"},
+			{8, 3000000, "gallop"},
+			{9, 3000000, "search-simd"},
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

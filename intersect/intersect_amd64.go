@@ -93,7 +93,8 @@ const glidePoints = 64
 // pairwise-glide-zen4.txt and pairwise-glide-xeon.txt. The search passes
 // come from the same sweeps (the ladder's median time from 1:4096 on over
 // search-simd's a pass), judged on Zen 4 in pairwise-search-end-zen4.txt;
-// gallopUpTo from pairwise-gallop-zen4.txt's own sweeps, judged there too.
+// gallopUpTo from pairwise-gallop-zen4.txt's and pairwise-gallop-xeon.txt's
+// own sweeps, judged there too.
 // The ladder's chain
 // of loads wins while the larger set is near (in L2 on the Xeon, up to
 // 8·L2 on Zen 4) and loses to the skip, lane and search kernels, which
@@ -110,11 +111,11 @@ var (
 	}
 	zen5Dispatch  = dispatch{{0, []step{{64, "vp2intersect"}, {0, "search-simd"}}, 0, 0}}
 	intelDispatch = dispatch{
-		{fitAt(250_000, xeonL2), []step{{8, "avx512"}, {0, "ladder-avx512"}}, 0, 0},
-		{fitAt(393_216, xeonL2), []step{{7, "avx512"}, {60, "lanes-avx512"}, {0, "ladder-avx512"}}, 0.96, 0},
-		{fitAt(500_000, xeonL2), []step{{9, "avx512"}, {24, "lanes-avx512"}, {40, "skip-avx512"}, {100, "search-simd"}, {0, "ladder-avx512"}}, 1.63, 0},
-		{fitAt(1_000_000, xeonL2), []step{{9, "avx512"}, {23, "lanes-avx512"}, {68, "skip-avx512"}, {1400, "search-simd"}, {0, "ladder-avx512"}}, 3.05, 0},
-		{fitAt(2_000_000, xeonL2), []step{{9, "avx512"}, {20, "lanes-avx512"}, {68, "skip-avx512"}, {0, "search-simd"}}, 0, 0},
+		{fitAt(250_000, xeonL2), []step{{8, "avx512"}, {0, "ladder-avx512"}}, 0, 4},
+		{fitAt(393_216, xeonL2), []step{{7, "avx512"}, {60, "lanes-avx512"}, {0, "ladder-avx512"}}, 0.96, 8},
+		{fitAt(500_000, xeonL2), []step{{9, "avx512"}, {24, "lanes-avx512"}, {40, "skip-avx512"}, {100, "search-simd"}, {0, "ladder-avx512"}}, 1.63, 12},
+		{fitAt(1_000_000, xeonL2), []step{{9, "avx512"}, {23, "lanes-avx512"}, {68, "skip-avx512"}, {1400, "search-simd"}, {0, "ladder-avx512"}}, 3.05, 10},
+		{fitAt(2_000_000, xeonL2), []step{{9, "avx512"}, {20, "lanes-avx512"}, {68, "skip-avx512"}, {0, "search-simd"}}, 0, 8},
 	}
 	avx2Dispatch = dispatch{{0, []step{{48, "avx2"}, {0, "gallop"}}, 0, 0}}
 )
