@@ -92,13 +92,13 @@ const glidePoints = 64
 // pairwise-crossovers-xeon-0.75.txt), the glide between tiers judged in
 // pairwise-glide-zen4.txt and pairwise-glide-xeon.txt. The search passes
 // come from the same sweeps (the ladder's median time from 1:4096 on over
-// search-simd's a pass), judged on Zen 4 in pairwise-search-end-zen4.txt;
+// search-simd's a pass), judged in pairwise-search-end-zen4.txt (and on the
+// Xeon in pairwise-gallop-xeon.txt);
 // gallopUpTo from pairwise-gallop-zen4.txt's and pairwise-gallop-xeon.txt's
-// own sweeps, judged there too.
-// The ladder's chain
-// of loads wins while the larger set is near (in L2 on the Xeon, up to
-// 8·L2 on Zen 4) and loses to the skip, lane and search kernels, which
-// keep more loads in flight, beyond. Zen 5's and AVX2's are the earlier
+// own sweeps, judged there too. The ladder's chain of loads wins while
+// the larger set is near (in L2 on the Xeon, up to 8·L2 on Zen 4) and
+// loses to the skip, lane and search kernels, which keep more loads in
+// flight, beyond. Zen 5's and AVX2's are the earlier
 // block/search crossovers (asm/intersect/README.md, "Dispatch"), not
 // measured yet with the lane, skip and ladder kernels.
 var (
@@ -231,7 +231,7 @@ func setDispatch(d dispatch, l2Size int) {
 			i++
 		}
 		t := &ts[i]
-		if small <= d[i].gallopUpTo && (i > 0 || large == t.size) {
+		if small <= d[i].gallopUpTo && large >= ts[0].size {
 			return gallop
 		}
 		// t is the first tier whose size reaches large, so the one before
