@@ -6,7 +6,8 @@
 #
 # Here:  scripts/device.sh build (or just the CLI: CGO_ENABLED=0 go build -o .device-bin/xsect ./cmd/xsect, gzipped)
 #        run(command="bash scripts/gpu-process.sh", carry=[".device-bin"])
-# Environment: ROUNDS (3), ONLY (problem names, space-separated), SETTLE
+# Environment: ROUNDS (3), ONLY (problem names, space-separated; the
+# look-alikes at 400K sets, NAME-400k, run only when named), SETTLE
 # (seconds of sleep before every timed run), IDLE (seconds: also time each
 # problem's GPU run right after another and after the GPU idled), EXTRA (more
 # variants, separated by ';'), ACCOUNT (rounds: also each problem's wall
