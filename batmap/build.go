@@ -22,6 +22,8 @@ import (
 // their set but in its failed list; Count and AllPairs correct for them,
 // so their counts are always exact.
 type Batmaps struct {
+	// Layout is the layout every batmap was built with: its ranges,
+	// entries and permutations.
 	Layout *Layout
 	// Words holds every batmap; batmap k is Words[Offsets[k]:Offsets[k+1]],
 	// 3·r_k entries packed 32/EntryBits a word. Every batmap starts on a
