@@ -290,7 +290,11 @@ func TestPairsOutputBounded(t *testing.T) {
 		if lines.lines != want || lines.unsorted && extra != nil && extra[0] == "--sort" {
 			t.Errorf("%q: %d lines (sorted: %v), want %d", args, lines.lines, !lines.unsorted, want)
 		}
-		if rss == 0 || rss > lines.bytes/3 {
+		// The process itself (the runtime, the generated instance, the
+		// queue of chunks, and the sort's runs under --memory 48) peaks at
+		// 53-74 MiB here for 216 MiB of output: half the output leaves it
+		// room, and holding the pairs would pass it.
+		if rss == 0 || rss > lines.bytes/2 {
 			t.Errorf("%q: %d MiB resident at the peak for %d MiB of output", args, rss>>20, lines.bytes>>20)
 		}
 	}
