@@ -93,12 +93,11 @@ const glidePoints = 64
 // pairwise-glide-zen4.txt and pairwise-glide-xeon.txt. The search passes
 // come from the same sweeps (the ladder's median time from 1:4096 on over
 // search-simd's a pass), judged in pairwise-search-end-zen4.txt (and on the
-// Xeon in pairwise-gallop-xeon.txt);
-// gallopUpTo from pairwise-gallop-zen4.txt's and pairwise-gallop-xeon.txt's
-// own sweeps, judged there too. The ladder's chain of loads wins while
-// the larger set is near (in L2 on the Xeon, up to 8·L2 on Zen 4) and
-// loses to the skip, lane and search kernels, which keep more loads in
-// flight, beyond. Zen 5's and AVX2's are the earlier
+// Xeon in pairwise-gallop-xeon.txt); gallopUpTo from pairwise-gallop-zen4.txt's
+// and pairwise-gallop-xeon.txt's own sweeps, judged there too. The ladder's
+// chain of loads wins while the larger set is near (in L2 on the Xeon, up
+// to 8·L2 on Zen 4) and loses to the skip, lane and search kernels, which
+// keep more loads in flight, beyond. Zen 5's and AVX2's are the earlier
 // block/search crossovers (asm/intersect/README.md, "Dispatch"), not
 // measured yet with the lane, skip and ladder kernels.
 var (
@@ -188,16 +187,19 @@ func setDispatch(d dispatch, l2Size int) {
 		start []int // from the tier before: the ladder's start at glidePoints sizes, or nil
 		// The smaller sets search-simd takes over from the ladder: up to
 		// searchUpTo values, or from the tier before up to searchUpTos[p]
-		// at glidePoints sizes.
-		searchUpTo  int
-		searchUpTos []int
+		// at glidePoints sizes; searchPasses and gallopUpTo are the tier's.
+		searchUpTo   int
+		searchUpTos  []int
+		searchPasses float64
+		gallopUpTo   int
 	}
 	search, _ := methodNamed("search-simd")
 	gallop, _ := methodNamed("gallop")
 	ts := make([]resolved, len(d))
 	gallopRatio = 0
 	for i, t := range d {
-		ts[i] = resolved{size: int(t.l2 * float64(l2Size) / 4), steps: t.steps, ms: resolve(t.steps), glide: -1}
+		ts[i] = resolved{size: int(t.l2 * float64(l2Size) / 4), steps: t.steps, ms: resolve(t.steps), glide: -1,
+			searchPasses: t.searchPasses, gallopUpTo: t.gallopUpTo}
 		for k, st := range t.steps {
 			if k > 0 && st.method == glideMethod {
 				ts[i].glide = k
@@ -224,14 +226,13 @@ func setDispatch(d dispatch, l2Size int) {
 		}
 	}
 	last := &ts[len(ts)-1]
-	lastPasses := d[len(d)-1].searchPasses
 	pick = func(small, large int) Method {
 		i := 0
 		for i < len(ts)-1 && large > ts[i].size {
 			i++
 		}
 		t := &ts[i]
-		if small <= d[i].gallopUpTo && large >= ts[0].size {
+		if small <= t.gallopUpTo && large >= ts[0].size {
 			return gallop
 		}
 		// t is the first tier whose size reaches large, so the one before
@@ -262,14 +263,14 @@ func setDispatch(d dispatch, l2Size int) {
 			upTo = t.searchUpTos[p]
 		case large > t.size && t.size > 0:
 			// Beyond the last tier the ladder's walk grows with the size.
-			upTo = searchBatch * int(lastPasses*float64(large)/float64(t.size))
+			upTo = searchBatch * int(t.searchPasses*float64(large)/float64(t.size))
 		}
 		if small <= upTo {
 			return search
 		}
 		return t.ms[k]
 	}
-	if len(ts) == 1 && len(last.ms) == 2 && last.searchUpTo == 0 && d[0].gallopUpTo == 0 {
+	if len(ts) == 1 && len(last.ms) == 2 && last.searchUpTo == 0 && last.gallopUpTo == 0 {
 		gallopCount, gallopIntersect = last.ms[1].Count, last.ms[1].Intersect
 		return
 	}

@@ -43,6 +43,11 @@ type reply struct {
 var (
 	openMu sync.Mutex
 	opened = map[int]*Device{}
+	// opening holds, per ordinal, the Open that is starting its device:
+	// others of the same ordinal wait for it, while other GPUs' contexts
+	// start beside it (a tenth of a second or more each). Guarded by
+	// openMu, as opened is.
+	opening = map[int]chan struct{}{}
 )
 
 var requested struct {
@@ -87,11 +92,6 @@ func Open(ordinal int) (*Device, error) {
 	}
 	return openShared(ordinal, start)
 }
-
-// opening holds, per ordinal, the Open that is starting its device:
-// others of the same ordinal wait for it, while other GPUs' contexts
-// start beside it (a tenth of a second or more each).
-var opening = map[int]chan struct{}{}
 
 // openShared is Open's sharing of one device per ordinal, with the
 // starting of a device given.
