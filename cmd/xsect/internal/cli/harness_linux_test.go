@@ -293,7 +293,7 @@ func TestPairsOutputBounded(t *testing.T) {
 		// The process itself (the runtime, the generated instance, the
 		// queue of chunks, and the sort's runs under --memory 48) peaks at
 		// 53-74 MiB here for 216 MiB of output: half the output leaves it
-		// room, and holding the pairs would pass it.
+		// room, and holding the pairs would exceed it.
 		if rss == 0 || rss > lines.bytes/2 {
 			t.Errorf("%q: %d MiB resident at the peak for %d MiB of output", args, rss>>20, lines.bytes>>20)
 		}
