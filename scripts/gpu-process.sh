@@ -13,9 +13,10 @@
 # variants, separated by ';'), ACCOUNT (rounds: also each problem's wall
 # seconds beside its own account, --explain's process line), LINGER (the
 # helper's XSECT_GPU_LINGER; 0 by default), VARIANTS (in place of the
-# default variants, separated by ';'). An older
-# xsect beside it, .device-bin/xsect-old(.gz), runs each problem on every GPU
-# in each round too; and the PyTorch peer, .device-bin/allpairs_gpu.py (cp
+# default variants, separated by ';'), OLD (the older build's variants,
+# separated by ';'; "--device gpu --gpus N", every GPU, by default). An older
+# xsect beside it, .device-bin/xsect-old(.gz), runs each problem in each
+# round too; and the PyTorch peer, .device-bin/allpairs_gpu.py (cp
 # ../shared/baselines/allpairs_gpu.py .device-bin/), each all-pairs problem
 # (its dense fp16 A x A^T, every pair counted on the device).
 set -u -o pipefail
@@ -92,6 +93,7 @@ extra=()
 variants+=("${extra[@]}")
 # An older binary beside it (.device-bin/xsect-old), on every GPU.
 old=$bin/xsect-old
+IFS=';' read -r -a oldvariants <<<"${OLD:-"--device gpu --gpus $ngpus"}"
 peer=$bin/allpairs_gpu.py
 printf '%-8s %-26s %s\n' problem variant "wall seconds (rounds)"
 for p in "${problems[@]}"; do
@@ -135,10 +137,12 @@ for p in "${problems[@]}"; do
 			result[$v]=$(outcome)
 		done
 		if [ -x "$old" ]; then
-			[ -n "${SETTLE:-}" ] && sleep "$SETTLE"
-			# shellcheck disable=SC2086
-			row[old]+="$(timed "$old" $cmd --device gpu --gpus "$ngpus") "
-			result[old]=$(outcome)
+			for v in "${oldvariants[@]}"; do
+				[ -n "${SETTLE:-}" ] && sleep "$SETTLE"
+				# shellcheck disable=SC2086
+				row[old $v]+="$(timed "$old" $cmd $v) "
+				result[old $v]=$(outcome)
+			done
 		fi
 		if [ -f "$peer" ] && [[ $cmd == allpairs*--count-only ]] && python3 -c 'import torch' 2>/dev/null; then
 			row[peer]+="$(timed python3 "$peer" "$work/$name.bin" dense) "
@@ -149,7 +153,9 @@ for p in "${problems[@]}"; do
 		printf '%-8s %-26s %s  -> %s\n' "$name" "$v" "${row[$v]:-}" "${result[$v]:-}"
 	done
 	if [ -x "$old" ]; then
-		printf '%-8s %-26s %s  -> %s\n' "$name" "old: --gpus $ngpus" "${row[old]}" "${result[old]}"
+		for v in "${oldvariants[@]}"; do
+			printf '%-8s %-26s %s  -> %s\n' "$name" "old $v" "${row[old $v]}" "${result[old $v]}"
+		done
 	fi
 	if [ -n "${row[peer]:-}" ]; then
 		printf '%-8s %-26s %s  -> %s\n' "$name" "PyTorch fp16 (1 GPU)" "${row[peer]}" "${result[peer]}"

@@ -60,6 +60,11 @@ type Estimate struct {
 	Memory int64
 	// Detail says how the engine would run, for Explain.
 	Detail string
+	// DeviceName, if not empty, names what the run takes of the device
+	// the engine's Device describes, where the estimate chose it (a GPU
+	// engine weighing how many of the host's GPUs pay); the explanation's
+	// choice says it in place of Device.Name.
+	DeviceName string
 }
 
 // Duration returns Seconds as a time.Duration, the form in which the

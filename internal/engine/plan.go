@@ -83,7 +83,11 @@ func WriteChoice[E Named](w io.Writer, cs []Candidate[E], chosen Candidate[E]) e
 		_, err := fmt.Fprintf(w, "\nchoice       none: %v\n", Reason(chosen.Err))
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\nchoice       %s on %s (%s)\n", chosen.Engine.Name(), chosen.Device.Kind, chosen.Device.Name)
+	name := chosen.Device.Name
+	if chosen.Estimate.DeviceName != "" {
+		name = chosen.Estimate.DeviceName
+	}
+	_, err := fmt.Fprintf(w, "\nchoice       %s on %s (%s)\n", chosen.Engine.Name(), chosen.Device.Kind, name)
 	return err
 }
 

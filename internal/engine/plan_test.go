@@ -151,6 +151,18 @@ func TestWriteChoice(t *testing.T) {
 	if s := b.String(); strings.Contains(s, "* ") || !strings.HasSuffix(s, "\nchoice       none: no GPU\n") {
 		t.Errorf("with none:\n%s", s)
 	}
+	// A GPU engine that chose among the GPUs its device describes names
+	// what it takes.
+	pl.Candidates = append(pl.Candidates, Candidate[engine]{Engine: engine{"spread", GPU},
+		Device: Device{Kind: GPU, Name: "GPU 0, and 1 more where they pay"}, Estimate: Estimate{Seconds: 2, DeviceName: "GPUs 0, 1"}})
+	pl.Chosen = pl.Candidates[2]
+	b.Reset()
+	if err := pl.WriteChoice(&b); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.HasSuffix(s, "\nchoice       spread on gpu (GPUs 0, 1)\n") {
+		t.Errorf("with a device name of the estimate's:\n%s", s)
+	}
 	pl.RunNotes.Add("ran %d", 1)
 	if pl.Notes() != "ran 1\n" {
 		t.Errorf("Notes = %q", pl.Notes())

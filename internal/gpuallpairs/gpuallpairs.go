@@ -31,6 +31,7 @@ package gpuallpairs
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -84,9 +85,11 @@ func (e *engine) DeviceFor(p *allpairs.Problem) (allpairs.Device, error) {
 // gpuDevice opens the GPUs of list (nil: all) at first use, keeping them
 // open, and describes them: their names and owners, the multiprocessors
 // of the first, and the memory of the owner with the least (see
-// openFree). Nothing else is opened: a run with --gpus 1, never touches
-// GPU 0. A technique that needs cuBLAS (needBLAS) is unavailable where
-// the library does not load.
+// openSet). Nothing else is opened: a run with --gpus 1, never touches
+// GPU 0. Where the list is every GPU of a host of several, it opens the
+// first alone: how many more pay is the estimate's to weigh (weighed).
+// A technique that needs cuBLAS (needBLAS) is unavailable where the
+// library does not load.
 func gpuDevice(list []int, needBLAS bool) (allpairs.Device, error) {
 	d := allpairs.Device{Kind: allpairs.GPU, Name: "no GPU"}
 	if needBLAS {
@@ -94,21 +97,27 @@ func gpuDevice(list []int, needBLAS bool) (allpairs.Device, error) {
 			return d, fmt.Errorf("%w: needs cuBLAS: %v", allpairs.ErrCannotRun, err)
 		}
 	}
-	set, free, err := openSet(list)
+	open, more := list, 0
+	if list == nil {
+		if n := gpurt.GuessDevices(nil); n > 1 {
+			open, more = []int{0}, n-1
+		}
+	}
+	set, free, err := openSet(open)
 	if err != nil {
 		return d, err
 	}
 	d.Name, d.Parallelism, d.Memory = set.String(), set.Owner(0).Info().SMs, free
+	if more > 0 {
+		d.Name += fmt.Sprintf(", and %d more where they pay", more)
+	}
 	return d, nil
 }
 
-// openFree opens the problem's GPUs at first use and returns them and the
-// memory each owner may have: its GPU's free memory divided by the owners
-// sharing it, plus this package's pooled buffers of the owner, which a
-// plan may release; the least over the owners.
-func openFree(p *allpairs.Problem) (*gpurt.Set, int64, error) { return openSet(p.GPUs) }
-
-// openSet is openFree for a choice of GPUs (nil: all).
+// openSet opens the GPUs of a choice (nil: all) at first use and returns
+// them and the memory each owner may have: its GPU's free memory divided
+// by the owners sharing it, plus this package's pooled buffers of the
+// owner, which a plan may release; the least over the owners.
 func openSet(list []int) (*gpurt.Set, int64, error) {
 	set, err := gpurt.OpenSet(list)
 	if err != nil {
@@ -130,26 +139,85 @@ func openSet(list []int) (*gpurt.Set, int64, error) {
 }
 
 func (e *engine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
-	// Before openFree, which opens the GPUs.
-	startup := gpurt.StartupLeft().Seconds()
-	set, free, err := openFree(p)
-	if err != nil {
-		return allpairs.Estimate{}, err
-	}
-	pl, err := planSet(p, e.t, e.tune, set, e.tune.budget(free), false)
-	if err != nil {
-		return allpairs.Estimate{}, err
-	}
-	return allpairs.Estimate{Seconds: startup + pl.seconds, Memory: pl.memory, Detail: pl.detail}, nil
+	return weighed(p, e.Name(), func(list []int) (allpairs.Estimate, error) {
+		// Before openSet, which opens the GPUs.
+		startup := gpurt.StartupLeftOn(list).Seconds()
+		set, free, err := openSet(gpurt.PlanningGPUs(list))
+		if err != nil {
+			return allpairs.Estimate{}, err
+		}
+		pl, err := planWith(p, e.t, e.tune, set.Owner(0).Info(), e.tune.budget(free), false)
+		if err != nil {
+			return allpairs.Estimate{}, err
+		}
+		devices, _, name := gpurt.Spreading(list, set)
+		pl.spread(devices, name)
+		return allpairs.Estimate{Seconds: startup + pl.seconds, Memory: pl.memory, Detail: pl.detail, DeviceName: name}, nil
+	})
 }
 
 func (e *engine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
-	set, err := gpurt.OpenSet(p.GPUs)
+	set, err := gpurt.OpenSet(runGPUs(p, e.Name()))
 	if err != nil {
 		return err
 	}
 	return runSet(ctx, set, p, e.t, e.tune, out)
 }
+
+// weighed is the estimate of the technique named name on p over the GPUs
+// that pay (gpurt.Weigh: where p leaves them to the planner, the first GPU
+// alone, or every GPU where the run is long enough), made once per
+// problem: Run takes the same GPUs (runGPUs). est estimates the run on a
+// list of GPUs, the wait for them included.
+func weighed(p *allpairs.Problem, name string, est func(list []int) (allpairs.Estimate, error)) (allpairs.Estimate, error) {
+	sp, err := spreadOf(p, name, est)
+	if err != nil {
+		return allpairs.Estimate{}, err
+	}
+	e := sp.Plan
+	if sp.Note != "" {
+		e.Detail += "; " + sp.Note
+	}
+	return e, nil
+}
+
+// weighing is a memoised gpurt.Weigh.
+type weighing struct {
+	sp  gpurt.Spread[allpairs.Estimate]
+	err error
+}
+
+// spreadOf weighs the GPUs of the technique named name on p, once (see
+// weighed); est is called only the first time.
+func spreadOf(p *allpairs.Problem, name string, est func(list []int) (allpairs.Estimate, error)) (gpurt.Spread[allpairs.Estimate], error) {
+	w := p.Memo("gpuallpairs.gpus."+name, func() any {
+		sp, err := gpurt.Weigh(p.GPUs, func(list []int) (allpairs.Estimate, float64, error) {
+			e, err := est(list)
+			return e, e.Seconds, err
+		})
+		return weighing{sp, err}
+	}).(weighing)
+	return w.sp, w.err
+}
+
+// runGPUs returns the GPUs the technique named name runs p on: p's where
+// it names them, else those its estimate chose (weighed), else, for a run
+// that was never planned, every GPU.
+func runGPUs(p *allpairs.Problem, name string) []int {
+	if p.GPUs != nil {
+		return p.GPUs
+	}
+	sp, err := spreadOf(p, name, func([]int) (allpairs.Estimate, error) {
+		return allpairs.Estimate{}, errNotPlanned
+	})
+	if err != nil {
+		return nil
+	}
+	return sp.GPUs
+}
+
+// errNotPlanned stands for the estimate of a run that was not planned.
+var errNotPlanned = errors.New("gpuallpairs: run without an estimate")
 
 // reserve is device memory left unplanned, for the context, cuBLAS's
 // workspace and other users.

@@ -166,31 +166,34 @@ func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	if err := mmjoinCannot(p); err != nil {
 		return allpairs.Estimate{}, err
 	}
-	// Before openFree, which opens the GPUs.
-	startup := gpurt.StartupLeft().Seconds()
-	set, free, err := openFree(p)
-	if err != nil {
-		return allpairs.Estimate{}, err
-	}
-	info := set.Owner(0).Info()
-	sp := mmjoinSplit(p, info, e.tune)
-	m, err := planMMJoin(p, sp, info, e.tune, e.tune.budget(free), false, set.Devices(), set.Len())
-	if err != nil {
-		return allpairs.Estimate{}, err
-	}
-	detail := fmt.Sprintf("heavy: sets >= %d elements (%d", sp.Delta1, m.hr)
-	if !p.Self {
-		detail += fmt.Sprintf(" x %d", m.hs)
-	}
-	detail += fmt.Sprintf("), %d elements on the GPU; CPU part %.3g s, GPU part %.3g s, transfers %.3g s", len(sp.Columns), m.cpu, m.gpu, m.transfers)
-	if m.spread > 1 {
-		detail += fmt.Sprintf(", bands spread over %s", set)
-	}
-	return allpairs.Estimate{Seconds: startup + m.seconds, Memory: m.memory, Detail: detail}, nil
+	return weighed(p, e.Name(), func(list []int) (allpairs.Estimate, error) {
+		// Before openSet, which opens the GPUs.
+		startup := gpurt.StartupLeftOn(list).Seconds()
+		set, free, err := openSet(gpurt.PlanningGPUs(list))
+		if err != nil {
+			return allpairs.Estimate{}, err
+		}
+		info := set.Owner(0).Info()
+		sp := mmjoinSplit(p, info, e.tune)
+		devices, owners, name := gpurt.Spreading(list, set)
+		m, err := planMMJoin(p, sp, info, e.tune, e.tune.budget(free), false, devices, owners)
+		if err != nil {
+			return allpairs.Estimate{}, err
+		}
+		detail := fmt.Sprintf("heavy: sets >= %d elements (%d", sp.Delta1, m.hr)
+		if !p.Self {
+			detail += fmt.Sprintf(" x %d", m.hs)
+		}
+		detail += fmt.Sprintf("), %d elements on the GPU; CPU part %.3g s, GPU part %.3g s, transfers %.3g s", len(sp.Columns), m.cpu, m.gpu, m.transfers)
+		if m.spread > 1 {
+			detail += fmt.Sprintf(", bands spread over %s", name)
+		}
+		return allpairs.Estimate{Seconds: startup + m.seconds, Memory: m.memory, Detail: detail, DeviceName: name}, nil
+	})
 }
 
 func (e mmjoinEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
-	set, err := gpurt.OpenSet(p.GPUs)
+	set, err := gpurt.OpenSet(runGPUs(p, e.Name()))
 	if err != nil {
 		return err
 	}

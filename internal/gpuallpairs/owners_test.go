@@ -17,8 +17,17 @@ import (
 
 // ownerLists are the sets the owner tests spread runs over: one owner,
 // then two and three owners of GPU 0, which split, schedule and merge as
-// several GPUs do.
-var ownerLists = [][]int{{0}, {0, 0}, {0, 0, 0}}
+// several GPUs do, and, on a host of several, every GPU: the planner
+// would give the tests' small problems the first GPU alone (gpurt.Weigh).
+var ownerLists = func() [][]int {
+	lists := [][]int{{0}, {0, 0}, {0, 0, 0}}
+	if gpurt.Present() == nil {
+		if all, err := gpurt.CheckGPUs(nil); err == nil && len(all) > 1 {
+			lists = append(lists, all)
+		}
+	}
+	return lists
+}()
 
 // TestOwnersMatchOneGPU checks every technique, on several shapes, in
 // tiles and in pairs (threshold and containment), with super-tiles small
@@ -253,6 +262,46 @@ func TestMMJoinOwners(t *testing.T) {
 					})
 				}
 			}
+		}
+	}
+}
+
+// TestWeighGPUs: where the problem leaves its GPUs to the planner, a
+// problem of milliseconds runs on the first GPU alone on a host of several
+// (gpurt.Weigh), and the plan says so; on a host of one nothing is
+// weighed. Either way the pairs are the CPU's.
+func TestWeighGPUs(t *testing.T) {
+	needGPU(t)
+	rng := rand.New(rand.NewPCG(7, 8))
+	r := collection(t, randomSets(rng, 300, 2000, 60))
+	q := allpairs.Query{MinOverlap: 2}
+	want, err := allpairs.Collect(context.Background(), r, nil, q, allpairs.Options{Device: "cpu", Technique: "scancount"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := gpurt.CheckGPUs(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tech := range testTechNames(t) {
+		pl, err := planOn(tuned(t, tech, defaultTuning()), r, nil, q, 0, 0, allpairs.Options{Device: "gpu"})
+		if err != nil {
+			t.Fatalf("%s: %v", tech, err)
+		}
+		est := pl.Chosen.Estimate
+		alone := strings.Contains(est.Detail, "on GPU 0 alone") && strings.HasPrefix(est.DeviceName, "GPU 0,")
+		if len(all) > 1 && !alone {
+			t.Errorf("%s on %d GPUs: %q on %q; want GPU 0 alone, said", tech, len(all), est.Detail, est.DeviceName)
+		}
+		if len(all) == 1 && (est.DeviceName != "" || strings.Contains(est.Detail, "alone")) {
+			t.Errorf("%s on one GPU: %q on %q; want nothing weighed", tech, est.Detail, est.DeviceName)
+		}
+		got, err := pl.Collect(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", tech, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: %d pairs, want %d", tech, len(got), len(want))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package gpubatmap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -39,22 +40,32 @@ const (
 	cpuWordPairNS = 0.035
 )
 
+// estimated is estimate's prediction of a run.
+type estimated struct {
+	sec    float64 // seconds
+	memory int64   // device bytes
+	detail string  // a description
+	gpus   []int   // the GPUs the run takes (gpurt.Spread.GPUs)
+	on     string  // and their description, where weighed
+}
+
 // estimate predicts a run over sets of the given sizes with layout l:
-// seconds (the CPU's building on threads while the GPU opens, whichever
-// takes longer, then the device's work, and the cost of closing the GPU
+// seconds (the CPU's building on threads while the GPUs open, whichever
+// takes longer, then the devices' work, and the cost of closing the GPU
 // unless it is open already), the device memory, and a description.
-// elements is the sum of the sizes. With warm, when the comparisons alone
-// would keep the CPU busy longer than opening the GPU takes, it starts
-// opening the GPUs of gpus (gpurt.PrewarmGPUs), so that they are ready by the
-// time the planner has chosen and the batmaps are built.
+// elements is the sum of the sizes. Where gpus leaves the GPUs to the
+// planner (nil), the run is weighed on the first GPU alone and on every
+// GPU (gpurt.Weigh). With warm, when the comparisons alone would keep the
+// CPU busy longer than opening the GPU takes, it starts opening the GPUs
+// the estimates plan on (gpurt.PlanningGPUs), so that they are ready by
+// the time the planner has chosen and the batmaps are built.
 //
 // The comparisons, spread over devices GPUs, take 1/devices of the time;
 // the rest (opening, building, uploading everything to every GPU) does not
 // shrink.
-func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, gpus []int, m mode, warm bool) (float64, int64, string, error) {
-	devices := gpurt.GuessDevices(gpus)
+func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, gpus []int, m mode, warm bool) (estimated, error) {
 	if err := gpurt.Present(); err != nil {
-		return 0, 0, "", err
+		return estimated{}, err
 	}
 	info := gpurt.FirstInfo()
 	widths := make([]int, len(sizes))
@@ -70,24 +81,74 @@ func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, gpus [
 	}
 	pl, err := newPlan(planInput{offsets: offsets, maxSize: maxN}, m, maxBatchEntries, int64(info.Memory)-reserve)
 	if err != nil {
-		return 0, 0, "", err
+		return estimated{}, err
+	}
+	// The batmaps are built while the GPUs open. Closing them counts until
+	// one is being opened; then it is paid whatever runs.
+	build := float64(elements) * insertNS * 1e-9 / float64(max(threads, 1))
+	rate := wordPairRate * info.SpeedOver(gpurt.ReferenceH100()).Compute
+	sp, _ := gpurt.Weigh(gpus, func(list []int) (estimated, float64, error) {
+		devices := max(gpurt.GuessDevices(list), 1)
+		sec := max(gpurt.SetLeft(list).Seconds(), build) + gpurt.CloseLeft().Seconds()
+		sec += runSetup + float64(4*pl.words)/uploadRate + (pl.wordPairs/rate+batchSetup*float64(len(pl.batches)))/float64(devices)
+		detail := fmt.Sprintf("%s; %d batmaps in %d groups, %d tiles in %d batches, %.3g word pairs on %s",
+			l, len(sizes), len(pl.groups), len(pl.tiles), len(pl.batches), pl.wordPairs, info.Name)
+		on := fmt.Sprintf("GPU 0, %s", info.Name) // weighed: the first GPU, or all
+		if devices > 1 {
+			detail += fmt.Sprintf(", spread over %d GPUs", devices)
+			on = fmt.Sprintf("%d GPUs, %s", devices, info.Name)
+		}
+		return estimated{sec: sec, memory: pl.memory(), detail: detail, on: on}, sec, nil
+	})
+	e := sp.Plan
+	e.gpus = sp.GPUs
+	if sp.Note != "" {
+		e.detail += "; " + sp.Note
+	} else {
+		e.on = "" // nothing weighed: the device describes it
 	}
 	if warm && pl.wordPairs*cpuWordPairNS*1e-9/float64(max(threads, 1)) > gpurt.OpenCost.Seconds() {
-		gpurt.PrewarmGPUs(gpus)
+		// The GPUs the estimates plan on, not yet the others: another
+		// engine may well be chosen, and a context being created on one
+		// GPU holds up the work of the others (a run of 0.15 s on GPU 0
+		// took 0.27 while GPU 1 opened). Run opens the rest.
+		gpurt.PrewarmGPUs(gpurt.PlanningGPUs(e.gpus))
 	}
-	// The batmaps are built while the GPU opens. Closing it counts until
-	// it is being opened; then it is paid whatever runs.
-	build := float64(elements) * insertNS * 1e-9 / float64(max(threads, 1))
-	sec := max(gpurt.OpenLeft().Seconds(), build) + gpurt.CloseLeft().Seconds()
-	rate := wordPairRate * info.SpeedOver(gpurt.ReferenceH100()).Compute
-	devices = max(devices, 1)
-	sec += runSetup + float64(4*pl.words)/uploadRate + (pl.wordPairs/rate+batchSetup*float64(len(pl.batches)))/float64(devices)
-	detail := fmt.Sprintf("%s; %d batmaps in %d groups, %d tiles in %d batches, %.3g word pairs on %s",
-		l, len(sizes), len(pl.groups), len(pl.tiles), len(pl.batches), pl.wordPairs, info.Name)
-	if devices > 1 {
-		detail += fmt.Sprintf(", spread over %d GPUs", devices)
+	return e, nil
+}
+
+// memoizer is a problem that memoises what its engines decide
+// (allpairs.Problem, pairs.Data).
+type memoizer interface {
+	Memo(key string, build func() any) any
+}
+
+// estimateOnce returns est's estimate, made once per problem: Run takes
+// the GPUs it weighed (runGPUs).
+func estimateOnce(p memoizer, est func() (estimated, error)) (estimated, error) {
+	type result struct {
+		e   estimated
+		err error
 	}
-	return sec, pl.memory(), detail, nil
+	r := p.Memo("gpubatmap.estimate", func() any {
+		e, err := est()
+		return result{e, err}
+	}).(result)
+	return r.e, r.err
+}
+
+// runGPUs returns the GPUs a run of p takes: gpus (the problem's) where
+// they name them, else those its estimate chose, else, for a run that
+// was never planned, every GPU.
+func runGPUs(p memoizer, gpus []int) []int {
+	if gpus != nil {
+		return gpus
+	}
+	e, err := estimateOnce(p, func() (estimated, error) { return estimated{}, errors.New("not planned") })
+	if err != nil {
+		return nil
+	}
+	return e.gpus
 }
 
 // String describes the figures in one line, then the owners' shares.
@@ -133,17 +194,21 @@ func (e pairsEngine) Estimate(d *pairs.Data) (pairs.Estimate, error) {
 	// engine (the padded tiles of sparse data overstate the comparisons),
 	// and a process that opened the GPU pays its teardown at exit. Run
 	// starts opening it before it builds the batmaps.
-	sec, dmem, detail, err := estimate(l, sizes, d.Occurrences, d.Threads, d.GPUs, modePairs, false)
+	est, err := estimateOnce(d, func() (estimated, error) {
+		return estimate(l, sizes, d.Occurrences, d.Threads, d.GPUs, modePairs, false)
+	})
 	if err != nil {
 		return pairs.Estimate{}, fmt.Errorf("%w: %v", pairs.ErrCannotRun, err)
 	}
-	return pairs.Estimate{Seconds: sec, Memory: d.VerticalBytes() + l.Memory(sizes, d.Threads),
-		Detail: fmt.Sprintf("%s, %s of device memory", detail, gpurt.FormatBytes(uint64(dmem)))}, nil
+	return pairs.Estimate{Seconds: est.sec, Memory: d.VerticalBytes() + l.Memory(sizes, d.Threads),
+		Detail:     fmt.Sprintf("%s, %s of device memory", est.detail, gpurt.FormatBytes(uint64(est.memory))),
+		DeviceName: est.on}, nil
 }
 
 func (e pairsEngine) Run(ctx context.Context, d *pairs.Data, out *pairs.Output) error {
 	// Open the GPUs while the tidlists and batmaps are built on the CPU.
-	gpurt.PrewarmGPUs(d.GPUs)
+	gpus := runGPUs(d, d.GPUs)
+	gpurt.PrewarmGPUs(gpus)
 	l, _, err := d.BatmapLayout(e.cfg)
 	if err != nil {
 		return err
@@ -152,7 +217,7 @@ func (e pairsEngine) Run(ctx context.Context, d *pairs.Data, out *pairs.Output) 
 	if err != nil {
 		return err
 	}
-	set, err := gpurt.OpenSet(d.GPUs)
+	set, err := gpurt.OpenSet(gpus)
 	if err != nil {
 		return err
 	}
@@ -213,10 +278,18 @@ func (allpairsEngine) DeviceFor(p *allpairs.Problem) (allpairs.Device, error) {
 }
 
 // setDevice opens the GPUs of list (OpenSet) and describes them, with the
-// least free memory an owner may plan in.
+// least free memory an owner may plan in. Where the list is every GPU of
+// a host of several, it opens the first alone: how many more pay is the
+// estimate's to weigh.
 func setDevice(list []int) (allpairs.Device, error) {
 	d := allpairs.Device{Kind: allpairs.GPU, Name: "no GPU"}
-	set, err := gpurt.OpenSet(list)
+	open, more := list, 0
+	if list == nil {
+		if n := gpurt.GuessDevices(nil); n > 1 {
+			open, more = []int{0}, n-1
+		}
+	}
+	set, err := gpurt.OpenSet(open)
 	if err != nil {
 		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
@@ -225,6 +298,9 @@ func setDevice(list []int) (allpairs.Device, error) {
 		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
 	d.Name, d.Parallelism, d.Memory = set.String(), set.Owner(0).Info().SMs, free
+	if more > 0 {
+		d.Name += fmt.Sprintf(", and %d more where they pay", more)
+	}
 	return d, nil
 }
 
@@ -248,16 +324,19 @@ func (e allpairsEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error)
 	if err != nil {
 		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
-	sec, dmem, detail, err := estimate(l, sizes, p.Stats.R.Elements, p.Threads, p.GPUs, modePairs, true)
+	est, err := estimateOnce(p, func() (estimated, error) {
+		return estimate(l, sizes, p.Stats.R.Elements, p.Threads, p.GPUs, modePairs, true)
+	})
 	if err != nil {
 		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
-	return allpairs.Estimate{Seconds: sec, Memory: dmem, Detail: detail}, nil
+	return allpairs.Estimate{Seconds: est.sec, Memory: est.memory, Detail: est.detail, DeviceName: est.on}, nil
 }
 
 func (e allpairsEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
 	// Open the GPUs while the batmaps are built on the CPU.
-	gpurt.PrewarmGPUs(p.GPUs)
+	gpus := runGPUs(p, p.GPUs)
+	gpurt.PrewarmGPUs(gpus)
 	l, _, err := allpairsLayout(p, e.cfg)
 	if err != nil {
 		return err

@@ -175,5 +175,13 @@ func TestOwnersEngines(t *testing.T) {
 		if err != nil || n != int64(len(want)) {
 			t.Fatalf("%+v: count %d (%v), want %d", q, n, err, len(want))
 		}
+		// Every GPU of a host of several, named: the planner would give
+		// so small a problem the first alone.
+		if all, err := gpurt.CheckGPUs(nil); err == nil && len(all) > 1 {
+			got, err := allpairs.Collect(context.Background(), c, nil, q, allpairs.Options{Technique: "batmap", Device: "gpu", GPUs: all})
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("%+v on GPUs %v: %d pairs (%v), want %d", q, all, len(got), err, len(want))
+			}
+		}
 	}
 }

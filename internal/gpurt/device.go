@@ -45,10 +45,17 @@ var (
 	opened = map[int]*Device{}
 	// opening holds, per ordinal, the Open that is starting its device:
 	// others of the same ordinal wait for it, while other GPUs' contexts
-	// start beside it (a tenth of a second or more each). Guarded by
+	// may start beside it (a tenth of a second or more each). Guarded by
 	// openMu, as opened is.
-	opening = map[int]chan struct{}{}
+	opening = map[int]*starting{}
 )
+
+// starting is an Open in progress: done is closed when it has ended,
+// and since is when it began (SetLeft).
+type starting struct {
+	done  chan struct{}
+	since time.Time
+}
 
 var requested struct {
 	sync.Mutex
@@ -105,16 +112,16 @@ func openShared(ordinal int, startDevice func(ordinal, owner int) (*Device, erro
 			openMu.Unlock()
 			return d, nil
 		}
-		wait, busy := opening[ordinal]
+		st, busy := opening[ordinal]
 		if !busy {
 			break
 		}
 		openMu.Unlock()
 		// Then take the device it opened, or start it again if it failed
 		// or was closed meanwhile.
-		<-wait
+		<-st.done
 	}
-	ready := make(chan struct{})
+	ready := &starting{done: make(chan struct{}), since: time.Now()}
 	opening[ordinal] = ready
 	openMu.Unlock()
 	d, err := startDevice(ordinal, 0)
@@ -124,7 +131,7 @@ func openShared(ordinal int, startDevice func(ordinal, owner int) (*Device, erro
 		opened[ordinal] = d
 	}
 	openMu.Unlock()
-	close(ready)
+	close(ready.done)
 	return d, err
 }
 

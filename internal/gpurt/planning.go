@@ -37,6 +37,10 @@ func CloseLeft() time.Duration {
 // anything of the estimate opens a GPU.
 func StartupLeft() time.Duration { return OpenLeft() + CloseLeft() }
 
+// StartupLeftOn is StartupLeft for a run on the GPUs of list (nil: all):
+// SetLeft plus CloseLeft.
+func StartupLeftOn(list []int) time.Duration { return SetLeft(list) + CloseLeft() }
+
 // infos caches the driver's description of the GPUs once it has answered:
 // planners ask for every estimate, and each answer costs about a
 // millisecond.

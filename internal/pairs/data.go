@@ -60,6 +60,15 @@ type Data struct {
 	horizOnce sync.Once
 	horiz     *sets.Collection
 	prepared  bool // horiz was built by the preparation
+
+	memos engine.Memos
+}
+
+// Memo returns the value that build returns for key, calling build once per
+// data set: an engine's Estimate and Run share what they decided this way
+// (engines of other packages prefix their keys with their package).
+func (d *Data) Memo(key string, build func() any) any {
+	return d.memos.Get(key, build)
 }
 
 // unitCosts returns the per-unit costs the CPU engines' estimates use.

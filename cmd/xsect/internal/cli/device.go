@@ -24,25 +24,32 @@ const deviceFlagHelp = "where to intersect: cpu, gpu, or auto (the GPU when one 
 // tenths of a second), which the planner would otherwise wait for.
 const prewarmInput = 16 << 20
 
-// worthPrewarm reports whether a command should start opening the GPUs
-// before it reads its input at paths: always with --device gpu; with
-// --device auto where a GPU is present and the input files hold at least
-// prewarmInput bytes (worthPrewarmSize). Below that the planner opens the
-// GPUs only for a problem the CPU would take longer on: opening keeps a
-// core busy a few tenths of a second, and a process that ends before the
-// driver has started waits for it.
-func worthPrewarm(device string, paths ...string) bool {
+// prewarmAll is the size of input from which a command opens every GPU
+// of the host while it reads, where --gpus leaves them to the planner: a
+// collection of 1 GiB (256 million elements) keeps a GPU busy for
+// seconds, which the others divide. Below it the first GPU opens alone,
+// and the planner opens the others where it finds a run long enough to
+// pay for their start (gpurt.Weigh).
+const prewarmAll = 1 << 30
+
+// inputSize is the total size of the regular files at paths.
+func inputSize(paths ...string) int64 {
 	var total int64
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 			total += fi.Size()
 		}
 	}
-	return worthPrewarmSize(device, total)
+	return total
 }
 
-// worthPrewarmSize is worthPrewarm for an input of size bytes, read or
-// generated.
+// worthPrewarmSize reports whether a command should start opening the
+// GPUs before it reads or generates its input of size bytes: always with
+// --device gpu; with --device auto where a GPU is present and the input
+// holds at least prewarmInput bytes. Below that the planner opens the
+// GPUs only for a problem the CPU would take longer on: opening keeps a
+// core busy a few tenths of a second, and a process that ends before the
+// driver has started waits for it.
 func worthPrewarmSize(device string, size int64) bool {
 	switch {
 	case device == "gpu":
@@ -53,15 +60,27 @@ func worthPrewarmSize(device string, size int64) bool {
 	return size >= prewarmInput
 }
 
-// prewarm starts opening the GPUs of gpus (nil: all) in the background
-// where worthPrewarm says so, so that the driver and the contexts start
-// while the input is read, and reports whether it did.
+// prewarm starts opening the GPUs of gpus in the background where
+// worthPrewarmSize says so of the files at paths, so that the driver and the contexts start while
+// the input is read, and reports whether it did (prewarmGPUs).
 func prewarm(device string, gpus []int, paths ...string) bool {
-	if !worthPrewarm(device, paths...) {
+	size := inputSize(paths...)
+	if !worthPrewarmSize(device, size) {
 		return false
 	}
-	gpurt.PrewarmGPUs(gpus)
+	prewarmGPUs(gpus, size)
 	return true
+}
+
+// prewarmGPUs starts opening the GPUs of gpus for an input of size bytes:
+// those it names, or, where it leaves them to the planner (nil), the
+// first GPU, and every GPU from prewarmAll bytes of input.
+func prewarmGPUs(gpus []int, size int64) {
+	if gpus == nil && size < prewarmAll {
+		gpurt.Prewarm()
+		return
+	}
+	gpurt.PrewarmGPUs(gpus)
 }
 
 // explainProcess ends --explain: the GPU's start-up steps, where a GPU was
@@ -78,7 +97,7 @@ func explainProcess(env *Env) {
 
 // gpusFlag defines --gpus, the GPUs a command spreads its work over.
 func gpusFlag(fs *flag.FlagSet) *string {
-	return fs.String("gpus", "all", "GPUs to use: all, the first N, or a comma-separated `LIST` of ordinals (\"2,\" is GPU 2 alone; see xsect devices)")
+	return fs.String("gpus", "all", "GPUs to use: all (the first alone where the others' start would cost more than they save; --explain says which), the first N, or a comma-separated `LIST` of ordinals (\"2,\" is GPU 2 alone; see xsect devices)")
 }
 
 // parseGPUs reads --gpus: a malformed value is a usage error, and so is

@@ -257,13 +257,13 @@ func TestWorthPrewarm(t *testing.T) {
 		{"auto", []string{small, "", "/nonexistent"}, false},
 		{"auto", []string{"-"}, false},
 	} {
-		if got := worthPrewarm(tc.device, tc.paths...); got != tc.want {
+		if got := worthPrewarmSize(tc.device, inputSize(tc.paths...)); got != tc.want {
 			t.Errorf("%s %v: %v, want %v", tc.device, tc.paths, got, tc.want)
 		}
 	}
 	// A large input with --device auto: only where a GPU may be present.
 	want := gpurt.Present() == nil
-	if got := worthPrewarm("auto", large); got != want {
+	if got := worthPrewarmSize("auto", inputSize(large)); got != want {
 		t.Errorf("auto, a large input: %v, want %v (GPU present: %v)", got, want, gpurt.Present())
 	}
 	// A generated input, by its size.

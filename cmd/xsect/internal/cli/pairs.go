@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/xsect/xsect/internal/flagalias"
-	"github.com/xsect/xsect/internal/gpurt"
 	"github.com/xsect/xsect/internal/progress"
 	"github.com/xsect/xsect/pairs"
 	"github.com/xsect/xsect/setio"
@@ -97,16 +96,16 @@ until --gen-occurrences items in all. With --gen-out FILE it is written there
 				if err := checkProfileOutput(*cpuProfile, outPath); err != nil {
 					return err
 				}
-				worth := worthPrewarm(*device, args...)
+				size := inputSize(args...)
 				if *genItems != 0 {
 					// A generated instance: as large as its occurrences
 					// would be in a file of 32-bit items.
-					worth = worthPrewarmSize(*device, int64(*genOcc)*4)
+					size = int64(*genOcc) * 4
 				}
-				if *genOut == "" && (*technique == "auto" || *technique == "batmap") && worth {
+				if *genOut == "" && (*technique == "auto" || *technique == "batmap") && worthPrewarmSize(*device, size) {
 					// Open the GPU (driver, context, kernels) while the
 					// input is read or generated.
-					gpurt.PrewarmGPUs(gpus)
+					prewarmGPUs(gpus, size)
 				}
 				w, err := openOutput(env, outPath)
 				if err != nil {

@@ -1,0 +1,151 @@
+package gpurt
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ContextCost is what each GPU of a set beyond the first adds to its
+// start: the driver creates the contexts one at a time (105-150 ms each on
+// the 2-H200 host, docs/PERFORMANCE.md).
+const ContextCost = 130 * time.Millisecond
+
+// SetLeft estimates how long a run on the GPUs of list (nil: all of the
+// host's, GuessDevices) still waits for them to open: OpenLeft for the
+// driver and the first GPU, then ContextCost for each other GPU that is
+// not open, less what its opening has run already (OpenSet opens them one
+// after another). Planners take it before anything of the estimate opens
+// the GPUs.
+func SetLeft(list []int) time.Duration {
+	if list == nil {
+		n := GuessDevices(nil)
+		list = make([]int, n)
+		for i := range list {
+			list[i] = i
+		}
+	}
+	return OpenLeft() + contextsLeft(list, time.Now())
+}
+
+// contextsLeft is SetLeft's part for the GPUs of list after its first.
+func contextsLeft(list []int, now time.Time) time.Duration {
+	var left time.Duration
+	seen := map[int]bool{}
+	openMu.Lock()
+	defer openMu.Unlock()
+	for i, o := range list {
+		if seen[o] {
+			continue // another owner: no context of its own
+		}
+		seen[o] = true
+		if i == 0 || opened[o] != nil {
+			continue // the first is OpenLeft's
+		}
+		c := ContextCost
+		if st := opening[o]; st != nil {
+			c = max(0, c-now.Sub(st.since))
+		}
+		left += c
+	}
+	return left
+}
+
+// Spread is an estimate of a run over GPUs that Weigh chose.
+type Spread[T any] struct {
+	// Plan is what the estimate of the chosen GPUs returned.
+	Plan T
+	// Seconds is that estimate, the wait for the GPUs included.
+	Seconds float64
+	// GPUs is the choice the run takes (ParseGPUs' form): the caller's,
+	// or, where the caller left it to the planner, []int{0} (the first
+	// GPU alone) or nil (every GPU).
+	GPUs []int
+	// Note says why the run takes the first GPU alone or every GPU, for
+	// an explanation; "" where there was nothing to weigh.
+	Note string
+}
+
+// Weigh estimates a run on a choice of GPUs (ParseGPUs) with est, which
+// returns its plan and seconds for a list of GPUs, the wait for them to
+// open included (SetLeft). est opens no GPU past the first of every GPU
+// (nil): it plans on PlanningGPUs and spreads the work over the others,
+// assumed alike, by arithmetic (Spreading). Where the choice names its
+// GPUs, or the host has one, est gets the choice. Where it is every GPU of
+// a host of several, est gets the first GPU alone and every GPU, and the
+// lower estimate wins: a run of a few tenths of a second is not held up by
+// contexts it cannot use (ContextCost each), a run of seconds takes them
+// all.
+func Weigh[T any](choice []int, est func(list []int) (T, float64, error)) (Spread[T], error) {
+	n := 1
+	if choice == nil {
+		n = GuessDevices(nil)
+	}
+	return weigh(choice, n, est)
+}
+
+// weigh is Weigh with the host's GPUs counted.
+func weigh[T any](choice []int, n int, est func([]int) (T, float64, error)) (Spread[T], error) {
+	if choice != nil || n <= 1 {
+		plan, sec, err := est(choice)
+		return Spread[T]{Plan: plan, Seconds: sec, GPUs: choice}, err
+	}
+	first := []int{0}
+	plan, sec, err := est(first)
+	if err != nil {
+		// What one GPU cannot run, all of them cannot either (each holds
+		// the whole plan); its error says why.
+		return Spread[T]{GPUs: first}, err
+	}
+	one := Spread[T]{Plan: plan, Seconds: sec, GPUs: first}
+	planAll, secAll, err := est(nil)
+	switch {
+	case err != nil:
+		one.Note = fmt.Sprintf("on GPU 0 alone: on all %d GPUs, %v", n, err)
+		return one, nil
+	case secAll >= sec:
+		one.Note = fmt.Sprintf("on GPU 0 alone: %v against %v on all %d GPUs", round(sec), round(secAll), n)
+		return one, nil
+	}
+	return Spread[T]{Plan: planAll, Seconds: secAll, Note: fmt.Sprintf("on all %d GPUs: %v against %v on GPU 0 alone", n, round(secAll), round(sec))}, nil
+}
+
+// PlanningGPUs returns the GPUs an estimate of a run on list opens to
+// plan on: list itself where it names them, the first GPU where it is
+// every GPU (nil), whose others open for the run alone (Weigh).
+func PlanningGPUs(list []int) []int {
+	if list == nil {
+		return []int{0}
+	}
+	return list
+}
+
+// Spreading describes how a run on list spreads, for an estimate planned
+// on set, the GPUs of PlanningGPUs(list): its distinct GPUs, its owners
+// and their description (Set.String's form). For every GPU (nil) those
+// are the host's, one owner each, known without opening them.
+func Spreading(list []int, set *Set) (devices, owners int, name string) {
+	if list != nil {
+		return set.Devices(), set.Len(), set.String()
+	}
+	infos, err := Devices()
+	if err != nil || len(infos) <= 1 {
+		return set.Devices(), set.Len(), set.String()
+	}
+	var ords []string
+	var names []string
+	for _, in := range infos {
+		ords = append(ords, strconv.Itoa(in.Ordinal))
+		if !slices.Contains(names, in.Name) {
+			names = append(names, in.Name)
+		}
+	}
+	return len(infos), len(infos), "GPUs " + strings.Join(ords, ", ") + ", " + strings.Join(names, ", ")
+}
+
+// round writes seconds as a duration to the millisecond.
+func round(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond)
+}

@@ -1,0 +1,123 @@
+package gpurt
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWeigh checks the choice between the first GPU alone and every GPU:
+// a named choice and a host of one are estimated as they are; on a host of
+// several, both are estimated and the lower estimate wins.
+func TestWeigh(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		choice   []int
+		n        int
+		run      float64 // seconds on one GPU, which divide
+		fixed    float64 // seconds that do not divide
+		wantGPUs []int
+		wantEst  [][]int // the lists est is called with
+		wantNote string
+	}{
+		{"named", []int{0, 1}, 2, 1, 0, []int{0, 1}, [][]int{{0, 1}}, ""},
+		{"one GPU", nil, 1, 1, 0, nil, [][]int{nil}, ""},
+		// The others' start, 0.13 s each, is more than they save.
+		{"short", nil, 2, 0.2, 0, []int{0}, [][]int{{0}, nil}, "on GPU 0 alone: 200ms against 230ms on all 2 GPUs"},
+		{"long", nil, 2, 1, 0, nil, [][]int{{0}, nil}, "on all 2 GPUs: 630ms against 1s on GPU 0 alone"},
+		{"long on 4", nil, 4, 1, 0, nil, [][]int{{0}, nil}, "on all 4 GPUs: 640ms against 1s"},
+		// What does not divide (a CPU part) keeps the first GPU alone.
+		{"bounded", nil, 2, 0.2, 0.9, []int{0}, [][]int{{0}, nil}, "on GPU 0 alone: 1.1s against 1.13s on all 2 GPUs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls [][]int
+			sp, err := weigh(tc.choice, tc.n, func(list []int) (string, float64, error) {
+				calls = append(calls, list)
+				n, wait := len(list), 0.0
+				if list == nil {
+					n, wait = tc.n, 0.13*float64(tc.n-1)
+				}
+				return fmt.Sprint(list), wait + tc.run/float64(n) + tc.fixed, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(calls, tc.wantEst, func(a, b []int) bool { return slices.Equal(a, b) && (a == nil) == (b == nil) }) {
+				t.Errorf("estimated %v, want %v", calls, tc.wantEst)
+			}
+			if !slices.Equal(sp.GPUs, tc.wantGPUs) || (sp.GPUs == nil) != (tc.wantGPUs == nil) {
+				t.Errorf("GPUs %v, want %v", sp.GPUs, tc.wantGPUs)
+			}
+			if sp.Plan != fmt.Sprint(sp.GPUs) {
+				t.Errorf("plan %q is not the chosen GPUs' (%v)", sp.Plan, sp.GPUs)
+			}
+			if !strings.Contains(sp.Note, tc.wantNote) || (tc.wantNote == "") != (sp.Note == "") {
+				t.Errorf("note %q, want %q", sp.Note, tc.wantNote)
+			}
+		})
+	}
+}
+
+// TestWeighErrors: the first GPU's error is the run's; every GPU's error
+// leaves the first GPU's estimate, saying why.
+func TestWeighErrors(t *testing.T) {
+	boom := errors.New("boom")
+	_, err := weigh(nil, 2, func(list []int) (int, float64, error) { return 0, 5, boom })
+	if !errors.Is(err, boom) {
+		t.Errorf("first GPU failing: %v, want %v", err, boom)
+	}
+	sp, err := weigh(nil, 2, func(list []int) (int, float64, error) {
+		if list == nil {
+			return 0, 0, boom
+		}
+		return 1, 5, nil
+	})
+	if err != nil || !slices.Equal(sp.GPUs, []int{0}) || sp.Plan != 1 || !strings.Contains(sp.Note, "boom") {
+		t.Errorf("every GPU failing: %+v, %v; want GPU 0's plan and the error in its note", sp, err)
+	}
+}
+
+// TestPlanningGPUs: a named choice plans on itself, every GPU on the
+// first.
+func TestPlanningGPUs(t *testing.T) {
+	if got := PlanningGPUs(nil); !slices.Equal(got, []int{0}) {
+		t.Errorf("PlanningGPUs(nil) = %v, want [0]", got)
+	}
+	if got := PlanningGPUs([]int{1, 1}); !slices.Equal(got, []int{1, 1}) {
+		t.Errorf("PlanningGPUs([1 1]) = %v", got)
+	}
+}
+
+// TestContextsLeft: the GPUs after a list's first cost ContextCost each,
+// less what their opening has run; open ones and further owners nothing.
+func TestContextsLeft(t *testing.T) {
+	const a, b, c = 1000, 1001, 1002 // ordinals no test opens for real
+	now := time.Now()
+	openMu.Lock()
+	opened[b] = &Device{}
+	opening[c] = &starting{since: now.Add(-100 * time.Millisecond)}
+	openMu.Unlock()
+	t.Cleanup(func() {
+		openMu.Lock()
+		delete(opened, b)
+		delete(opening, c)
+		openMu.Unlock()
+	})
+	for _, tc := range []struct {
+		list []int
+		want time.Duration
+	}{
+		{[]int{a}, 0},
+		{[]int{b, a}, ContextCost},
+		{[]int{a, a, b}, 0},
+		{[]int{a, c}, ContextCost - 100*time.Millisecond},
+		{[]int{c, a, 1003, 1003}, 2 * ContextCost},
+	} {
+		if got := contextsLeft(tc.list, now); got != tc.want {
+			t.Errorf("contextsLeft(%v) = %v, want %v", tc.list, got, tc.want)
+		}
+	}
+}
