@@ -55,7 +55,7 @@ func TestOwnersMatchOneGPU(t *testing.T) {
 						t.Fatal(err)
 					}
 					compare(t, want, got, r.Len())
-					checkNotes(t, pl, len(gpus))
+					checkNotes(t, pl, gpus)
 				})
 			}
 			for qi, q := range queries {
@@ -70,7 +70,7 @@ func TestOwnersMatchOneGPU(t *testing.T) {
 							t.Fatal(err)
 						}
 						checkPairs(t, pl, wantPairs)
-						checkNotes(t, pl, len(gpus))
+						checkNotes(t, pl, gpus)
 					})
 				}
 			}
@@ -79,11 +79,18 @@ func TestOwnersMatchOneGPU(t *testing.T) {
 }
 
 // checkNotes checks that a run's notes name its owners.
-func checkNotes(t *testing.T, pl *allpairs.Plan, owners int) {
+func checkNotes(t *testing.T, pl *allpairs.Plan, gpus []int) {
 	t.Helper()
 	notes := pl.Notes()
-	if !strings.Contains(notes, "GPU 0") || owners > 1 && !strings.Contains(notes, fmt.Sprintf("(%d owners)", owners)) {
-		t.Errorf("notes do not name the %d owners: %q", owners, notes)
+	want := "GPU 0"
+	switch ords := slices.Compact(slices.Sorted(slices.Values(gpus))); {
+	case len(ords) > 1:
+		want = "GPUs " + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(ords)), ", "), "[]")
+	case len(gpus) > 1:
+		want = fmt.Sprintf("GPU 0 (%d owners)", len(gpus))
+	}
+	if !strings.Contains(notes, want) {
+		t.Errorf("notes do not name the owners %v (%q): %q", gpus, want, notes)
 	}
 }
 
@@ -254,7 +261,7 @@ func TestMMJoinOwners(t *testing.T) {
 						if !slices.Equal(got, want) {
 							t.Fatalf("%d pairs, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
 						}
-						checkNotes(t, pl, len(gpus))
+						checkNotes(t, pl, gpus)
 						if notes := pl.Notes(); !strings.Contains(notes, "bands busy") || strings.Contains(notes, "outside the bands") {
 							t.Fatalf("notes: %s", notes)
 						}

@@ -130,8 +130,8 @@ func Spreading(list []int, set *Set) (devices, owners int, name string) {
 	if list != nil {
 		return set.Devices(), set.Len(), set.String()
 	}
-	infos, err := Devices()
-	if err != nil || len(infos) <= 1 {
+	infos := KnownDevices()
+	if len(infos) <= 1 {
 		return set.Devices(), set.Len(), set.String()
 	}
 	var ords []string

@@ -348,16 +348,6 @@ func TestGPUOwners(t *testing.T) {
 					t.Fatalf("%s, one owner: %v", tag, err)
 				}
 				simjointest.ComparePairs(t, tag+", one owner", want, reference(r, ss, th, false))
-				// Every GPU of a host of several, named: the planner would
-				// give so small a problem the first alone.
-				if all, err := gpurt.CheckGPUs(nil); err == nil && len(all) > 1 {
-					opt.GPUs = all
-					got, err := gpuPlan(t, r, ss, opt, tech, kernel, tu).Collect(context.Background())
-					if err != nil {
-						t.Fatalf("%s, GPUs %v: %v", tag, all, err)
-					}
-					simjointest.ComparePairs(t, fmt.Sprintf("%s, GPUs %v", tag, all), got, want)
-				}
 				for _, owners := range []int{2, 3} {
 					opt.GPUs = slices.Repeat([]int{0}, owners)
 					tag := fmt.Sprintf("%s, %d owners", tag, owners)

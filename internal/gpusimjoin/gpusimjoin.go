@@ -104,67 +104,26 @@ func (gpuEngine) Device() (engine.Device, error) {
 }
 
 func (e gpuEngine) Estimate(p *simjoin.Problem) (engine.Estimate, error) {
-	w, err := e.weighed(p)
+	info := gpurt.FirstInfo()
+	sp := spreadOf(p.GPUs)
+	pl, err := e.plan(p, info, sp)
 	if err != nil {
-		return engine.Estimate{}, err
+		return engine.Estimate{}, engine.Cannot("%v", err)
 	}
-	est := w.sp.Plan
-	if w.sp.Note != "" {
-		est.Detail += "; " + w.sp.Note
+	if pl.devMemory > int64(info.Memory)/int64(sp.share) {
+		return engine.Estimate{}, engine.Cannot("needs %s of device memory for the records and two chunks per owner, %s has %s for each of %d owners",
+			gpurt.FormatBytes(uint64(pl.devMemory)), info.Name, gpurt.FormatBytes(info.Memory/uint64(sp.share)), sp.share)
 	}
-	return est, nil
-}
-
-// weighing is a run's estimate on the GPUs that pay (gpurt.Weigh), with
-// its plan.
-type weighing struct {
-	sp  gpurt.Spread[engine.Estimate]
-	pl  *runPlan
-	err error
-}
-
-// weighed estimates e's run of p on the GPUs that pay, once per problem:
-// where p leaves them to the planner, the first GPU alone, or every GPU
-// where the run is long enough (gpurt.Weigh). Run takes the same GPUs.
-func (e gpuEngine) weighed(p *simjoin.Problem) (weighing, error) {
-	w := p.Memo("gpusimjoin.gpus."+e.name, func() any {
-		var w weighing
-		info := gpurt.FirstInfo()
-		plans := map[bool]*runPlan{} // by whether the list is nil
-		w.sp, w.err = gpurt.Weigh(p.GPUs, func(list []int) (engine.Estimate, float64, error) {
-			sp := spreadOf(list)
-			sp.wait = gpurt.SetLeft(list).Seconds()
-			pl, err := e.plan(p, info, sp)
-			if err != nil {
-				return engine.Estimate{}, 0, engine.Cannot("%v", err)
-			}
-			if pl.devMemory > int64(info.Memory)/int64(sp.share) {
-				return engine.Estimate{}, 0, engine.Cannot("needs %s of device memory for the records and two chunks per owner, %s has %s for each of %d owners",
-					gpurt.FormatBytes(uint64(pl.devMemory)), info.Name, gpurt.FormatBytes(info.Memory/uint64(sp.share)), sp.share)
-			}
-			pl.gpus = list
-			plans[list == nil] = pl
-			est := engine.Estimate{Seconds: pl.seconds, Memory: pl.hostMemory, Detail: pl.detail(info)}
-			if p.GPUs == nil && sp.devices > 1 {
-				est.DeviceName = fmt.Sprintf("%d GPUs, %s", sp.devices, info.Name)
-			} else if p.GPUs == nil {
-				est.DeviceName = "GPU 0, " + info.Name
-			}
-			return est, pl.seconds, nil
-		})
-		w.pl = plans[w.sp.GPUs == nil]
-		return w
-	}).(weighing)
-	return w, w.err
+	return engine.Estimate{Seconds: pl.seconds, Memory: pl.hostMemory, Detail: pl.detail(info)}, nil
 }
 
 func (e gpuEngine) Run(ctx context.Context, p *simjoin.Problem, out *simjoin.Output) error {
-	w, err := e.weighed(p)
+	gpurt.PrewarmGPUs(p.GPUs) // opens while the filters start
+	pl, err := e.plan(p, gpurt.FirstInfo(), spreadOf(p.GPUs))
 	if err != nil {
 		return err
 	}
-	gpurt.PrewarmGPUs(w.pl.gpus) // opens while the filters start
-	return run(ctx, p, w.pl, out)
+	return run(ctx, p, pl, out)
 }
 
 // plan plans e's run on p with the filter configuration that makes it
@@ -197,10 +156,7 @@ func (e gpuEngine) plan(p *simjoin.Problem, info gpurt.Info, sp gpuSpread) (*run
 // gpuSpread is how a choice of GPUs (gpurt.ParseGPUs) spreads a run, as far
 // as is known without opening them: its owners, its distinct GPUs and the
 // most owners of one GPU.
-type gpuSpread struct {
-	owners, devices, share int
-	wait                   float64 // seconds the run still waits for them to open (gpurt.SetLeft)
-}
+type gpuSpread struct{ owners, devices, share int }
 
 // spreadOf guesses the spread of list (nil: every GPU, one owner each,
 // counted without loading the driver when it has not answered yet).
