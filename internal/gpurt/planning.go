@@ -7,9 +7,10 @@ import (
 
 // What a GPU costs a process besides its work, for the planners' estimates.
 const (
-	// OpenCost is opening the GPUs before any work: the driver's cuInit
-	// and the contexts, opened in parallel, and the prebuilt kernels
-	// (230-250, 105-150 and 2-5 ms on the 2-H200 host, docs/GPU.md).
+	// OpenCost is opening the first GPU before any work: the driver's
+	// cuInit, its context and the prebuilt kernels (230-350, 105-150 and
+	// 2-5 ms on the 2-H200 host, docs/GPU.md); each further GPU adds
+	// ContextCost.
 	OpenCost = 350 * time.Millisecond
 	// CloseCost is what a process that opened a GPU pays at its exit
 	// where it does not hand the teardown off (HandOffTeardown): the
