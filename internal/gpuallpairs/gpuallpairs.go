@@ -139,7 +139,7 @@ func openSet(list []int) (*gpurt.Set, int64, error) {
 }
 
 func (e *engine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
-	return weighed(p, e.Name(), func(list []int) (allpairs.Estimate, error) {
+	return weighed(p, e.key(), func(list []int) (allpairs.Estimate, error) {
 		// Before openSet, which opens the GPUs.
 		startup := gpurt.StartupLeftOn(list).Seconds()
 		set, free, err := openSet(gpurt.PlanningGPUs(list))
@@ -157,20 +157,24 @@ func (e *engine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 }
 
 func (e *engine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
-	set, err := gpurt.OpenSet(runGPUs(p, e.Name()))
+	set, err := gpurt.OpenSet(runGPUs(p, e.key()))
 	if err != nil {
 		return err
 	}
 	return runSet(ctx, set, p, e.t, e.tune, out)
 }
 
-// weighed is the estimate of the technique named name on p over the GPUs
-// that pay (gpurt.Weigh: where p leaves them to the planner, the first GPU
-// alone, or every GPU where the run is long enough), made once per
+// key names the engine's weighing in a problem's memo: its technique and
+// its tuning (tests make engines of one technique with several).
+func (e *engine) key() string { return fmt.Sprintf("%s %+v", e.t.name(), e.tune) }
+
+// weighed is the estimate of the engine keyed key on p over the GPUs that
+// pay (gpurt.Weigh: where p leaves them to the planner, the first GPU
+// alone or every GPU, whichever is estimated faster), made once per
 // problem: Run takes the same GPUs (runGPUs). est estimates the run on a
 // list of GPUs, the wait for them included.
-func weighed(p *allpairs.Problem, name string, est func(list []int) (allpairs.Estimate, error)) (allpairs.Estimate, error) {
-	sp, err := spreadOf(p, name, est)
+func weighed(p *allpairs.Problem, key string, est func(list []int) (allpairs.Estimate, error)) (allpairs.Estimate, error) {
+	sp, err := spreadOf(p, key, est)
 	if err != nil {
 		return allpairs.Estimate{}, err
 	}
@@ -187,10 +191,10 @@ type weighing struct {
 	err error
 }
 
-// spreadOf weighs the GPUs of the technique named name on p, once (see
+// spreadOf weighs the GPUs of the engine keyed key on p, once (see
 // weighed); est is called only the first time.
-func spreadOf(p *allpairs.Problem, name string, est func(list []int) (allpairs.Estimate, error)) (gpurt.Spread[allpairs.Estimate], error) {
-	w := p.Memo("gpuallpairs.gpus."+name, func() any {
+func spreadOf(p *allpairs.Problem, key string, est func(list []int) (allpairs.Estimate, error)) (gpurt.Spread[allpairs.Estimate], error) {
+	w := p.Memo("gpuallpairs.gpus "+key, func() any {
 		sp, err := gpurt.Weigh(p.GPUs, func(list []int) (allpairs.Estimate, float64, error) {
 			e, err := est(list)
 			return e, e.Seconds, err
@@ -200,14 +204,14 @@ func spreadOf(p *allpairs.Problem, name string, est func(list []int) (allpairs.E
 	return w.sp, w.err
 }
 
-// runGPUs returns the GPUs the technique named name runs p on: p's where
-// it names them, else those its estimate chose (weighed), else, for a run
+// runGPUs returns the GPUs the engine keyed key runs p on: p's where it
+// names them, else those its estimate chose (weighed), else, for a run
 // that was never planned, every GPU.
-func runGPUs(p *allpairs.Problem, name string) []int {
+func runGPUs(p *allpairs.Problem, key string) []int {
 	if p.GPUs != nil {
 		return p.GPUs
 	}
-	sp, err := spreadOf(p, name, func([]int) (allpairs.Estimate, error) {
+	sp, err := spreadOf(p, key, func([]int) (allpairs.Estimate, error) {
 		return allpairs.Estimate{}, errNotPlanned
 	})
 	if err != nil {

@@ -166,7 +166,7 @@ func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	if err := mmjoinCannot(p); err != nil {
 		return allpairs.Estimate{}, err
 	}
-	return weighed(p, e.Name(), func(list []int) (allpairs.Estimate, error) {
+	return weighed(p, e.key(), func(list []int) (allpairs.Estimate, error) {
 		// Before openSet, which opens the GPUs.
 		startup := gpurt.StartupLeftOn(list).Seconds()
 		set, free, err := openSet(gpurt.PlanningGPUs(list))
@@ -192,8 +192,11 @@ func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 	})
 }
 
+// key names the engine's weighing in a problem's memo (engine.key).
+func (e mmjoinEngine) key() string { return fmt.Sprintf("mmjoin %+v", e.tune) }
+
 func (e mmjoinEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
-	set, err := gpurt.OpenSet(runGPUs(p, e.Name()))
+	set, err := gpurt.OpenSet(runGPUs(p, e.key()))
 	if err != nil {
 		return err
 	}

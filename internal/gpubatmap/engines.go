@@ -123,28 +123,28 @@ type memoizer interface {
 	Memo(key string, build func() any) any
 }
 
-// estimateOnce returns est's estimate, made once per problem: Run takes
-// the GPUs it weighed (runGPUs).
-func estimateOnce(p memoizer, est func() (estimated, error)) (estimated, error) {
+// estimateOnce returns est's estimate for an engine laid out by cfg, made
+// once per problem: Run takes the GPUs it weighed (runGPUs).
+func estimateOnce(p memoizer, cfg batmap.Config, est func() (estimated, error)) (estimated, error) {
 	type result struct {
 		e   estimated
 		err error
 	}
-	r := p.Memo("gpubatmap.estimate", func() any {
+	r := p.Memo(fmt.Sprintf("gpubatmap.estimate %+v", cfg), func() any {
 		e, err := est()
 		return result{e, err}
 	}).(result)
 	return r.e, r.err
 }
 
-// runGPUs returns the GPUs a run of p takes: gpus (the problem's) where
-// they name them, else those its estimate chose, else, for a run that
-// was never planned, every GPU.
-func runGPUs(p memoizer, gpus []int) []int {
+// runGPUs returns the GPUs a run of p by an engine laid out by cfg takes:
+// gpus (the problem's) where they name them, else those its estimate
+// chose, else, for a run that was never planned, every GPU.
+func runGPUs(p memoizer, cfg batmap.Config, gpus []int) []int {
 	if gpus != nil {
 		return gpus
 	}
-	e, err := estimateOnce(p, func() (estimated, error) { return estimated{}, errors.New("not planned") })
+	e, err := estimateOnce(p, cfg, func() (estimated, error) { return estimated{}, errors.New("not planned") })
 	if err != nil {
 		return nil
 	}
@@ -194,7 +194,7 @@ func (e pairsEngine) Estimate(d *pairs.Data) (pairs.Estimate, error) {
 	// engine (the padded tiles of sparse data overstate the comparisons),
 	// and a process that opened the GPU pays its teardown at exit. Run
 	// starts opening it before it builds the batmaps.
-	est, err := estimateOnce(d, func() (estimated, error) {
+	est, err := estimateOnce(d, e.cfg, func() (estimated, error) {
 		return estimate(l, sizes, d.Occurrences, d.Threads, d.GPUs, modePairs, false)
 	})
 	if err != nil {
@@ -207,7 +207,7 @@ func (e pairsEngine) Estimate(d *pairs.Data) (pairs.Estimate, error) {
 
 func (e pairsEngine) Run(ctx context.Context, d *pairs.Data, out *pairs.Output) error {
 	// Open the GPUs while the tidlists and batmaps are built on the CPU.
-	gpus := runGPUs(d, d.GPUs)
+	gpus := runGPUs(d, e.cfg, d.GPUs)
 	gpurt.PrewarmGPUs(gpus)
 	l, _, err := d.BatmapLayout(e.cfg)
 	if err != nil {
@@ -324,7 +324,7 @@ func (e allpairsEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error)
 	if err != nil {
 		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
-	est, err := estimateOnce(p, func() (estimated, error) {
+	est, err := estimateOnce(p, e.cfg, func() (estimated, error) {
 		return estimate(l, sizes, p.Stats.R.Elements, p.Threads, p.GPUs, modePairs, true)
 	})
 	if err != nil {
@@ -335,7 +335,7 @@ func (e allpairsEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error)
 
 func (e allpairsEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
 	// Open the GPUs while the batmaps are built on the CPU.
-	gpus := runGPUs(p, p.GPUs)
+	gpus := runGPUs(p, e.cfg, p.GPUs)
 	gpurt.PrewarmGPUs(gpus)
 	l, _, err := allpairsLayout(p, e.cfg)
 	if err != nil {
