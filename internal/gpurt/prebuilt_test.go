@@ -178,6 +178,9 @@ func TestStartupSummary(t *testing.T) {
 	if _, _, ok := StartupSpan(); ok {
 		t.Error("StartupSpan with no GPU opened: ok")
 	}
+	if e := StartupEstimate(); e != 0 {
+		t.Errorf("StartupEstimate with no GPU opened: %v, want 0", e)
+	}
 	timeline.Lock()
 	timeline.steps = []Step{
 		{What: "driver", Start: t0.Add(10 * time.Millisecond), Took: 200 * time.Millisecond},
@@ -192,6 +195,20 @@ func TestStartupSummary(t *testing.T) {
 	if s := StartupSummary(t0); s != want {
 		t.Errorf("got  %q\nwant %q", s, want)
 	}
+	// Two GPUs: the first's start and the second's context; a second
+	// owner of GPU 1 adds none.
+	if e := StartupEstimate(); e != OpenCost+ContextCost {
+		t.Errorf("StartupEstimate of 2 GPUs: %v, want %v", e, OpenCost+ContextCost)
+	}
+	timeline.Lock()
+	timeline.steps = append(timeline.steps, Step{What: "GPU 1", Start: t0.Add(212 * time.Millisecond), Took: time.Millisecond})
+	timeline.Unlock()
+	if e := StartupEstimate(); e != OpenCost+ContextCost {
+		t.Errorf("StartupEstimate of 2 GPUs, one with 2 owners: %v, want %v", e, OpenCost+ContextCost)
+	}
+	timeline.Lock()
+	timeline.steps = timeline.steps[:len(timeline.steps)-1]
+	timeline.Unlock()
 	// The memory pinned, after the rest, is the runs' and not the start-up's.
 	if first, last, ok := StartupSpan(); !ok || first.Sub(t0) != 10*time.Millisecond || last.Sub(t0) != 405*time.Millisecond {
 		t.Errorf("StartupSpan: %v to %v of the process (%v), want 10ms to 405ms", first.Sub(t0), last.Sub(t0), ok)

@@ -99,6 +99,25 @@ func StartupSummary(since time.Time) string {
 // pin as they go; ok is false where no GPU was opened.
 func StartupSpan() (first, last time.Time, ok bool) { return startupSpan(Steps()) }
 
+// StartupEstimate is what planners assume the start-up recorded so far
+// takes: OpenCost for the driver and the first GPU, and ContextCost for
+// each other GPU opened (owners of one GPU share its context). It is 0
+// where no GPU was opened.
+func StartupEstimate() time.Duration { return startupEstimate(Steps()) }
+
+func startupEstimate(steps []Step) time.Duration {
+	gpus := map[string]bool{}
+	for _, s := range steps {
+		if strings.HasPrefix(s.What, "GPU ") {
+			gpus[s.What] = true
+		}
+	}
+	if len(gpus) == 0 {
+		return 0
+	}
+	return OpenCost + time.Duration(len(gpus)-1)*ContextCost
+}
+
 func startupSpan(steps []Step) (first, last time.Time, ok bool) {
 	if !slices.ContainsFunc(steps, func(s Step) bool { return strings.HasPrefix(s.What, "GPU ") }) {
 		return time.Time{}, time.Time{}, false

@@ -90,6 +90,7 @@ func explainProcess(env *Env) {
 	io.WriteString(env.Stderr, gpurt.StartupSummary(env.started))
 	var gpu gpuSpan
 	gpu.first, gpu.last, gpu.opened = gpurt.StartupSpan()
+	gpu.estimate = gpurt.StartupEstimate()
 	writePhases(env.Stderr, env.started, env.phases, gpu)
 	fmt.Fprintf(env.Stderr, "process      %s since it started, output written (the exit follows)\n",
 		time.Since(env.started).Round(time.Millisecond))

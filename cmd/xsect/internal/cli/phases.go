@@ -28,12 +28,13 @@ func (env *Env) mark(name string, estimate time.Duration) {
 type gpuSpan struct {
 	first, last time.Time
 	opened      bool
+	estimate    time.Duration // what planners assume of it (gpurt.StartupEstimate)
 }
 
 // writePhases writes the process's account by phase, from started: each
 // marked phase's estimate where the planner made one, its time and its
 // place in the process; the GPUs' start-up, which runs beside them, with
-// what planners assume of it (gpurt.OpenCost); and the GPUs' teardown at
+// what planners assume of it (its estimate); and the GPUs' teardown at
 // the exit, which follows the account (gpurt.ExitCost). It writes
 // nothing where no phase was marked.
 func writePhases(w io.Writer, started time.Time, phases []phase, gpu gpuSpan) {
@@ -51,7 +52,7 @@ func writePhases(w io.Writer, started time.Time, phases []phase, gpu gpuSpan) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, est, measured, span)
 	}
 	if gpu.opened {
-		row("gpu start", gpurt.OpenCost, shortDuration(gpu.last.Sub(gpu.first)),
+		row("gpu start", gpu.estimate, shortDuration(gpu.last.Sub(gpu.first)),
 			fmt.Sprintf("%s to %s, beside the phases below", at(gpu.first), at(gpu.last)))
 	}
 	begin := started

@@ -21,7 +21,7 @@ func TestWritePhases(t *testing.T) {
 	if b.Len() != 0 {
 		t.Errorf("no phases marked: %q", b.String())
 	}
-	writePhases(&b, t0, phases, gpuSpan{first: at(0.4), last: at(408.5), opened: true})
+	writePhases(&b, t0, phases, gpuSpan{first: at(0.4), last: at(408.5), opened: true, estimate: 350 * time.Millisecond})
 	want := []string{
 		"phase          estimate  measured  in the process",
 		"  gpu start    350.0 ms  408.1 ms  0.4 ms to 408.5 ms, beside the phases below",
