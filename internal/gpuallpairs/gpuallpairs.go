@@ -71,7 +71,8 @@ func (e *engine) Kind() allpairs.DeviceKind { return allpairs.GPU }
 func (e *engine) Opening() bool { return gpurt.DefaultStarted() }
 
 // Device describes every GPU of the host (the default choice), opening
-// them at first use; the planner asks DeviceFor.
+// the first at first use (gpurt.PlanningGPUs); the planner asks
+// DeviceFor.
 func (e *engine) Device() (allpairs.Device, error) { return gpuDevice(nil, needsBLAS(e.t)) }
 
 // DeviceFor describes the GPUs p runs on (Problem.GPUs), opening them,
@@ -97,20 +98,11 @@ func gpuDevice(list []int, needBLAS bool) (allpairs.Device, error) {
 			return d, fmt.Errorf("%w: needs cuBLAS: %v", allpairs.ErrCannotRun, err)
 		}
 	}
-	open, more := list, 0
-	if list == nil {
-		if n := gpurt.GuessDevices(nil); n > 1 {
-			open, more = []int{0}, n-1
-		}
-	}
-	set, free, err := openSet(open)
+	set, free, err := openSet(gpurt.PlanningGPUs(list))
 	if err != nil {
 		return d, err
 	}
-	d.Name, d.Parallelism, d.Memory = set.String(), set.Owner(0).Info().SMs, free
-	if more > 0 {
-		d.Name += fmt.Sprintf(", and %d more where they pay", more)
-	}
+	d.Name, d.Parallelism, d.Memory = gpurt.PlanningName(list, set), set.Owner(0).Info().SMs, free
 	return d, nil
 }
 

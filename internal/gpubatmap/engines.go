@@ -268,7 +268,8 @@ func (allpairsEngine) Opening() bool { return gpurt.DefaultStarted() }
 var _ engine.Opening = allpairsEngine{}
 
 // Device describes every GPU of the host (the default choice), opening
-// them at first use; the planner asks DeviceFor.
+// the first at first use (gpurt.PlanningGPUs); the planner asks
+// DeviceFor.
 func (allpairsEngine) Device() (allpairs.Device, error) { return setDevice(nil) }
 
 // DeviceFor describes the GPUs p runs on (Problem.GPUs), opening them, and
@@ -283,13 +284,7 @@ func (allpairsEngine) DeviceFor(p *allpairs.Problem) (allpairs.Device, error) {
 // estimate's to weigh.
 func setDevice(list []int) (allpairs.Device, error) {
 	d := allpairs.Device{Kind: allpairs.GPU, Name: "no GPU"}
-	open, more := list, 0
-	if list == nil {
-		if n := gpurt.GuessDevices(nil); n > 1 {
-			open, more = []int{0}, n-1
-		}
-	}
-	set, err := gpurt.OpenSet(open)
+	set, err := gpurt.OpenSet(gpurt.PlanningGPUs(list))
 	if err != nil {
 		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
@@ -297,10 +292,7 @@ func setDevice(list []int) (allpairs.Device, error) {
 	if err != nil {
 		return d, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
-	d.Name, d.Parallelism, d.Memory = set.String(), set.Owner(0).Info().SMs, free
-	if more > 0 {
-		d.Name += fmt.Sprintf(", and %d more where they pay", more)
-	}
+	d.Name, d.Parallelism, d.Memory = gpurt.PlanningName(list, set), set.Owner(0).Info().SMs, free
 	return d, nil
 }
 

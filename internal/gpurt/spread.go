@@ -122,6 +122,18 @@ func PlanningGPUs(list []int) []int {
 	return list
 }
 
+// PlanningName describes for a planner the GPUs of a choice (list) whose
+// estimates plan on set, the GPUs of PlanningGPUs(list): set's own
+// description, and, where the choice is every GPU of a host of several,
+// how many more the run may take.
+func PlanningName(list []int, set *Set) string {
+	name := set.String()
+	if n := GuessDevices(nil); list == nil && n > set.Devices() {
+		name += fmt.Sprintf(", and %d more where they pay", n-set.Devices())
+	}
+	return name
+}
+
 // Spreading describes how a run on list spreads, for an estimate planned
 // on set, the GPUs of PlanningGPUs(list): its distinct GPUs, its owners
 // and their description (Set.String's form). For every GPU (nil) those
