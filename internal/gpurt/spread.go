@@ -157,7 +157,14 @@ func Spreading(list []int, set *Set) (devices, owners int, name string) {
 	return len(infos), len(infos), "GPUs " + strings.Join(ords, ", ") + ", " + strings.Join(names, ", ")
 }
 
-// round writes seconds as a duration to the millisecond.
-func round(s float64) time.Duration {
-	return time.Duration(s * float64(time.Second)).Round(time.Millisecond)
+// round writes seconds for an explanation, as the planners' tables do:
+// "732 s", "3.20 s", "86.2 ms".
+func round(s float64) string {
+	switch {
+	case s >= 100:
+		return fmt.Sprintf("%.0f s", s)
+	case s >= 1:
+		return fmt.Sprintf("%.2f s", s)
+	}
+	return fmt.Sprintf("%.1f ms", s*1e3)
 }

@@ -26,11 +26,11 @@ func TestWeigh(t *testing.T) {
 		{"named", []int{0, 1}, 2, 1, 0, []int{0, 1}, [][]int{{0, 1}}, ""},
 		{"one GPU", nil, 1, 1, 0, nil, [][]int{nil}, ""},
 		// The others' start, 0.13 s each, is more than they save.
-		{"short", nil, 2, 0.2, 0, []int{0}, [][]int{{0}, nil}, "on GPU 0 alone: 200ms against 230ms on all 2 GPUs"},
-		{"long", nil, 2, 1, 0, nil, [][]int{{0}, nil}, "on all 2 GPUs: 630ms against 1s on GPU 0 alone"},
-		{"long on 4", nil, 4, 1, 0, nil, [][]int{{0}, nil}, "on all 4 GPUs: 640ms against 1s"},
+		{"short", nil, 2, 0.2, 0, []int{0}, [][]int{{0}, nil}, "on GPU 0 alone: 200.0 ms against 230.0 ms on all 2 GPUs"},
+		{"long", nil, 2, 1, 0, nil, [][]int{{0}, nil}, "on all 2 GPUs: 630.0 ms against 1.00 s on GPU 0 alone"},
+		{"long on 4", nil, 4, 1, 0, nil, [][]int{{0}, nil}, "on all 4 GPUs: 640.0 ms against 1.00 s"},
 		// What does not divide (a CPU part) keeps the first GPU alone.
-		{"bounded", nil, 2, 0.2, 0.9, []int{0}, [][]int{{0}, nil}, "on GPU 0 alone: 1.1s against 1.13s on all 2 GPUs"},
+		{"bounded", nil, 2, 0.2, 0.9, []int{0}, [][]int{{0}, nil}, "on GPU 0 alone: 1.10 s against 1.13 s on all 2 GPUs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls [][]int
