@@ -110,8 +110,8 @@ func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, gpus [
 	if warm && pl.wordPairs*cpuWordPairNS*1e-9/float64(max(threads, 1)) > gpurt.OpenCost.Seconds() {
 		// The GPUs the estimates plan on, not yet the others: another
 		// engine may well be chosen, and a context being created on one
-		// GPU holds up the work of the others (a run of 0.15 s on GPU 0
-		// took 0.27 while GPU 1 opened). Run opens the rest.
+		// GPU holds up the work of the others (docs/PERFORMANCE.md, runs
+		// E to I). Run opens the rest.
 		gpurt.PrewarmGPUs(gpurt.PlanningGPUs(e.gpus))
 	}
 	return e, nil

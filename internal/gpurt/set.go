@@ -246,10 +246,9 @@ func openSet(list []int) (*Set, error) {
 		return nil, err
 	}
 	// One owner after another, in the choice's order: the driver creates
-	// contexts one at a time whatever the callers do (two H200s started
-	// together took 214-361 ms each, one after the other 105-209), so the
-	// first GPU is ready first, for a run that weighs it alone (Weigh),
-	// and the last no later.
+	// contexts one at a time whatever the callers do (docs/GPU.md, "How
+	// many GPUs pay"), so the first GPU is ready first, for a run that
+	// weighs it alone (Weigh), and the last no later.
 	devs := make([]*Device, len(list))
 	seen := map[int]int{}
 	for i, o := range list {
