@@ -100,7 +100,9 @@ type Options struct {
 	// tiles over; an ordinal listed twice gets two owners on that GPU,
 	// which gains nothing but runs the splitting on one GPU. gpu.ParseGPUs
 	// reads the forms of xsect's --gpus flag. The default value, nil,
-	// means every GPU of the host.
+	// means every GPU of the host where that pays: the planner weighs
+	// the first GPU alone against all of them, the others' start
+	// included, and Explain says which it took.
 	GPUs []int
 	// CountOnly says that the plan will only count its pairs (Plan.Count,
 	// as Count does): a GPU technique then counts them on the device, and

@@ -121,3 +121,26 @@ func TestContextsLeft(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanningDescriptions: a named choice is described by its set;
+// every GPU, planned on the first, adds the host's others where the
+// driver has counted more than the set holds (none on a machine without a
+// GPU, where GuessDevices says 1).
+func TestPlanningDescriptions(t *testing.T) {
+	set := NewSet(&Device{info: Info{Ordinal: 0, Name: "G"}}, &Device{info: Info{Ordinal: 1, Name: "G"}})
+	if got := PlanningName([]int{0, 1}, set); got != "GPUs 0, 1, G" {
+		t.Errorf("PlanningName of a named choice = %q, want the set's", got)
+	}
+	if d, o, name := Spreading([]int{0, 1}, set); d != 2 || o != 2 || name != "GPUs 0, 1, G" {
+		t.Errorf("Spreading of a named choice = %d GPUs, %d owners, %q", d, o, name)
+	}
+	first := NewSet(&Device{info: Info{Ordinal: 0, Name: "G"}})
+	n := GuessDevices(nil)
+	got := PlanningName(nil, first)
+	if want := "GPU 0, G"; n <= 1 && got != want || n > 1 && got != fmt.Sprintf("%s, and %d more where they pay", want, n-1) {
+		t.Errorf("PlanningName of every GPU, %d on the host: %q", n, got)
+	}
+	if d, o, _ := Spreading(nil, first); len(KnownDevices()) <= 1 && (d != 1 || o != 1) {
+		t.Errorf("Spreading of every GPU with no driver's count = %d GPUs, %d owners, want the set's 1", d, o)
+	}
+}
