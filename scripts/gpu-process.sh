@@ -13,7 +13,10 @@
 # variants, separated by ';'), ACCOUNT (rounds: also each problem's wall
 # seconds beside its own account, --explain's process line), LINGER (the
 # helper's XSECT_GPU_LINGER; 0 by default), VARIANTS (in place of the
-# default variants, separated by ';'), OLD (the older build's variants,
+# default variants, separated by ';'), ORDER (shuffle, the default: each
+# round runs the variants in an order of its own, written to
+# $OUT/order.txt; fixed: as listed, as every run up to 2026-11-29's run I),
+# OLD (the older build's variants,
 # separated by ';'; "--device gpu --gpus N", every GPU, by default). An older
 # xsect beside it, .device-bin/xsect-old(.gz), runs each problem in each
 # round too; and the PyTorch peer, .device-bin/allpairs_gpu.py (cp
@@ -127,7 +130,19 @@ for p in "${problems[@]}"; do
 	declare -A row=()
 	declare -A result=()
 	for r in $(seq "$rounds"); do
-		for v in "${variants[@]}"; do
+		# The variants in an order of the round's own (ORDER=fixed: as
+		# listed): the driver's start depends on what the process before
+		# used (cuInit is about 0.1 s slower after a run that left a GPU
+		# idle), so no variant should always follow the same one
+		# (docs/PERFORMANCE.md, runs E to I).
+		order=$(seq 0 $((${#variants[@]} - 1)))
+		if [ "${ORDER:-shuffle}" != fixed ]; then
+			seed=$(cksum <<<"$name $r" | cut -d' ' -f1)
+			order=$(awk -v s="$seed" 'BEGIN { srand(s) } { print rand(), $0 }' <<<"$order" | sort -n | cut -d' ' -f2)
+		fi
+		echo "$name round $r order: $(tr '\n' ' ' <<<"$order")" >>"$out/order.txt"
+		for k in $order; do
+			v=${variants[$k]}
 			# A GPU run after the GPU idled (the CPU variant's seconds) is
 			# slower than one right after another: SETTLE idles it alike
 			# before every run.
