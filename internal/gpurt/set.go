@@ -293,31 +293,39 @@ func (s *Set) Devices() int { return s.devices }
 // String describes the set, such as "GPUs 0 and 1 (NVIDIA H100 80GB
 // HBM3)" or "GPU 0 (3 owners)".
 func (s *Set) String() string {
-	var parts []string
+	var gpus []Info
+	var owners []int
 	done := map[int]bool{}
-	names := map[string]bool{}
-	var nameList []string
 	for i, d := range s.owners {
-		o := d.info.Ordinal
-		if done[o] {
-			continue
+		if !done[d.info.Ordinal] {
+			done[d.info.Ordinal] = true
+			gpus, owners = append(gpus, d.info), append(owners, s.share[i])
 		}
-		done[o] = true
-		p := strconv.Itoa(o)
-		if s.share[i] > 1 {
-			p += fmt.Sprintf(" (%d owners)", s.share[i])
+	}
+	return describe(gpus, owners)
+}
+
+// describe writes GPUs as Set.String does: their ordinals, each with its
+// owners where owners (nil: one each) gives it several, then every model
+// once, such as "GPUs 0, 1, NVIDIA H200" or "GPU 0 (3 owners), NVIDIA
+// H100 80GB HBM3".
+func describe(gpus []Info, owners []int) string {
+	var parts, names []string
+	for i, g := range gpus {
+		p := strconv.Itoa(g.Ordinal)
+		if owners != nil && owners[i] > 1 {
+			p += fmt.Sprintf(" (%d owners)", owners[i])
 		}
 		parts = append(parts, p)
-		if !names[d.info.Name] {
-			names[d.info.Name] = true
-			nameList = append(nameList, d.info.Name)
+		if !slices.Contains(names, g.Name) {
+			names = append(names, g.Name)
 		}
 	}
 	word := "GPU "
 	if len(parts) > 1 {
 		word = "GPUs "
 	}
-	return word + strings.Join(parts, ", ") + ", " + strings.Join(nameList, ", ")
+	return word + strings.Join(parts, ", ") + ", " + strings.Join(names, ", ")
 }
 
 // FreeMemory returns the least memory an owner of the set may plan in:
