@@ -31,7 +31,6 @@ package gpuallpairs
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -149,24 +148,28 @@ func (e *engine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 }
 
 func (e *engine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
-	set, err := gpurt.OpenSet(runGPUs(p, e.key()))
+	set, err := gpurt.OpenSet(gpurt.RunGPUs(p, e.key(), p.GPUs))
 	if err != nil {
 		return err
 	}
 	return runSet(ctx, set, p, e.t, e.tune, out)
 }
 
-// key names the engine's weighing in a problem's memo: its technique and
-// its tuning (tests make engines of one technique with several).
-func (e *engine) key() string { return fmt.Sprintf("%s %+v", e.t.name(), e.tune) }
+// key names the engine's weighing in a problem's memo (gpurt.WeighOnce):
+// its technique and its tuning, since tests make engines of one technique
+// with several.
+func (e *engine) key() string { return fmt.Sprintf("gpuallpairs.%s %+v", e.t.name(), e.tune) }
 
 // weighed is the estimate of the engine keyed key on p over the GPUs that
-// pay (gpurt.Weigh: where p leaves them to the planner, the first GPU
+// pay (gpurt.WeighOnce: where p leaves them to the planner, the first GPU
 // alone or every GPU, whichever is estimated faster), made once per
-// problem: Run takes the same GPUs (runGPUs). est estimates the run on a
-// list of GPUs, the wait for them included.
+// problem: Run takes the same GPUs (gpurt.RunGPUs). est estimates the run
+// on a list of GPUs, the wait for them included.
 func weighed(p *allpairs.Problem, key string, est func(list []int) (allpairs.Estimate, error)) (allpairs.Estimate, error) {
-	sp, err := spreadOf(p, key, est)
+	sp, err := gpurt.WeighOnce(p, key, p.GPUs, func(list []int) (allpairs.Estimate, float64, error) {
+		e, err := est(list)
+		return e, e.Seconds, err
+	})
 	if err != nil {
 		return allpairs.Estimate{}, err
 	}
@@ -176,44 +179,6 @@ func weighed(p *allpairs.Problem, key string, est func(list []int) (allpairs.Est
 	}
 	return e, nil
 }
-
-// weighing is a memoised gpurt.Weigh.
-type weighing struct {
-	sp  gpurt.Spread[allpairs.Estimate]
-	err error
-}
-
-// spreadOf weighs the GPUs of the engine keyed key on p, once (see
-// weighed); est is called only the first time.
-func spreadOf(p *allpairs.Problem, key string, est func(list []int) (allpairs.Estimate, error)) (gpurt.Spread[allpairs.Estimate], error) {
-	w := p.Memo("gpuallpairs.gpus "+key, func() any {
-		sp, err := gpurt.Weigh(p.GPUs, func(list []int) (allpairs.Estimate, float64, error) {
-			e, err := est(list)
-			return e, e.Seconds, err
-		})
-		return weighing{sp, err}
-	}).(weighing)
-	return w.sp, w.err
-}
-
-// runGPUs returns the GPUs the engine keyed key runs p on: p's where it
-// names them, else those its estimate chose (weighed), else, for a run
-// that was never planned, every GPU.
-func runGPUs(p *allpairs.Problem, key string) []int {
-	if p.GPUs != nil {
-		return p.GPUs
-	}
-	sp, err := spreadOf(p, key, func([]int) (allpairs.Estimate, error) {
-		return allpairs.Estimate{}, errNotPlanned
-	})
-	if err != nil {
-		return nil
-	}
-	return sp.GPUs
-}
-
-// errNotPlanned stands for the estimate of a run that was not planned.
-var errNotPlanned = errors.New("gpuallpairs: run without an estimate")
 
 // reserve is device memory left unplanned, for the context, cuBLAS's
 // workspace and other users.

@@ -193,10 +193,10 @@ func (e mmjoinEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error) {
 }
 
 // key names the engine's weighing in a problem's memo (engine.key).
-func (e mmjoinEngine) key() string { return fmt.Sprintf("mmjoin %+v", e.tune) }
+func (e mmjoinEngine) key() string { return fmt.Sprintf("gpuallpairs.mmjoin %+v", e.tune) }
 
 func (e mmjoinEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
-	set, err := gpurt.OpenSet(runGPUs(p, e.key()))
+	set, err := gpurt.OpenSet(gpurt.RunGPUs(p, e.key(), p.GPUs))
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package gpubatmap
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -55,7 +54,8 @@ type estimated struct {
 // unless it is open already), the device memory, and a description.
 // elements is the sum of the sizes. Where gpus leaves the GPUs to the
 // planner (nil), the run is weighed on the first GPU alone and on every
-// GPU (gpurt.Weigh). With warm, when the comparisons alone would keep the
+// GPU, once per problem p and layout cfg (gpurt.WeighOnce; Run takes the
+// same GPUs, gpurt.RunGPUs). With warm, when the comparisons alone would keep the
 // CPU busy longer than opening the GPU takes, it starts opening the GPUs
 // the estimates plan on (gpurt.PlanningGPUs), so that they are ready by
 // the time the planner has chosen and the batmaps are built.
@@ -63,7 +63,7 @@ type estimated struct {
 // The comparisons, spread over devices GPUs, take 1/devices of the time;
 // the rest (opening, building, uploading everything to every GPU) does not
 // shrink.
-func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, gpus []int, m mode, warm bool) (estimated, error) {
+func estimate(p gpurt.Memoizer, cfg batmap.Config, l *batmap.Layout, sizes []int, elements int64, threads int, gpus []int, m mode, warm bool) (estimated, error) {
 	if err := gpurt.Present(); err != nil {
 		return estimated{}, err
 	}
@@ -87,7 +87,7 @@ func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, gpus [
 	// one is being opened; then it is paid whatever runs.
 	build := float64(elements) * insertNS * 1e-9 / float64(max(threads, 1))
 	rate := wordPairRate * info.SpeedOver(gpurt.ReferenceH100()).Compute
-	sp, _ := gpurt.Weigh(gpus, func(list []int) (estimated, float64, error) {
+	sp, _ := gpurt.WeighOnce(p, weighKey(cfg), gpus, func(list []int) (estimated, float64, error) {
 		devices := max(gpurt.GuessDevices(list), 1)
 		sec := max(gpurt.SetLeft(list).Seconds(), build) + gpurt.CloseLeft().Seconds()
 		sec += runSetup + float64(4*pl.words)/uploadRate + (pl.wordPairs/rate+batchSetup*float64(len(pl.batches)))/float64(devices)
@@ -117,39 +117,9 @@ func estimate(l *batmap.Layout, sizes []int, elements int64, threads int, gpus [
 	return e, nil
 }
 
-// memoizer is a problem that memoises what its engines decide
-// (allpairs.Problem, pairs.Data).
-type memoizer interface {
-	Memo(key string, build func() any) any
-}
-
-// estimateOnce returns est's estimate for an engine laid out by cfg, made
-// once per problem: Run takes the GPUs it weighed (runGPUs).
-func estimateOnce(p memoizer, cfg batmap.Config, est func() (estimated, error)) (estimated, error) {
-	type result struct {
-		e   estimated
-		err error
-	}
-	r := p.Memo(fmt.Sprintf("gpubatmap.estimate %+v", cfg), func() any {
-		e, err := est()
-		return result{e, err}
-	}).(result)
-	return r.e, r.err
-}
-
-// runGPUs returns the GPUs a run of p by an engine laid out by cfg takes:
-// gpus (the problem's) where they name them, else those its estimate
-// chose, else, for a run that was never planned, every GPU.
-func runGPUs(p memoizer, cfg batmap.Config, gpus []int) []int {
-	if gpus != nil {
-		return gpus
-	}
-	e, err := estimateOnce(p, cfg, func() (estimated, error) { return estimated{}, errors.New("not planned") })
-	if err != nil {
-		return nil
-	}
-	return e.gpus
-}
+// weighKey names an engine laid out by cfg in a problem's memo
+// (gpurt.WeighOnce): tests force configurations.
+func weighKey(cfg batmap.Config) string { return fmt.Sprintf("gpubatmap %+v", cfg) }
 
 // String describes the figures in one line, then the owners' shares.
 func (s *Stats) String() string {
@@ -194,9 +164,7 @@ func (e pairsEngine) Estimate(d *pairs.Data) (pairs.Estimate, error) {
 	// engine (the padded tiles of sparse data overstate the comparisons),
 	// and a process that opened the GPU pays its teardown at exit. Run
 	// starts opening it before it builds the batmaps.
-	est, err := estimateOnce(d, e.cfg, func() (estimated, error) {
-		return estimate(l, sizes, d.Occurrences, d.Threads, d.GPUs, modePairs, false)
-	})
+	est, err := estimate(d, e.cfg, l, sizes, d.Occurrences, d.Threads, d.GPUs, modePairs, false)
 	if err != nil {
 		return pairs.Estimate{}, fmt.Errorf("%w: %v", pairs.ErrCannotRun, err)
 	}
@@ -207,7 +175,7 @@ func (e pairsEngine) Estimate(d *pairs.Data) (pairs.Estimate, error) {
 
 func (e pairsEngine) Run(ctx context.Context, d *pairs.Data, out *pairs.Output) error {
 	// Open the GPUs while the tidlists and batmaps are built on the CPU.
-	gpus := runGPUs(d, e.cfg, d.GPUs)
+	gpus := gpurt.RunGPUs(d, weighKey(e.cfg), d.GPUs)
 	gpurt.PrewarmGPUs(gpus)
 	l, _, err := d.BatmapLayout(e.cfg)
 	if err != nil {
@@ -316,9 +284,7 @@ func (e allpairsEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error)
 	if err != nil {
 		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
-	est, err := estimateOnce(p, e.cfg, func() (estimated, error) {
-		return estimate(l, sizes, p.Stats.R.Elements, p.Threads, p.GPUs, modePairs, true)
-	})
+	est, err := estimate(p, e.cfg, l, sizes, p.Stats.R.Elements, p.Threads, p.GPUs, modePairs, true)
 	if err != nil {
 		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
@@ -327,7 +293,7 @@ func (e allpairsEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error)
 
 func (e allpairsEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
 	// Open the GPUs while the batmaps are built on the CPU.
-	gpus := runGPUs(p, e.cfg, p.GPUs)
+	gpus := gpurt.RunGPUs(p, weighKey(e.cfg), p.GPUs)
 	gpurt.PrewarmGPUs(gpus)
 	l, _, err := allpairsLayout(p, e.cfg)
 	if err != nil {

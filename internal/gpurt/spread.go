@@ -2,9 +2,6 @@ package gpurt
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -146,15 +143,60 @@ func Spreading(list []int, set *Set) (devices, owners int, name string) {
 	if len(infos) <= 1 {
 		return set.Devices(), set.Len(), set.String()
 	}
-	var ords []string
-	var names []string
-	for _, in := range infos {
-		ords = append(ords, strconv.Itoa(in.Ordinal))
-		if !slices.Contains(names, in.Name) {
-			names = append(names, in.Name)
+	return len(infos), len(infos), describe(infos, nil)
+}
+
+// Memoizer is a problem that memoises what its engines decide, once per
+// key (allpairs.Problem, pairs.Data).
+type Memoizer interface {
+	Memo(key string, build func() any) any
+}
+
+// weighed is a memoised Weigh.
+type weighed[T any] struct {
+	sp  Spread[T]
+	err error
+}
+
+func (w weighed[T]) chosen() ([]int, bool) { return w.sp.GPUs, w.err == nil }
+
+// notWeighed stands in the memo for a run whose estimate was never made.
+type notWeighed struct{}
+
+func (notWeighed) chosen() ([]int, bool) { return nil, false }
+
+// weighKey is the memo key of an engine's weighing.
+func weighKey(key string) string { return "gpurt.weigh " + key }
+
+// WeighOnce is Weigh made once per problem p and key (an engine and its
+// tuning): est is called the first time only, and RunGPUs finds the
+// choice for the run.
+func WeighOnce[T any](p Memoizer, key string, choice []int, est func(list []int) (T, float64, error)) (Spread[T], error) {
+	v := p.Memo(weighKey(key), func() any {
+		sp, err := Weigh(choice, est)
+		return weighed[T]{sp, err}
+	})
+	w, ok := v.(weighed[T])
+	if !ok {
+		return Spread[T]{}, fmt.Errorf("gpu: %s ran before its estimate", key)
+	}
+	return w.sp, w.err
+}
+
+// RunGPUs returns the GPUs a run under key takes of a choice: the choice
+// where it names them, else those WeighOnce chose for p, else, for a run
+// that was never estimated, every GPU.
+func RunGPUs(p Memoizer, key string, choice []int) []int {
+	if choice != nil {
+		return choice
+	}
+	v := p.Memo(weighKey(key), func() any { return notWeighed{} })
+	if c, ok := v.(interface{ chosen() ([]int, bool) }); ok {
+		if gpus, ok := c.chosen(); ok {
+			return gpus
 		}
 	}
-	return len(infos), len(infos), "GPUs " + strings.Join(ords, ", ") + ", " + strings.Join(names, ", ")
+	return nil
 }
 
 // round writes seconds for an explanation, as the planners' tables do:

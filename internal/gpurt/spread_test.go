@@ -144,3 +144,51 @@ func TestPlanningDescriptions(t *testing.T) {
 		t.Errorf("Spreading of every GPU with no driver's count = %d GPUs, %d owners, want the set's 1", d, o)
 	}
 }
+
+// memos is a Memoizer for the tests.
+type memos map[string]any
+
+func (m memos) Memo(key string, build func() any) any {
+	if v, ok := m[key]; ok {
+		return v
+	}
+	m[key] = build()
+	return m[key]
+}
+
+// TestWeighOnce: the weighing is made once per problem and key, RunGPUs
+// finds its choice, a choice that names its GPUs is the run's, and a run
+// never estimated takes every GPU.
+func TestWeighOnce(t *testing.T) {
+	p := memos{}
+	calls := 0
+	est := func(list []int) (int, float64, error) { calls++; return 7, 1, nil }
+	for range 2 {
+		sp, err := WeighOnce(p, "e", nil, est)
+		if err != nil || sp.Plan != 7 {
+			t.Fatalf("WeighOnce = %+v, %v", sp, err)
+		}
+	}
+	want := 1
+	if GuessDevices(nil) > 1 {
+		want = 2 // the first GPU, then every GPU
+	}
+	if calls != want {
+		t.Errorf("est called %d times, want %d", calls, want)
+	}
+	if _, err := WeighOnce(p, "f", nil, func([]int) (int, float64, error) { return 0, 0, errors.New("boom") }); err == nil {
+		t.Error("an estimate's error is lost")
+	}
+	if got := RunGPUs(p, "f", nil); got != nil {
+		t.Errorf("RunGPUs after a failed estimate = %v, want nil (every GPU)", got)
+	}
+	if got := RunGPUs(p, "e", []int{1, 1}); !slices.Equal(got, []int{1, 1}) {
+		t.Errorf("RunGPUs of a named choice = %v", got)
+	}
+	if got := RunGPUs(p, "never", nil); got != nil {
+		t.Errorf("RunGPUs never estimated = %v, want nil (every GPU)", got)
+	}
+	if _, err := WeighOnce(p, "never", nil, est); err == nil {
+		t.Error("WeighOnce after RunGPUs took the key: no error")
+	}
+}
