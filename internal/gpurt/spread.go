@@ -160,10 +160,9 @@ type weighed[T any] struct {
 
 func (w weighed[T]) chosen() ([]int, bool) { return w.sp.GPUs, w.err == nil }
 
-// notWeighed stands in the memo for a run whose estimate was never made.
+// notWeighed stands in the memo for a run whose estimate was never made:
+// it chose nothing.
 type notWeighed struct{}
-
-func (notWeighed) chosen() ([]int, bool) { return nil, false }
 
 // weighKey is the memo key of an engine's weighing.
 func weighKey(key string) string { return "gpurt.weigh " + key }
