@@ -1,6 +1,8 @@
 package allpairs
 
 import (
+	"context"
+	"math/bits"
 	"slices"
 	"sync"
 	"unsafe"
@@ -293,9 +295,13 @@ func countDF(pp spread, c *sets.Collection, ids []uint32, size int) []uint32 {
 		addDFBlocked(pp, df, k, set, n)
 		return df
 	}
+	if n >= int64(pp.min) && pp.threads > 1 && partitionedDFPays(size) {
+		df := large[uint32](size)
+		addDFPartitioned(pp, df, k, set, n)
+		return df
+	}
 	// Private counters per worker, as many workers as 256 MiB of them
-	// allow: over a large universe, where each increment misses the
-	// cache, a few workers still spread the misses over cores.
+	// allow.
 	workers := min(pp.threads, max(1, (256<<20)/(4*max(size, 1))))
 	if n < int64(pp.min) {
 		workers = 1
@@ -416,6 +422,169 @@ func addDFBlocked(pp spread, df []uint32, k int, set func(int) []uint32, n int64
 			}
 		}
 	})
+}
+
+// Partitioned counting (addDFPartitioned): values go to buckets of
+// dfBucket counters, half a core's L2 cache (and at least 32,768), in
+// rounds of up to dfRound elements (128 MiB of them: a round's counting
+// sweeps every bucket's counters, so a round must hold several elements
+// per counter to pay for it), and a bucket is counted in pieces of up to
+// dfPiece elements. Variables for tests.
+var (
+	dfBucket = max(1<<15, 1<<(bits.Len64(uint64(max(dfCache, 1)))-4))
+	dfRound  = 1 << 25
+	dfPiece  = 1 << 20
+)
+
+// partitionedDFPays reports whether countDF should count size counters by
+// addDFPartitioned rather than into a private copy per worker: when one
+// copy does not fit a core's share of the L3 cache, so that every
+// increment would miss it.
+func partitionedDFPays(size int) bool {
+	c := sysinfo.CPUCaches()
+	share := max(c.L3/int64(max(c.L3Shared, 1)), c.L2)
+	return 4*int64(size) > share
+}
+
+// addDFPartitioned is addDF for counters well over a core's L2 cache and
+// sets too short for addDFBlocked: counting element after element misses
+// the cache at nearly every one, and per-worker copies of the counters
+// would multiply the misses. Instead, in rounds, workers first move their
+// sets' elements into buckets of values that a core's L2 holds (counting
+// them per bucket, then writing each to its place: two passes that read
+// and write in order), then count bucket after bucket. The pieces of a
+// bucket too full for one worker (where values are numbered by frequency,
+// the first) count into a worker's scratch counters, added under the
+// bucket's lock.
+func addDFPartitioned(pp spread, df []uint32, k int, set func(int) []uint32, n int64) {
+	workers := max(pp.threads, 1)
+	if n < int64(pp.min) {
+		workers = 1
+	}
+	shift := uint(bits.Len(uint(dfBucket - 1)))
+	buckets := (len(df) + dfBucket - 1) / dfBucket
+	buf := large[uint32](int(min(n, int64(dfRound))))
+	hist := make([]int, workers*buckets) // worker w's bucket b at w*buckets+b, then its place in buf
+	start := make([]int, buckets+1)
+	bounds := make([]int, workers+1)
+	locks := make([]sync.Mutex, buckets)
+	scratch := make([][]uint32, workers)
+	type piece struct{ bucket, lo, hi int }
+	var pieces []piece
+	for x0 := 0; x0 < k; {
+		// The round's sets: up to dfRound elements, and one set at least.
+		x1, m := x0, 0
+		for x1 < k && (x1 == x0 || m+len(set(x1)) <= len(buf)) {
+			m += len(set(x1))
+			x1++
+		}
+		if m > len(buf) {
+			buf = large[uint32](m)
+		}
+		// Workers take runs of sets of about equal elements.
+		for w, x, sum := 1, x0, 0; w <= workers; w++ {
+			for x < x1 && (w == workers || sum < m*w/workers) {
+				sum += len(set(x))
+				x++
+			}
+			bounds[w] = x
+		}
+		bounds[0] = x0
+		clear(hist)
+		par.Do(workers, func(w int) {
+			h := hist[w*buckets : (w+1)*buckets]
+			for x := bounds[w]; x < bounds[w+1]; x++ {
+				s := set(x)
+				for i := 0; i < len(s); {
+					b := s[i] >> shift
+					j := runEnd(s, i, (b+1)<<shift)
+					h[b] += j - i
+					i = j
+				}
+			}
+		})
+		at := 0
+		for b := 0; b < buckets; b++ {
+			start[b] = at
+			for w := 0; w < workers; w++ {
+				c := hist[w*buckets+b]
+				hist[w*buckets+b] = at
+				at += c
+			}
+		}
+		start[buckets] = at
+		par.Do(workers, func(w int) {
+			pos := hist[w*buckets : (w+1)*buckets]
+			for x := bounds[w]; x < bounds[w+1]; x++ {
+				s := set(x)
+				for i := 0; i < len(s); {
+					b := s[i] >> shift
+					j := runEnd(s, i, (b+1)<<shift)
+					pos[b] += copy(buf[pos[b]:], s[i:j])
+					i = j
+				}
+			}
+		})
+		pieces = pieces[:0]
+		for b := 0; b < buckets; b++ {
+			for lo := start[b]; lo < start[b+1]; lo += dfPiece {
+				pieces = append(pieces, piece{b, lo, min(lo+dfPiece, start[b+1])})
+			}
+		}
+		par.Tasks(context.Background(), len(pieces), workers, func(w, t int) error {
+			pc := pieces[t]
+			if pc.hi-pc.lo == start[pc.bucket+1]-start[pc.bucket] {
+				// The bucket's only piece: no other worker counts it.
+				for _, v := range buf[pc.lo:pc.hi] {
+					df[v]++
+				}
+				return nil
+			}
+			base := pc.bucket << shift
+			sc := scratch[w]
+			if sc == nil {
+				sc = make([]uint32, dfBucket)
+				scratch[w] = sc
+			}
+			for _, v := range buf[pc.lo:pc.hi] {
+				sc[int(v)-base]++
+			}
+			d := df[base:min(base+dfBucket, len(df))]
+			locks[pc.bucket].Lock()
+			for i := range d {
+				d[i] += sc[i]
+			}
+			locks[pc.bucket].Unlock()
+			clear(sc)
+			return nil
+		})
+		x0 = x1
+	}
+}
+
+// runEnd returns the first index from i of sorted s whose value is at
+// least limit (len(s) if none), galloping from i: runs of one bucket are
+// short next to their set.
+func runEnd(s []uint32, i int, limit uint32) int {
+	if limit == 0 { // past the last bucket of 2^32 values
+		return len(s)
+	}
+	lo, step := i, 1
+	for lo+step < len(s) && s[lo+step] < limit {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step, len(s))
+	// s[lo] < limit, and hi is len(s) or s[hi] >= limit.
+	for hi-lo > 1 {
+		mid := int(uint(lo+hi) >> 1)
+		if s[mid] < limit {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
 }
 
 // renumber copies the selected sets with every element replaced by its

@@ -185,7 +185,59 @@ func testCountDF(t *testing.T, minWork int) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("%+v threads %d: addDFBlocked differs", sh, threads)
 			}
+			// Partitioned: the machine's buckets, rounds and pieces, and
+			// small ones (many buckets, rounds of a set or a few, buckets
+			// in several pieces).
+			for _, small := range []bool{false, true} {
+				got = make([]uint32, sh.size)
+				partitioned(small, func() {
+					addDFPartitioned(spread{threads, minWork}, got, c.Len(), c.Set, int64(len(c.Elements)))
+				})
+				if !slices.Equal(got, want) {
+					t.Fatalf("%+v threads %d small %v: addDFPartitioned differs", sh, threads, small)
+				}
+			}
 		}
+	}
+}
+
+// partitioned calls fn with addDFPartitioned's buckets, rounds and pieces
+// made small, if small, and restores them.
+func partitioned(small bool, fn func()) {
+	if small {
+		defer func(b, r, p int) { dfBucket, dfRound, dfPiece = b, r, p }(dfBucket, dfRound, dfPiece)
+		dfBucket, dfRound, dfPiece = 64, 3000, 100
+	}
+	fn()
+}
+
+// TestRunEnd checks runEnd against a linear scan, at every start and at
+// limits past it: inside, at and past the end of the values.
+func TestRunEnd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{0, 1, 2, 7, 100, 1000} {
+		s := make([]uint32, n)
+		for i := range s {
+			s[i] = uint32(rng.IntN(4 * n))
+		}
+		slices.Sort(s)
+		s = slices.Compact(s)
+		for i := 0; i < len(s); i++ {
+			for _, limit := range []uint32{s[i] + 1, s[i] + 5, max(s[len(s)-1], s[i]+1), s[len(s)-1] + 1, 1 << 31} {
+				want := i
+				for want < len(s) && s[want] < limit {
+					want++
+				}
+				if got := runEnd(s, i, limit); got != want {
+					t.Fatalf("runEnd(%v, %d, %d) = %d, want %d", s, i, limit, got, want)
+				}
+			}
+		}
+	}
+	// The limit of the last bucket of 2^32 values wraps to 0.
+	s := []uint32{5, 1<<32 - 2, 1<<32 - 1}
+	if got := runEnd(s, 1, 0); got != 3 {
+		t.Fatalf("runEnd at the top bucket = %d, want 3", got)
 	}
 }
 
