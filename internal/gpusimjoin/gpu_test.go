@@ -297,6 +297,37 @@ func TestGPUAdversarial(t *testing.T) {
 	}
 }
 
+// TestWeighGPUs: where the problem leaves its GPUs to the planner, a join
+// of milliseconds verifies on the first GPU alone on a host of several
+// (gpurt.Weigh), and the plan says so; on a host of one nothing is
+// weighed. Either way the pairs are the reference's.
+func TestWeighGPUs(t *testing.T) {
+	needGPU(t)
+	rng := rand.New(rand.NewPCG(13, 14))
+	c := simjointest.Random(rng, 800, 20, 150)
+	th := mustThreshold(t, simjoin.Jaccard, "0.4")
+	all, err := gpurt.CheckGPUs(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tech := range techniques {
+		pl := gpuPlan(t, c, nil, simjoin.Options{Threshold: th}, tech, "", tuning{})
+		est := pl.Chosen.Estimate
+		alone := strings.Contains(est.Detail, "on GPU 0 alone") && strings.HasPrefix(est.DeviceName, "GPU 0,")
+		if len(all) > 1 && !alone {
+			t.Errorf("%s on %d GPUs: %q on %q; want GPU 0 alone, said", tech, len(all), est.Detail, est.DeviceName)
+		}
+		if len(all) == 1 && (est.DeviceName != "" || strings.Contains(est.Detail, "alone")) {
+			t.Errorf("%s on one GPU: %q on %q; want nothing weighed", tech, est.Detail, est.DeviceName)
+		}
+		got, err := pl.Collect(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", tech, err)
+		}
+		simjointest.ComparePairs(t, tech+", weighed", got, reference(c, nil, th, false))
+	}
+}
+
 // TestGPUJoinStops: an error from the caller's function stops the join
 // and is returned.
 func TestGPUJoinStops(t *testing.T) {
@@ -348,6 +379,16 @@ func TestGPUOwners(t *testing.T) {
 					t.Fatalf("%s, one owner: %v", tag, err)
 				}
 				simjointest.ComparePairs(t, tag+", one owner", want, reference(r, ss, th, false))
+				// Every GPU of a host of several, named: the planner would
+				// give so small a problem the first alone.
+				if all, err := gpurt.CheckGPUs(nil); err == nil && len(all) > 1 {
+					opt.GPUs = all
+					got, err := gpuPlan(t, r, ss, opt, tech, kernel, tu).Collect(context.Background())
+					if err != nil {
+						t.Fatalf("%s, GPUs %v: %v", tag, all, err)
+					}
+					simjointest.ComparePairs(t, fmt.Sprintf("%s, GPUs %v", tag, all), got, want)
+				}
 				for _, owners := range []int{2, 3} {
 					opt.GPUs = slices.Repeat([]int{0}, owners)
 					tag := fmt.Sprintf("%s, %d owners", tag, owners)

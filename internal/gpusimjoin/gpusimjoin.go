@@ -104,25 +104,54 @@ func (gpuEngine) Device() (engine.Device, error) {
 }
 
 func (e gpuEngine) Estimate(p *simjoin.Problem) (engine.Estimate, error) {
-	info := gpurt.FirstInfo()
-	sp := spreadOf(p.GPUs)
-	pl, err := e.plan(p, info, sp)
+	sp, err := e.weigh(p)
 	if err != nil {
-		return engine.Estimate{}, engine.Cannot("%v", err)
+		return engine.Estimate{}, err
 	}
-	if pl.devMemory > int64(info.Memory)/int64(sp.share) {
-		return engine.Estimate{}, engine.Cannot("needs %s of device memory for the records and two chunks per owner, %s has %s for each of %d owners",
-			gpurt.FormatBytes(uint64(pl.devMemory)), info.Name, gpurt.FormatBytes(info.Memory/uint64(sp.share)), sp.share)
+	est := sp.Plan
+	if sp.Note != "" {
+		est.Detail += "; " + sp.Note
 	}
-	return engine.Estimate{Seconds: pl.seconds, Memory: pl.hostMemory, Detail: pl.detail(info)}, nil
+	return est, nil
+}
+
+// weighKey is the key of e's weighing of the GPUs (gpurt.WeighOnce).
+func (e gpuEngine) weighKey() string { return fmt.Sprintf("gpusimjoin.%s %+v", e.name, e.tune) }
+
+// weigh estimates e's run of p on the GPUs that pay, once per problem:
+// where p leaves them to the planner, the first GPU alone, or every GPU
+// where the run is long enough (gpurt.Weigh). Run takes the same GPUs.
+func (e gpuEngine) weigh(p *simjoin.Problem) (gpurt.Spread[engine.Estimate], error) {
+	info := gpurt.FirstInfo()
+	return gpurt.WeighOnce(p, e.weighKey(), p.GPUs, func(list []int) (engine.Estimate, float64, error) {
+		sp := spreadOf(list)
+		sp.wait = gpurt.SetLeft(list).Seconds()
+		pl, err := e.plan(p, info, sp)
+		if err != nil {
+			return engine.Estimate{}, 0, engine.Cannot("%v", err)
+		}
+		if pl.devMemory > int64(info.Memory)/int64(sp.share) {
+			return engine.Estimate{}, 0, engine.Cannot("needs %s of device memory for the records and two chunks per owner, %s has %s for each of %d owners",
+				gpurt.FormatBytes(uint64(pl.devMemory)), info.Name, gpurt.FormatBytes(info.Memory/uint64(sp.share)), sp.share)
+		}
+		est := engine.Estimate{Seconds: pl.seconds, Memory: pl.hostMemory, Detail: pl.detail(info)}
+		if p.GPUs == nil && sp.devices > 1 {
+			est.DeviceName = fmt.Sprintf("%d GPUs, %s", sp.devices, info.Name)
+		} else if p.GPUs == nil {
+			est.DeviceName = "GPU 0, " + info.Name
+		}
+		return est, pl.seconds, nil
+	})
 }
 
 func (e gpuEngine) Run(ctx context.Context, p *simjoin.Problem, out *simjoin.Output) error {
-	gpurt.PrewarmGPUs(p.GPUs) // opens while the filters start
-	pl, err := e.plan(p, gpurt.FirstInfo(), spreadOf(p.GPUs))
+	gpus := gpurt.RunGPUs(p, e.weighKey(), p.GPUs)
+	gpurt.PrewarmGPUs(gpus) // opens while the filters start
+	pl, err := e.plan(p, gpurt.FirstInfo(), spreadOf(gpus))
 	if err != nil {
 		return err
 	}
+	pl.gpus = gpus
 	return run(ctx, p, pl, out)
 }
 
@@ -156,7 +185,10 @@ func (e gpuEngine) plan(p *simjoin.Problem, info gpurt.Info, sp gpuSpread) (*run
 // gpuSpread is how a choice of GPUs (gpurt.ParseGPUs) spreads a run, as far
 // as is known without opening them: its owners, its distinct GPUs and the
 // most owners of one GPU.
-type gpuSpread struct{ owners, devices, share int }
+type gpuSpread struct {
+	owners, devices, share int
+	wait                   float64 // seconds the run still waits for its GPUs to open (gpurt.SetLeft)
+}
 
 // spreadOf guesses the spread of list (nil: every GPU, one owner each,
 // counted without loading the driver when it has not answered yet).

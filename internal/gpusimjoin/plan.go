@@ -105,6 +105,7 @@ const (
 // runPlan is how a run verifies: the kernel, its shapes, the chunks, and
 // the prediction.
 type runPlan struct {
+	gpus         []int // the GPUs the run takes (gpurt.ParseGPUs' form)
 	filter       simjoin.Filter
 	filterForced bool // by the engine's tuning
 	kernel       kernel
@@ -203,7 +204,7 @@ func plan(p *simjoin.Problem, w simjoin.Work, info gpurt.Info, sp gpuSpread, tu 
 	if pl.cpuTail <= 0 {
 		last = tailTrip + pl.gpuSec*lastPairs/max(w.Pairs, 1)
 	}
-	pl.seconds = runSetup + max(pl.filterSec, gpurt.OpenLeft().Seconds()+up+pl.gpuSec/devices) + last + gpurt.CloseLeft().Seconds()
+	pl.seconds = runSetup + max(pl.filterSec, sp.wait+up+pl.gpuSec/devices) + last + gpurt.CloseLeft().Seconds()
 	return pl
 }
 

@@ -101,11 +101,11 @@ func TestSpread(t *testing.T) {
 		list []int
 		want gpuSpread
 	}{
-		{[]int{0}, gpuSpread{1, 1, 1}},
-		{[]int{0, 0}, gpuSpread{2, 1, 2}},
-		{[]int{0, 0, 0}, gpuSpread{3, 1, 3}},
-		{[]int{0, 1}, gpuSpread{2, 2, 1}},
-		{[]int{2, 0, 2, 1}, gpuSpread{4, 3, 2}},
+		{[]int{0}, gpuSpread{owners: 1, devices: 1, share: 1}},
+		{[]int{0, 0}, gpuSpread{owners: 2, devices: 1, share: 2}},
+		{[]int{0, 0, 0}, gpuSpread{owners: 3, devices: 1, share: 3}},
+		{[]int{0, 1}, gpuSpread{owners: 2, devices: 2, share: 1}},
+		{[]int{2, 0, 2, 1}, gpuSpread{owners: 4, devices: 3, share: 2}},
 	} {
 		if got := spreadOf(tc.list); got != tc.want {
 			t.Errorf("spreadOf(%v) = %+v, want %+v", tc.list, got, tc.want)
@@ -128,9 +128,9 @@ func TestSpread(t *testing.T) {
 	info.SMs, info.ClockKHz = 1, info.ClockKHz/1000
 	// Many chunks: one chunk has nothing to spread.
 	tu := tuning{chunkLimit: 10}
-	one := plan(p, w, info, gpuSpread{1, 1, 1}, tu)
-	two := plan(p, w, info, gpuSpread{2, 2, 1}, tu)
-	same := plan(p, w, info, gpuSpread{3, 1, 3}, tu)
+	one := plan(p, w, info, gpuSpread{owners: 1, devices: 1, share: 1}, tu)
+	two := plan(p, w, info, gpuSpread{owners: 2, devices: 2, share: 1}, tu)
+	same := plan(p, w, info, gpuSpread{owners: 3, devices: 1, share: 3}, tu)
 	if one.hostChunks != numChunks || two.hostChunks != numChunks+1 || same.hostChunks != numChunks+2 {
 		t.Errorf("host chunks %d, %d, %d; want %d, %d, %d", one.hostChunks, two.hostChunks, same.hostChunks, numChunks, numChunks+1, numChunks+2)
 	}
@@ -157,7 +157,7 @@ func TestFilterChoice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, info, one := sp.Problem, gpurt.ReferenceH100(), gpuSpread{1, 1, 1}
+	p, info, one := sp.Problem, gpurt.ReferenceH100(), gpuSpread{owners: 1, devices: 1, share: 1}
 	for _, tech := range techniques {
 		auto, err1 := gpuEngine{name: tech}.plan(p, info, one)
 		on, err2 := gpuEngine{tech, tuning{bitmap: bitmapOn}}.plan(p, info, one)

@@ -140,7 +140,7 @@ func run(ctx context.Context, p *simjoin.Problem, pl *runPlan, out *simjoin.Outp
 	// from the one queue, bd.filled, until the filters are done.
 	derr := func() error {
 		t := time.Now()
-		set, err := gpurt.OpenSet(r.p.GPUs)
+		set, err := gpurt.OpenSet(r.pl.gpus)
 		r.st.open = time.Since(t)
 		if err != nil {
 			return err
