@@ -69,6 +69,7 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 	}
 	plan := &Plan{opt: opt}
 	plan.Problem = p
+	estimating := time.Now()
 	plan.Candidates, plan.Chosen, err = engine.Choose(engine.Planning[*Problem, Engine]{
 		Workload: "allpairs", Choice: choice, Problem: p, Engines: Engines(), Threads: p.Threads, Budget: p.memoryLeft(),
 		DeviceOf: func(e Engine) (Device, error) { return DeviceOf(e, p) },
@@ -79,7 +80,7 @@ func newPlan(r, s *sets.Collection, q Query, opt Options, rows, cols int) (*Plan
 			return 0, false
 		},
 	})
-	plan.Prepare = time.Since(start)
+	plan.Prepare, plan.Estimating = time.Since(start), time.Since(estimating)
 	if err != nil && len(plan.Candidates) == 0 {
 		return nil, err
 	}
@@ -166,7 +167,9 @@ func (pl *Plan) Explain(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "universe     %d distinct elements, density %.3g, skew %.3g, max df %d\n", st.Universe, st.Density, st.Skew, st.MaxDF)
 	fmt.Fprintf(&b, "work         %d pairs, scan-count %.3g increments, merge %.3g steps\n", st.Pairs, float64(st.ScanWork), st.MergeWork)
-	fmt.Fprintf(&b, "prepared in  %s (%d threads, memory budget %s, %s of it for the prepared sets)\n\n", secondsString(pl.Prepare.Seconds()), p.Threads, bytesString(p.Memory), bytesString(p.Bytes))
+	fmt.Fprintf(&b, "prepared in  %s (the sets %s, the estimates %s; %d threads, memory budget %s, %s of it for the prepared sets)\n\n",
+		secondsString(pl.Prepare.Seconds()), secondsString((pl.Prepare - pl.Estimating).Seconds()), secondsString(pl.Estimating.Seconds()),
+		p.Threads, bytesString(p.Memory), bytesString(p.Bytes))
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}

@@ -27,6 +27,9 @@ type Plan[P any, E Named] struct {
 	Chosen Candidate[E]
 	// Prepare is the time spent preparing the problem and estimating.
 	Prepare time.Duration
+	// Estimating is the part of Prepare spent estimating the engines, where
+	// the workload measures it (0 where it does not).
+	Estimating time.Duration
 	// RunNotes is what the engine says about its run: the workload's
 	// Output adds to it.
 	RunNotes Notes
