@@ -209,5 +209,6 @@ for p in "${problems[@]}"; do
 		echo "=== $name $v --explain" >>"$out/explain.txt"
 		# shellcheck disable=SC2086
 		"$x" $cmd $v --explain 2>&1 >/dev/null | tee -a "$out/explain.txt" | grep -E '^(gpu start|process|ran|choice)'
+		rm -f "$work/pairs.out"
 	done
 done
