@@ -270,7 +270,10 @@ type Options struct {
 	// searches over; an ordinal listed twice gets two owners on that GPU,
 	// which gains nothing but runs the splitting on one GPU. gpu.ParseGPUs
 	// reads the forms of xsect's --gpus flag. The default value, nil,
-	// means every GPU of the host.
+	// means every GPU of the host where that pays: with Expected given,
+	// the planner weighs the first GPU alone against every GPU (another
+	// GPU's start costs about 0.13 s) and takes the faster (Explain says
+	// which); without, every GPU, as a server's unbounded stream wants.
 	//
 	// On the GPU, each owner keeps the index resident and runs two
 	// searches at once (see Searcher.Concurrency); a search of at least

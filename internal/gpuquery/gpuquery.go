@@ -73,14 +73,41 @@ func residentBytes(ix *invindex.Index) int64 {
 // Estimate divides the device's work over the distinct GPUs of w.GPUs
 // (owners of one GPU share it) and the host's over the threads; the
 // memory is what the most shared GPU holds: the index and the runners'
-// batch buffers at most, for each of its owners.
+// batch buffers at most, for each of its owners. Where w.GPUs leaves the
+// GPUs to the planner and the queries are known (a command's sample), it
+// weighs the first GPU alone against every GPU (gpurt.WeighOnce) and Open
+// takes the lower's; unknown queries (a server's stream, which has no
+// end) take every GPU.
 func (gpuEngine) Estimate(w *query.Workload) (engine.Estimate, error) {
+	if w.GPUs == nil && len(w.Sample) == 0 {
+		return estimateOn(w, nil), nil
+	}
+	sp, err := gpurt.WeighOnce(w, weighKey, w.GPUs, func(list []int) (engine.Estimate, float64, error) {
+		est := estimateOn(w, list)
+		return est, est.Seconds, nil
+	})
+	if err != nil {
+		return engine.Estimate{}, err
+	}
+	est := sp.Plan
+	if sp.Note != "" {
+		est.Detail += "; " + sp.Note
+	}
+	return est, nil
+}
+
+// weighKey is the key of the engine's weighing of the GPUs.
+const weighKey = "gpuquery.svs"
+
+// estimateOn estimates w on the GPUs of list (nil: every GPU), the wait
+// for them to open included.
+func estimateOn(w *query.Workload, list []int) engine.Estimate {
 	threads := query.Threads(w.Threads)
-	gpus := gpurt.GuessDevices(w.GPUs)
-	share := int64(mostOwners(w.GPUs))
+	gpus := gpurt.GuessDevices(list)
+	share := int64(mostOwners(list))
 	resident := residentBytes(w.Index)
 	mem := share * (resident + runnersPerOwner*numSlots*int64(batchBytes))
-	sec := gpurt.StartupLeft().Seconds()
+	sec := gpurt.StartupLeftOn(list).Seconds()
 	// The GPUs upload in parallel, the owners of one GPU in turn.
 	sec += float64(share*resident) / uploadRate
 	queries := float64(w.Queries)
@@ -93,8 +120,16 @@ func (gpuEngine) Estimate(w *query.Workload) (engine.Estimate, error) {
 	if gpus > 1 {
 		on = fmt.Sprintf("%d GPUs", gpus)
 	}
-	return engine.Estimate{Seconds: sec, Memory: mem,
-		Detail: fmt.Sprintf("%s of posting lists resident; a group of threads per query, semi-sorted by shortest list; over %s", engine.Bytes(resident), on)}, nil
+	est := engine.Estimate{Seconds: sec, Memory: mem,
+		Detail: fmt.Sprintf("%s of posting lists resident; a group of threads per query, semi-sorted by shortest list; over %s", engine.Bytes(resident), on)}
+	if w.GPUs == nil && len(w.Sample) > 0 {
+		// Weighed: say which GPUs the run takes.
+		est.DeviceName = "GPU 0, " + gpurt.FirstInfo().Name
+		if list == nil && gpus > 1 {
+			est.DeviceName = fmt.Sprintf("%d GPUs, %s", gpus, gpurt.FirstInfo().Name)
+		}
+	}
+	return est
 }
 
 // mostOwners returns the most owners that list (from gpurt.ParseGPUs)
@@ -109,10 +144,11 @@ func mostOwners(list []int) int {
 	return most
 }
 
-// Open opens the GPUs of w.GPUs (every GPU for nil), uploads the index to
-// each owner and readies runnersPerOwner runners on each.
+// Open opens the GPUs of w.GPUs (for nil, those Estimate chose, or every
+// GPU), uploads the index to each owner and readies runnersPerOwner
+// runners on each.
 func (gpuEngine) Open(w *query.Workload) (query.Runner, error) {
-	set, err := gpurt.OpenSet(w.GPUs)
+	set, err := gpurt.OpenSet(gpurt.RunGPUs(w, weighKey, w.GPUs))
 	if err != nil {
 		return nil, engine.Unavailable(err)
 	}

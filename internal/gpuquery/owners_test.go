@@ -274,3 +274,50 @@ func TestEstimateGPUs(t *testing.T) {
 		t.Errorf("details: %q, %q, %q", one.Detail, two.Detail, same.Detail)
 	}
 }
+
+// TestWeighGPUs: a command's few queries, whose GPUs are left to the
+// planner, run on the first GPU alone on a host of several (the estimate
+// says why), and unknown queries (a server's stream) on every GPU;
+// on a host of one nothing is weighed. The answers are the CPU's either
+// way.
+func TestWeighGPUs(t *testing.T) {
+	gputest.Need(t, gpurt.Available())
+	docs, ix, qs := randomCase(t, rand.New(rand.NewPCG(31, 32)), 3000, 200, 400, 64)
+	all, err := gpurt.CheckGPUs(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, queries := range []int{len(qs), 0} {
+		w := &query.Workload{Index: ix, Threads: 2, Sample: qs, Queries: queries}
+		if queries == 0 {
+			w.Sample = nil
+		}
+		cs, chosen, err := query.Plan(w, engine.Choice{Device: "gpu"})
+		if err != nil {
+			t.Fatalf("queries %d: %v (%v)", queries, err, cs)
+		}
+		est := chosen.Estimate
+		alone := strings.Contains(est.Detail, "on GPU 0 alone") && strings.HasPrefix(est.DeviceName, "GPU 0,")
+		switch {
+		case len(all) > 1 && queries > 0 && !alone:
+			t.Errorf("%d queries on %d GPUs: %q on %q; want GPU 0 alone, said", queries, len(all), est.Detail, est.DeviceName)
+		case (len(all) == 1 || queries == 0) && strings.Contains(est.Detail, "alone"):
+			t.Errorf("%d queries on %d GPUs: %q; want nothing weighed", queries, len(all), est.Detail)
+		}
+		r, err := chosen.Engine.Open(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := runnersPerOwner * len(all)
+		if queries > 0 {
+			want = runnersPerOwner // GPU 0 alone, weighed or the host's one
+		}
+		if got := r.Concurrency(); got != want {
+			t.Errorf("%d queries on %d GPUs: concurrency %d, want %d", queries, len(all), got, want)
+		}
+		compare(t, r, ix, docs, qs, []int{-1, 2})
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

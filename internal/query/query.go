@@ -57,14 +57,21 @@ type Runner interface {
 // engine opens on: the index, the CPU threads allowed, the GPUs a GPU
 // engine may spread over (by ordinal, as gpurt.ParseGPUs reads them; nil:
 // every GPU of the host), and a sample of the queries (nil: unknown) that
-// stands for Queries queries in all.
+// stands for Queries queries in all (0: unknown, a server's unbounded
+// stream). Engines memoise their decisions about it (Memo).
 type Workload struct {
 	Index   *invindex.Index
 	Threads int
 	GPUs    []int
 	Sample  []Query
 	Queries int
+
+	memos engine.Memos
 }
+
+// Memo returns the value build returns for key, built once per workload
+// (the GPU engine's choice of GPUs, made by its estimate, taken by Open).
+func (w *Workload) Memo(key string, build func() any) any { return w.memos.Get(key, build) }
 
 // Engine is one way of answering queries on one kind of device.
 type Engine interface {
