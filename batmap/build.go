@@ -28,7 +28,8 @@ type Batmaps struct {
 	// Words holds every batmap; batmap k is Words[Offsets[k]:Offsets[k+1]],
 	// 3·r_k entries packed 32/EntryBits a word. Every batmap starts on a
 	// 64-bit boundary and is a whole number of 64-bit words.
-	Words   []uint32
+	Words []uint32
+	// Offsets are the batmaps' bounds in Words: Len()+1 of them, from 0.
 	Offsets []uint64
 	// IDs[k] is the id (position in the input collection) of batmap k's set.
 	IDs []uint32
@@ -37,7 +38,8 @@ type Batmaps struct {
 	// Failed[FailOffsets[k]:FailOffsets[k+1]] are the elements of batmap
 	// k's set that it does not hold, increasing.
 	FailOffsets []uint64
-	Failed      []uint32
+	// Failed holds every batmap's failed elements, batmap after batmap.
+	Failed []uint32
 
 	pos   []uint32 // set id -> position
 	words []uint64 // Words viewed as 64-bit words

@@ -60,7 +60,9 @@ var ErrBadInput = errors.New("setio: bad input")
 type ParseError struct {
 	// File is the file's name as the reader was given it, or "" when
 	// unknown (Error then writes "<input>").
-	File      string
+	File string
+	// Line and Col are the 1-based line and byte column of a text file's
+	// error, 0 for a binary file's or one that has no position.
 	Line, Col int
 	// Msg says what is wrong, without the file name or the position.
 	Msg string

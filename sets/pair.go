@@ -12,7 +12,9 @@ import (
 // overlap. In frequent pair mining I < J are two items and Count is their
 // support: the size of the intersection of their transaction lists.
 type Pair struct {
-	I, J  uint32
+	// I and J are the pair's ids: two sets, or two items.
+	I, J uint32
+	// Count is the pair's overlap, or its support.
 	Count uint32
 }
 

@@ -10,7 +10,11 @@ import "fmt"
 // of the whole run with i in Rows and j in Cols: cutting the ids into
 // ranges and running every tile (in a self-join, every tile with Rows
 // before or equal to Cols) gives the whole run's pairs, each once.
-type Range struct{ Lo, Hi int }
+type Range struct {
+	// Lo is the first id of the range, Hi the id past its last (0: no
+	// upper bound).
+	Lo, Hi int
+}
 
 // All reports whether r covers every id: it is the zero Range.
 func (r Range) All() bool { return r == Range{} }

@@ -47,7 +47,10 @@ func Normalize(s []uint32) []uint32 {
 // Elements[Offsets[i]:Offsets[i+1]]; len(Offsets) is k+1 and Offsets[0] is 0.
 // Set ids are 0-based positions.
 type Collection struct {
-	Offsets  []uint64
+	// Offsets are the sets' bounds in Elements: k+1 of them, from 0.
+	Offsets []uint64
+	// Elements are the sets' elements, set after set, each set strictly
+	// increasing.
 	Elements []uint32
 }
 
