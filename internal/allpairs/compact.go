@@ -10,6 +10,7 @@ import (
 	"github.com/xsect/xsect/internal/hugepage"
 	"github.com/xsect/xsect/internal/par"
 	"github.com/xsect/xsect/internal/radix"
+	"github.com/xsect/xsect/internal/sorted"
 	"github.com/xsect/xsect/internal/sysinfo"
 	"github.com/xsect/xsect/sets"
 )
@@ -563,28 +564,14 @@ func addDFPartitioned(pp spread, df []uint32, k int, set func(int) []uint32, n i
 }
 
 // runEnd returns the first index from i of sorted s whose value is at
-// least limit (len(s) if none), galloping from i: runs of one bucket are
-// short next to their set.
+// least limit (len(s) if none): the end of a run of one bucket, short next
+// to its set, so found by galloping. A limit of 0 is the end of the last
+// bucket, whose bound 2^32 wrapped.
 func runEnd(s []uint32, i int, limit uint32) int {
-	if limit == 0 { // past the last bucket of 2^32 values
+	if limit == 0 {
 		return len(s)
 	}
-	lo, step := i, 1
-	for lo+step < len(s) && s[lo+step] < limit {
-		lo += step
-		step *= 2
-	}
-	hi := min(lo+step, len(s))
-	// s[lo] < limit, and hi is len(s) or s[hi] >= limit.
-	for hi-lo > 1 {
-		mid := int(uint(lo+hi) >> 1)
-		if s[mid] < limit {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi
+	return sorted.Gallop(s, i, limit)
 }
 
 // renumber copies the selected sets with every element replaced by its

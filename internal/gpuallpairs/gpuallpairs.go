@@ -174,9 +174,7 @@ func weighed(p *allpairs.Problem, key string, est func(list []int) (allpairs.Est
 		return allpairs.Estimate{}, err
 	}
 	e := sp.Plan
-	if sp.Note != "" {
-		e.Detail += "; " + sp.Note
-	}
+	e.Detail = sp.Noted(e.Detail)
 	return e, nil
 }
 

@@ -90,9 +90,7 @@ func (gpuEngine) Estimate(w *query.Workload) (engine.Estimate, error) {
 		return engine.Estimate{}, err
 	}
 	est := sp.Plan
-	if sp.Note != "" {
-		est.Detail += "; " + sp.Note
-	}
+	est.Detail = sp.Noted(est.Detail)
 	return est, nil
 }
 

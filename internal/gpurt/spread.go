@@ -65,6 +65,15 @@ type Spread[T any] struct {
 	Note string
 }
 
+// Noted returns detail, an estimate's explanation, with the spread's Note
+// after it where there is one.
+func (s Spread[T]) Noted(detail string) string {
+	if s.Note == "" {
+		return detail
+	}
+	return detail + "; " + s.Note
+}
+
 // Weigh estimates a run on a choice of GPUs (ParseGPUs) with est, which
 // returns its plan and seconds for a list of GPUs, the wait for them to
 // open included (SetLeft). est opens no GPU past the first of every GPU

@@ -109,9 +109,7 @@ func (e gpuEngine) Estimate(p *simjoin.Problem) (engine.Estimate, error) {
 		return engine.Estimate{}, err
 	}
 	est := sp.Plan
-	if sp.Note != "" {
-		est.Detail += "; " + sp.Note
-	}
+	est.Detail = sp.Noted(est.Detail)
 	return est, nil
 }
 
