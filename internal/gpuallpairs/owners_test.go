@@ -12,6 +12,7 @@ import (
 
 	"github.com/xsect/xsect/internal/allpairs"
 	"github.com/xsect/xsect/internal/gpurt"
+	"github.com/xsect/xsect/internal/gpurt/gputest"
 	"github.com/xsect/xsect/sets"
 )
 
@@ -296,13 +297,7 @@ func TestWeighGPUs(t *testing.T) {
 			t.Fatalf("%s: %v", tech, err)
 		}
 		est := pl.Chosen.Estimate
-		alone := strings.Contains(est.Detail, "on GPU 0 alone") && strings.HasPrefix(est.DeviceName, "GPU 0,")
-		if len(all) > 1 && !alone {
-			t.Errorf("%s on %d GPUs: %q on %q; want GPU 0 alone, said", tech, len(all), est.Detail, est.DeviceName)
-		}
-		if len(all) == 1 && (strings.Contains(est.Detail, "alone") || est.DeviceName != "" && !strings.HasPrefix(est.DeviceName, "GPU 0,")) {
-			t.Errorf("%s on one GPU: %q on %q; want nothing weighed, on GPU 0", tech, est.Detail, est.DeviceName)
-		}
+		gputest.CheckWeighed(t, tech, len(all), est.Detail, est.DeviceName)
 		got, err := pl.Collect(context.Background())
 		if err != nil {
 			t.Fatalf("%s: %v", tech, err)

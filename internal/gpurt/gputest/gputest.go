@@ -15,6 +15,7 @@ package gputest
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +60,21 @@ func required(tb testing.TB) bool {
 	default:
 		tb.Fatalf("%s=%q: want 1 (a GPU is required) or 0", RequireEnv, v)
 		return true
+	}
+}
+
+// CheckWeighed checks what a GPU estimate of a small problem, whose GPUs
+// were left to the planner, says on a host of gpus GPUs: on several, that
+// the first alone runs it, in its detail ("on GPU 0 alone: ...") and its
+// device name ("GPU 0, ..."); on one, that nothing was weighed, and a
+// device name, if any, of GPU 0.
+func CheckWeighed(tb testing.TB, what string, gpus int, detail, deviceName string) {
+	tb.Helper()
+	alone := strings.Contains(detail, "on GPU 0 alone") && strings.HasPrefix(deviceName, "GPU 0,")
+	switch {
+	case gpus > 1 && !alone:
+		tb.Errorf("%s on %d GPUs: %q on %q; want GPU 0 alone, said", what, gpus, detail, deviceName)
+	case gpus == 1 && (strings.Contains(detail, "alone") || deviceName != "" && !strings.HasPrefix(deviceName, "GPU 0,")):
+		tb.Errorf("%s on one GPU: %q on %q; want nothing weighed, on GPU 0", what, detail, deviceName)
 	}
 }
