@@ -430,7 +430,7 @@ func addDFBlocked(pp spread, df []uint32, k int, set func(int) []uint32, n int64
 // rounds of up to dfRound elements (128 MiB of them: a round's counting
 // sweeps every bucket's counters, so a round must hold several elements
 // per counter to pay for it), and a bucket is counted in pieces of up to
-// dfPiece elements. Variables for tests.
+// dfPiece elements. Variables for tests; dfBucket is a power of two.
 var (
 	dfBucket = max(1<<15, 1<<(bits.Len64(uint64(max(dfCache, 1)))-4))
 	dfRound  = 1 << 25

@@ -144,8 +144,11 @@ func (e gpuEngine) weigh(p *simjoin.Problem) (gpurt.Spread[engine.Estimate], err
 
 func (e gpuEngine) Run(ctx context.Context, p *simjoin.Problem, out *simjoin.Output) error {
 	gpus := gpurt.RunGPUs(p, e.weighKey(), p.GPUs)
+	// The wait as the estimate has it: the filters' choice weighs it.
+	sp := spreadOf(gpus)
+	sp.wait = gpurt.SetLeft(gpus).Seconds()
 	gpurt.PrewarmGPUs(gpus) // opens while the filters start
-	pl, err := e.plan(p, gpurt.FirstInfo(), spreadOf(gpus))
+	pl, err := e.plan(p, gpurt.FirstInfo(), sp)
 	if err != nil {
 		return err
 	}

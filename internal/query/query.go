@@ -56,9 +56,9 @@ type Runner interface {
 // Workload is what the planner knows of the work ahead, and what an
 // engine opens on: the index, the CPU threads allowed, the GPUs a GPU
 // engine may spread over (by ordinal, as gpurt.ParseGPUs reads them; nil:
-// every GPU of the host), and a sample of the queries (nil: unknown) that
-// stands for Queries queries in all (0: unknown, a server's unbounded
-// stream). Engines memoise their decisions about it (Memo).
+// every GPU of the host), and a sample of the queries (nil: unknown, as a
+// server's unbounded stream) that stands for Queries queries in all.
+// Engines memoise their decisions about it (Memo).
 type Workload struct {
 	Index   *invindex.Index
 	Threads int
