@@ -697,3 +697,48 @@ func BenchmarkNthLargest(b *testing.B) {
 		})
 	}
 }
+
+// FuzzCountDF checks every counting path of document frequencies (private
+// counters, blocks of values, buckets with tiny buckets, rounds and
+// pieces) against a plain count, on collections the fuzzer draws: each
+// byte pair is a set's size and a seed of its elements, over a universe
+// of up to 2^16 values.
+func FuzzCountDF(f *testing.F) {
+	f.Add([]byte{3, 1, 0, 2, 200, 7}, uint16(1000), uint8(2))
+	f.Add([]byte{255, 9, 255, 10, 1, 0}, uint16(64), uint8(3))
+	f.Add([]byte{}, uint16(1), uint8(1))
+	f.Fuzz(func(t *testing.T, spec []byte, universe uint16, threads uint8) {
+		size := int(universe) + 1
+		c := sets.New()
+		for i := 0; i+1 < len(spec); i += 2 {
+			rng := rand.New(rand.NewPCG(uint64(spec[i+1]), uint64(i)))
+			s := make([]uint32, int(spec[i]))
+			for k := range s {
+				s[k] = uint32(rng.IntN(size))
+			}
+			if len(s) > 0 && spec[i+1]%5 == 0 {
+				s[0] = uint32(size - 1) // the last value
+			}
+			c.AddUnsorted(s)
+		}
+		want := make([]uint32, size)
+		for _, v := range c.Elements {
+			want[v]++
+		}
+		pp := spread{int(threads%8) + 1, 1}
+		n := int64(len(c.Elements))
+		if got := countDF(pp, c, nil, size); !slices.Equal(got, want) {
+			t.Fatal("countDF differs")
+		}
+		got := make([]uint32, size)
+		addDFBlocked(pp, got, c.Len(), c.Set, n)
+		if !slices.Equal(got, want) {
+			t.Fatal("addDFBlocked differs")
+		}
+		got = make([]uint32, size)
+		partitioned(true, func() { addDFPartitioned(pp, got, c.Len(), c.Set, n) })
+		if !slices.Equal(got, want) {
+			t.Fatal("addDFPartitioned differs")
+		}
+	})
+}
