@@ -42,6 +42,8 @@ func benchCollection(b testing.TB, name string) *sets.Collection {
 		c = generate(b, 1000, 1_000_000, 10_000, synth.Zipf)
 	case "zipf-1000x100k-1e7":
 		c = generate(b, 1000, 10_000_000, 100_000, synth.Zipf)
+	case "zipf-100000x8.7m-905":
+		c = generate(b, 100_000, 8_700_000, 905, synth.Zipf) // ORKUT-100K's look-alike
 	case "zipf-100000x37k-140":
 		c = generate(b, 100_000, 37_000, 140, synth.Zipf) // TWITTER-100K's look-alike
 	case "uniform-300x1k-1e4":

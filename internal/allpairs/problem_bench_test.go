@@ -2,9 +2,14 @@ package allpairs
 
 import (
 	"context"
+	"flag"
+	"runtime"
 	"testing"
 
 	"github.com/xsect/xsect/internal/engine"
+	"github.com/xsect/xsect/internal/par"
+	"github.com/xsect/xsect/setio"
+	"github.com/xsect/xsect/sets"
 )
 
 // prepareShapes are the inputs of the preparation benchmarks: the
@@ -129,6 +134,79 @@ func BenchmarkCountDF(b *testing.B) {
 			}
 		})
 	}
+}
+
+// countDFFile is a collection for BenchmarkCountDFPaths in place of its
+// generated one: a file that xsect gen writes, as the commands map it.
+var countDFFile = flag.String("countdf.file", "", "BenchmarkCountDFPaths: a collection `FILE` (xsect's binary format) in place of ORKUT-100K's look-alike")
+
+// BenchmarkCountDFPaths times each path of countDF on ORKUT-100K's
+// look-alike (90M elements over 8.7M values, 35 MB of counters), or on the
+// collection of -countdf.file, with the spread's threads: private counters per worker (as many as 256 MiB
+// allow), blocks of values, and buckets (addDFPartitioned, which countDF
+// takes where the counters are over a core's share of the L3).
+func BenchmarkCountDFPaths(b *testing.B) {
+	var c *sets.Collection
+	if *countDFFile != "" {
+		m, closeFile, err := setio.Map(*countDFFile)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer closeFile()
+		c = m
+	} else {
+		c = benchCollection(b, "zipf-100000x8.7m-905")
+	}
+	size := 0
+	for i := 0; i < c.Len(); i++ {
+		if s := c.Set(i); len(s) > 0 {
+			size = max(size, int(s[len(s)-1])+1)
+		}
+	}
+	pp := spread{runtime.GOMAXPROCS(0), minParallel}
+	n := int64(len(c.Elements))
+	b.Run("countDF", func(b *testing.B) {
+		for b.Loop() {
+			countDF(pp, c, nil, size)
+		}
+	})
+	b.Run("private", func(b *testing.B) {
+		// countDF's private path, which it no longer takes here.
+		workers := min(pp.threads, max(1, (256<<20)/(4*size)))
+		for b.Loop() {
+			df := make([]uint32, size)
+			private := make([][]uint32, workers)
+			par.Do(workers, func(w int) {
+				d := df
+				if w > 0 {
+					d = make([]uint32, size)
+					private[w] = d
+				}
+				for x := w * c.Len() / workers; x < (w+1)*c.Len()/workers; x++ {
+					for _, v := range c.Set(x) {
+						d[v]++
+					}
+				}
+			})
+			par.For(size, pp.threads, func(lo, hi int) {
+				for _, d := range private[1:] {
+					for e, n := range d[lo:hi] {
+						df[lo+e] += n
+					}
+				}
+			})
+		}
+	})
+	b.Run("blocked", func(b *testing.B) {
+		for b.Loop() {
+			addDFBlocked(pp, make([]uint32, size), c.Len(), c.Set, n)
+		}
+	})
+	b.Run("partitioned", func(b *testing.B) {
+		for b.Loop() {
+			addDFPartitioned(pp, make([]uint32, size), c.Len(), c.Set, n)
+		}
+	})
 }
 
 // BenchmarkSharedColumns times Problem.SharedColumns against the one-pass
