@@ -93,18 +93,16 @@ func estimate(p gpurt.Memoizer, cfg batmap.Config, l *batmap.Layout, sizes []int
 		sec += runSetup + float64(4*pl.words)/uploadRate + (pl.wordPairs/rate+batchSetup*float64(len(pl.batches)))/float64(devices)
 		detail := fmt.Sprintf("%s; %d batmaps in %d groups, %d tiles in %d batches, %.3g word pairs on %s",
 			l, len(sizes), len(pl.groups), len(pl.tiles), len(pl.batches), pl.wordPairs, info.Name)
-		on := fmt.Sprintf("GPU 0, %s", info.Name) // weighed: the first GPU, or all
 		if devices > 1 {
 			detail += fmt.Sprintf(", spread over %d GPUs", devices)
-			on = fmt.Sprintf("%d GPUs, %s", devices, info.Name)
 		}
+		on := gpurt.WeighedName(devices, info) // weighed: the first GPU, or all
 		return estimated{sec: sec, memory: pl.memory(), detail: detail, on: on}, sec, nil
 	})
 	e := sp.Plan
 	e.gpus = sp.GPUs
-	if sp.Note != "" {
-		e.detail += "; " + sp.Note
-	} else {
+	e.detail = sp.Noted(e.detail)
+	if sp.Note == "" {
 		e.on = "" // nothing weighed: the device describes it
 	}
 	if warm && pl.wordPairs*cpuWordPairNS*1e-9/float64(max(threads, 1)) > gpurt.OpenCost.Seconds() {

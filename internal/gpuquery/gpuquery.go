@@ -121,11 +121,7 @@ func estimateOn(w *query.Workload, list []int) engine.Estimate {
 	est := engine.Estimate{Seconds: sec, Memory: mem,
 		Detail: fmt.Sprintf("%s of posting lists resident; a group of threads per query, semi-sorted by shortest list; over %s", engine.Bytes(resident), on)}
 	if w.GPUs == nil && len(w.Sample) > 0 {
-		// Weighed: say which GPUs the run takes.
-		est.DeviceName = "GPU 0, " + gpurt.FirstInfo().Name
-		if list == nil && gpus > 1 {
-			est.DeviceName = fmt.Sprintf("%d GPUs, %s", gpus, gpurt.FirstInfo().Name)
-		}
+		est.DeviceName = gpurt.WeighedName(gpus, gpurt.FirstInfo()) // weighed: which GPUs the run takes
 	}
 	return est
 }

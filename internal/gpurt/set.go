@@ -36,11 +36,7 @@ func ParseGPUs(s string) ([]int, error) {
 		if n > maxOwners {
 			return nil, fmt.Errorf("gpus %q: at most %d", s, maxOwners)
 		}
-		list := make([]int, n)
-		for i := range list {
-			list[i] = i
-		}
-		return list, nil
+		return ordinals(n), nil
 	}
 	var list []int
 	for i, f := range strings.Split(s, ",") {
@@ -75,11 +71,7 @@ func CheckGPUs(list []int) ([]int, error) {
 		return nil, err
 	}
 	if list == nil {
-		list = make([]int, len(infos))
-		for i := range list {
-			list[i] = i
-		}
-		return list, nil
+		return ordinals(len(infos)), nil
 	}
 	for _, o := range list {
 		if o >= len(infos) {
@@ -87,6 +79,15 @@ func CheckGPUs(list []int) ([]int, error) {
 		}
 	}
 	return list, nil
+}
+
+// ordinals returns the first n GPU ordinals, 0 to n-1.
+func ordinals(n int) []int {
+	list := make([]int, n)
+	for i := range list {
+		list[i] = i
+	}
+	return list
 }
 
 func countGPUs(n int) string {

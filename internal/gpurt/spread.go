@@ -18,11 +18,7 @@ const ContextCost = 130 * time.Millisecond
 // the GPUs.
 func SetLeft(list []int) time.Duration {
 	if list == nil {
-		n := GuessDevices(nil)
-		list = make([]int, n)
-		for i := range list {
-			list[i] = i
-		}
+		list = ordinals(GuessDevices(nil))
 	}
 	return OpenLeft() + contextsLeft(list, time.Now())
 }
@@ -207,8 +203,9 @@ func RunGPUs(p Memoizer, key string, choice []int) []int {
 	return nil
 }
 
-// round writes seconds for an explanation, as the planners' tables do:
-// "732 s", "3.20 s", "86.2 ms".
+// round writes seconds for an explanation as engine.Seconds does for the
+// planners' tables ("732 s", "3.20 s", "86.2 ms"), which the GPU layer
+// does not import (it imports only cuda).
 func round(s float64) string {
 	switch {
 	case s >= 100:
@@ -217,4 +214,15 @@ func round(s float64) string {
 		return fmt.Sprintf("%.2f s", s)
 	}
 	return fmt.Sprintf("%.1f ms", s*1e3)
+}
+
+// WeighedName names for a planner's choice line the GPUs a weighed run
+// takes, described as the first (first): "GPU 0, NVIDIA H200" for the
+// first alone (devices 1), "2 GPUs, NVIDIA H200" for every GPU of a host
+// of two.
+func WeighedName(devices int, first Info) string {
+	if devices > 1 {
+		return fmt.Sprintf("%d GPUs, %s", devices, first.Name)
+	}
+	return "GPU 0, " + first.Name
 }

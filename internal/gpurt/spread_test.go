@@ -204,3 +204,13 @@ func TestNoted(t *testing.T) {
 		t.Errorf("Noted without a note = %q, want %q", got, "tiles")
 	}
 }
+
+// TestWeighedName: the first GPU alone, and every GPU of a host of two.
+func TestWeighedName(t *testing.T) {
+	first := Info{Name: "NVIDIA H200"}
+	for devices, want := range map[int]string{1: "GPU 0, NVIDIA H200", 2: "2 GPUs, NVIDIA H200"} {
+		if got := WeighedName(devices, first); got != want {
+			t.Errorf("WeighedName(%d) = %q, want %q", devices, got, want)
+		}
+	}
+}

@@ -103,25 +103,13 @@ func (gpuEngine) Device() (engine.Device, error) {
 	return engine.Device{Kind: engine.GPU, Name: info.Name, Parallelism: info.SMs}, nil
 }
 
-func (e gpuEngine) Estimate(p *simjoin.Problem) (engine.Estimate, error) {
-	sp, err := e.weigh(p)
-	if err != nil {
-		return engine.Estimate{}, err
-	}
-	est := sp.Plan
-	est.Detail = sp.Noted(est.Detail)
-	return est, nil
-}
-
-// weighKey is the key of e's weighing of the GPUs (gpurt.WeighOnce).
-func (e gpuEngine) weighKey() string { return fmt.Sprintf("gpusimjoin.%s %+v", e.name, e.tune) }
-
-// weigh estimates e's run of p on the GPUs that pay, once per problem:
+// Estimate estimates e's run of p on the GPUs that pay, once per problem:
 // where p leaves them to the planner, the first GPU alone, or every GPU
-// where the run is long enough (gpurt.Weigh). Run takes the same GPUs.
-func (e gpuEngine) weigh(p *simjoin.Problem) (gpurt.Spread[engine.Estimate], error) {
+// where the run is long enough (gpurt.WeighOnce). Run takes the same
+// GPUs.
+func (e gpuEngine) Estimate(p *simjoin.Problem) (engine.Estimate, error) {
 	info := gpurt.FirstInfo()
-	return gpurt.WeighOnce(p, e.weighKey(), p.GPUs, func(list []int) (engine.Estimate, float64, error) {
+	w, err := gpurt.WeighOnce(p, e.weighKey(), p.GPUs, func(list []int) (engine.Estimate, float64, error) {
 		sp := spreadOf(list)
 		sp.wait = gpurt.SetLeft(list).Seconds()
 		pl, err := e.plan(p, info, sp)
@@ -133,14 +121,21 @@ func (e gpuEngine) weigh(p *simjoin.Problem) (gpurt.Spread[engine.Estimate], err
 				gpurt.FormatBytes(uint64(pl.devMemory)), info.Name, gpurt.FormatBytes(info.Memory/uint64(sp.share)), sp.share)
 		}
 		est := engine.Estimate{Seconds: pl.seconds, Memory: pl.hostMemory, Detail: pl.detail(info)}
-		if p.GPUs == nil && sp.devices > 1 {
-			est.DeviceName = fmt.Sprintf("%d GPUs, %s", sp.devices, info.Name)
-		} else if p.GPUs == nil {
-			est.DeviceName = "GPU 0, " + info.Name
+		if p.GPUs == nil {
+			est.DeviceName = gpurt.WeighedName(sp.devices, info)
 		}
 		return est, pl.seconds, nil
 	})
+	if err != nil {
+		return engine.Estimate{}, err
+	}
+	est := w.Plan
+	est.Detail = w.Noted(est.Detail)
+	return est, nil
 }
+
+// weighKey is the key of e's weighing of the GPUs (gpurt.WeighOnce).
+func (e gpuEngine) weighKey() string { return fmt.Sprintf("gpusimjoin.%s %+v", e.name, e.tune) }
 
 func (e gpuEngine) Run(ctx context.Context, p *simjoin.Problem, out *simjoin.Output) error {
 	gpus := gpurt.RunGPUs(p, e.weighKey(), p.GPUs)
