@@ -32,14 +32,10 @@ func CloseLeft() time.Duration {
 	return ExitCost()
 }
 
-// StartupLeft is what a GPU run adds to the process besides its work, for
-// a planner's estimate: the opening it still waits for and the teardown
-// at exit that it brings (OpenLeft plus CloseLeft). Take it before
-// anything of the estimate opens a GPU.
-func StartupLeft() time.Duration { return OpenLeft() + CloseLeft() }
-
-// StartupLeftOn is StartupLeft for a run on the GPUs of list (nil: all):
-// SetLeft plus CloseLeft.
+// StartupLeftOn is what a GPU run on the GPUs of list (nil: all) adds to
+// the process besides its work, for a planner's estimate: the opening it
+// still waits for and the teardown at exit that it brings (SetLeft plus
+// CloseLeft). Take it before anything of the estimate opens a GPU.
 func StartupLeftOn(list []int) time.Duration { return SetLeft(list) + CloseLeft() }
 
 // infos caches the driver's description of the GPUs once it has answered:

@@ -232,8 +232,10 @@ func TestPlanningCosts(t *testing.T) {
 	if got := OpenLeft(); got != OpenCost {
 		t.Errorf("OpenLeft before any GPU opens = %v, want %v", got, OpenCost)
 	}
-	if got := StartupLeft(); got != OpenCost+CloseCost {
-		t.Errorf("StartupLeft before any GPU opens = %v, want %v", got, OpenCost+CloseCost)
+	for _, list := range [][]int{{0}, {0, 0}} {
+		if got := StartupLeftOn(list); got != OpenCost+CloseCost {
+			t.Errorf("StartupLeftOn(%v) before any GPU opens = %v, want %v", list, got, OpenCost+CloseCost)
+		}
 	}
 	if Probed() && Available() == nil {
 		t.Skip("the driver has answered: FirstInfo gives the first GPU")
