@@ -73,12 +73,13 @@ func pathErr(err error) error {
 type outputFile struct {
 	path   string // as given, for messages
 	w      *bufio.Writer
-	raw    io.Writer // under w: large writes go there at once
-	f      *os.File  // nil for standard output
-	temp   string    // the temporary file renamed to target; "" when written in place
-	target string    // path with its symbolic links resolved
-	err    error     // the first error
-	done   bool      // committed or aborted
+	raw    io.Writer     // under w: large writes go there at once
+	f      *os.File      // nil for standard output
+	temp   string        // the temporary file renamed to target; "" when written in place
+	target string        // path with its symbolic links resolved
+	err    error         // the first error
+	done   bool          // committed or aborted
+	mapped *mappedOutput // a stream's chunks, from several goroutines; nil when written with write(2)
 }
 
 // openOutput opens path for writing: "-" is standard output; an empty
@@ -223,6 +224,50 @@ func (o *outputFile) Write(p []byte) (int, error) {
 	n, err := o.w.Write(p)
 	o.err = err
 	return n, err
+}
+
+// startChunks readies the output for a stream's chunks and returns how
+// many goroutines may call writeChunk at once: mappedWriters for a file
+// xsect creates (a temporary one), through shared mappings where the
+// system allows them, else 1. Nothing but writeChunk may write to the
+// output until endChunks.
+func (o *outputFile) startChunks() int {
+	if o.temp == "" || o.err != nil {
+		return 1
+	}
+	if o.err = o.w.Flush(); o.err != nil {
+		return 1
+	}
+	off, err := o.f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 1
+	}
+	if o.mapped = newMappedOutput(o.f, off, o.path); o.mapped == nil {
+		return 1
+	}
+	return mappedWriters
+}
+
+// writeChunk writes a chunk of a stream, as many at once as startChunks
+// said.
+func (o *outputFile) writeChunk(p []byte) error {
+	if o.mapped != nil {
+		return o.mapped.write(p)
+	}
+	_, err := o.Write(p)
+	return err
+}
+
+// endChunks ends a stream's chunks: what follows is written after them.
+// No writeChunk may be running or follow.
+func (o *outputFile) endChunks() error {
+	if o.mapped != nil {
+		if err := o.mapped.close(); err != nil && o.err == nil {
+			o.err = err
+		}
+		o.mapped = nil
+	}
+	return o.err
 }
 
 // commit completes the output: it flushes the buffer and, for a file,

@@ -224,7 +224,8 @@ func TestStreamOut(t *testing.T) {
 		t.Fatalf("%d files in the directory, want 1", len(entries))
 	}
 
-	// Writes that fail: the error comes back, and no file is left.
+	// Writes that fail: the error comes back, and no file is left. A
+	// mapped output fails when it next reserves.
 	path = filepath.Join(dir, "failed.txt")
 	if w, err = openOutput(&Env{}, path); err != nil {
 		t.Fatal(err)
@@ -236,7 +237,7 @@ func TestStreamOut(t *testing.T) {
 		ps[i] = pairs.Pair{I: 123456, J: 234567, Count: 345678}
 	}
 	for i := 0; o.add(ps) == nil; i++ {
-		if i > 2*chunkBytes/(batch*20) {
+		if i > int(2*chunkBytes+mapReserve)/(batch*20) {
 			t.Fatal("no error from writing to a closed file")
 		}
 	}

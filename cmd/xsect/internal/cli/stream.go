@@ -14,12 +14,12 @@ import (
 
 // streamOut writes formatted pairs while they come. The goroutines that
 // produce the pairs format them into chunks of their own; a full chunk is
-// queued, and the producer that finds no write in progress writes the
-// queue, in order, until it is empty: one write(2) at a time (several to
-// one file go no faster, and writing through a shared mapping from all of
-// them was measured no faster; docs/BATMAP.md), no producer waiting for
-// another's write, and no writing goroutine waiting to be scheduled while
-// the queue grows. Written chunks are reused, and there are at most max
+// queued, and a producer that finds a writer's place free writes the
+// queue until it is empty: no producer waiting for another's write, and
+// no writing goroutine waiting to be scheduled while the queue grows. A
+// file xsect creates takes mappedWriters writers at once, each copying
+// into the file's mapping (outmap_linux.go); anything else one write(2) at
+// a time, in order (several to one file go no faster). Written chunks are reused, and there are at most max
 // of them: when all are full or being filled, a producer waits for the
 // writes to free one, so that memory stays bounded however slow the
 // output (a pipe, a slow disk). A regular file has a temporary name until
@@ -29,17 +29,18 @@ type streamOut[P any] struct {
 	format func([]byte, []P) []byte // appends the lines of a batch
 	pairs  atomic.Int64             // the pairs added
 
-	mu      sync.Mutex
-	freed   sync.Cond  // signalled when a chunk is written or a write fails
-	part    [][]byte   // chunks being filled, not in use
-	free    [][]byte   // empty chunks
-	full    [][]byte   // chunks to write, in order
-	chunks  int        // chunks allocated
-	max     int        // chunks allowed
-	writing sync.Mutex // held while the queue is written
+	mu         sync.Mutex
+	freed      sync.Cond    // signalled when a chunk is written or a write fails
+	part       [][]byte     // chunks being filled, not in use
+	free       [][]byte     // empty chunks
+	full       [][]byte     // chunks to write, in order
+	chunks     int          // chunks allocated
+	max        int          // chunks allowed
+	writers    atomic.Int32 // the goroutines writing the queue
+	maxWriters int32        // how many may
 
 	failed atomic.Bool
-	err    error // the first write's error; set under writing
+	err    error // the first write's error; set under mu
 }
 
 // chunkCap is the capacity of a chunk, and chunkBytes the length from
@@ -95,6 +96,7 @@ func peakMemory(what string, in, plan int64, queue int) (total, parts string) {
 // for each batch, with at most max chunks.
 func newStreamOut[P any](w *outputFile, max int, format func([]byte, []P) []byte) *streamOut[P] {
 	o := &streamOut[P]{w: w, max: max, format: format}
+	o.maxWriters = int32(w.startChunks())
 	o.freed.L = &o.mu
 	return o
 }
@@ -143,11 +145,11 @@ func (o *streamOut[P]) add(ps []P) error {
 	return nil
 }
 
-// flush writes the queued chunks unless another goroutine is at it. The
-// check after each round catches the chunks queued while the writer was
-// finishing: their producers found it busy.
+// flush writes the queued chunks unless enough goroutines are at it. The
+// check after each round catches the chunks queued while the writers
+// were finishing: their producers found no place free.
 func (o *streamOut[P]) flush() {
-	for o.writing.TryLock() {
+	for o.enterWriter() {
 		for {
 			o.mu.Lock()
 			if len(o.full) == 0 {
@@ -156,13 +158,17 @@ func (o *streamOut[P]) flush() {
 			}
 			b := o.full[0]
 			o.full = o.full[1:]
+			failed := o.err != nil
 			o.mu.Unlock()
-			if o.err == nil {
-				if _, o.err = o.w.Write(b); o.err != nil {
-					o.failed.Store(true)
-				}
+			var err error
+			if !failed {
+				err = o.w.writeChunk(b)
 			}
 			o.mu.Lock()
+			if err != nil && o.err == nil {
+				o.err = err
+				o.failed.Store(true)
+			}
 			o.free = append(o.free, b[:0])
 			if o.err != nil {
 				o.freed.Broadcast()
@@ -171,12 +177,25 @@ func (o *streamOut[P]) flush() {
 			}
 			o.mu.Unlock()
 		}
-		o.writing.Unlock()
+		o.writers.Add(-1)
 		o.mu.Lock()
 		n := len(o.full)
 		o.mu.Unlock()
 		if n == 0 {
 			return
+		}
+	}
+}
+
+// enterWriter takes a writer's place if one is free.
+func (o *streamOut[P]) enterWriter() bool {
+	for {
+		n := o.writers.Load()
+		if n >= o.maxWriters {
+			return false
+		}
+		if o.writers.CompareAndSwap(n, n+1) {
+			return true
 		}
 	}
 }
@@ -190,6 +209,9 @@ func (o *streamOut[P]) close(runErr error) error {
 	if runErr == nil {
 		o.full = append(o.full, o.part...)
 		o.flush()
+	}
+	if err := o.w.endChunks(); err != nil && o.err == nil {
+		o.err = err
 	}
 	o.part, o.free, o.full = nil, nil, nil
 	if o.err != nil && (runErr == nil || errors.Is(runErr, errWriting)) {
