@@ -25,10 +25,10 @@ const mappedWriters = 4
 // windows, not the output. A variable for the tests.
 var mapWindow int64 = 16 << 20
 
-// mapReserve is the part of the file reserved (fallocate) at a time: a
-// reservation of each window apart made the copies 1.6 to 1.8 times slower
-// on the development machine. What is reserved past the output's end is
-// cut off after.
+// mapReserve is the most of the file reserved (fallocate) at a time, the
+// reservations doubling up to it: a reservation of each window apart made
+// the copies 1.6 to 1.8 times slower on the development machine. What is
+// reserved past the output's end is cut off after.
 const mapReserve = 256 << 20
 
 // mapSpan is the length of one mapping of the file, mostly beyond its end
@@ -132,7 +132,9 @@ func (m *mappedOutput) grow() error {
 	fd := int(m.f.Fd())
 	start := m.mapped
 	if start+mapWindow > m.reserved {
-		end := start + max(mapWindow, mapReserve)
+		// Doubling up to mapReserve: a small output reserves little
+		// (on tmpfs a reservation takes memory).
+		end := start + min(mapReserve, max(mapWindow, m.reserved-m.spans0()))
 		if err := syscall.Fallocate(fd, 0, m.reserved, end-m.reserved); err != nil {
 			return fmt.Errorf("writing %s: %w", m.name, err)
 		}
@@ -171,6 +173,14 @@ func (m *mappedOutput) drop(w *mapWindowOf) {
 	if err != nil && m.err == nil {
 		m.err = fmt.Errorf("writing %s: %w", m.name, err)
 	}
+}
+
+// spans0 is where the first span starts (the first window's start).
+func (m *mappedOutput) spans0() int64 {
+	if len(m.spans) == 0 {
+		return m.mapped
+	}
+	return m.spans[0].off
 }
 
 func (m *mappedOutput) fail(err error) {
