@@ -12,9 +12,9 @@ import (
 
 // mappedWriters is how many goroutines copy into a mappedOutput at once.
 // Into the page cache of one ext4 file on the 32-core GPU host, 1.35 GB in
-// 2 MiB pieces: write(2) 3.4-4.7 GB/s however many writers (the file's
-// lock orders them), a shared mapping 2.9-3.9 GB/s from one goroutine,
-// 6.8-7.3 from 2 and 11-12 from 4, but 1.6-2.5 from 8 or 16
+// 2 MiB chunks: write(2) 3.4-4.7 GB/s however many writers (the file's
+// lock takes one at a time); the mapping 3.0 GB/s from one goroutine, 6.3
+// from 2 and 9.4 from 4, but 1.9-2.1 from 8 or 16
 // (docs/results/output-writers-h200x2.txt).
 const mappedWriters = 4
 
