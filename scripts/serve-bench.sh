@@ -14,8 +14,9 @@
 # "1 8 64"), BATCHES (default "1 16"), DEVICE (default cpu), GPUS (passed as
 # --gpus: "0," one GPU, "0,0" two owners of GPU 0, "all" every GPU; unset:
 # the server's default, every GPU), PORT (default 18080), SERVE_FLAGS (more flags for xsect serve), SERVE_ENV (variables
-# for the server alone, such as GOGC=400), OUT (scratch folder,
-# default a temporary one).
+# for the server alone, such as GOGC=400), SERVER_CORES and LOADGEN_CORES
+# (taskset lists: the server and the load generator each on cores of its
+# own), OUT (scratch folder, default a temporary one).
 #
 # The server and the load generator share the machine: on a machine of few
 # cores, the figures are those of both together.
@@ -41,7 +42,7 @@ awk 'NF >= 2' "$gcide/gcide.q.topics.terabyte05.efficiency.txt.sets" >"$out/q2.s
 echo "# $(wc -l <"$out/q2.sets") queries of 2+ terms; $(nproc) CPUs; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # shellcheck disable=SC2086
-env ${SERVE_ENV:-} "$xsect" serve "$out/gcide.idx" --addr "127.0.0.1:$port" --device "${DEVICE:-cpu}" ${GPUS:+--gpus "$GPUS"} ${SERVE_FLAGS:-} 2>"$out/serve.log" &
+env ${SERVE_ENV:-} ${SERVER_CORES:+taskset -c "$SERVER_CORES"} "$xsect" serve "$out/gcide.idx" --addr "127.0.0.1:$port" --device "${DEVICE:-cpu}" ${GPUS:+--gpus "$GPUS"} ${SERVE_FLAGS:-} 2>"$out/serve.log" &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 600); do
@@ -76,7 +77,7 @@ for batch in ${BATCHES:-1 16}; do
 			TIMEFORMAT="loadgen CPU: %U s user, %S s system"
 			# A run with failed requests exits 1: its report says which, and
 			# the other runs go on.
-			time "$xsect" loadgen "http://127.0.0.1:$port" "$out/q2.sets" --clients "$clients" --duration "$duration" --batch "$batch" ||
+			time ${LOADGEN_CORES:+taskset -c "$LOADGEN_CORES"} "$xsect" loadgen "http://127.0.0.1:$port" "$out/q2.sets" --clients "$clients" --duration "$duration" --batch "$batch" ||
 				echo "loadgen failed: exit $?"
 			read -r q1 b1 d1 w1 c1 <<<"$(batches)"
 			awk -v q="$((q1 - q0))" -v b="$((b1 - b0))" -v d="$d0 $d1" -v w="$w0 $w1" -v c="$c0 $c1" 'BEGIN {
