@@ -27,14 +27,14 @@ var mapWindow int64 = 16 << 20
 
 // mapReserve is the most of the file reserved (fallocate) at a time, the
 // reservations doubling up to it: a reservation of each window apart made
-// the copies 1.6 to 1.8 times slower on the development machine. What is
+// the copies 1.6 to 2.2 times slower on the development machine. What is
 // reserved past the output's end is cut off after.
 const mapReserve = 256 << 20
 
 // mapSpan is the length of one mapping of the file, mostly beyond its end
 // while the output grows (the address space costs nothing until touched).
 // One mapping for the whole output: mapping every window apart made the
-// copies into them 1.3 to 3 times slower on the development machine.
+// copies into them 3 to 4 times slower on the development machine.
 const mapSpan = 1 << 36
 
 // mappedOutput appends to a regular file through shared mappings, from up
@@ -47,12 +47,12 @@ type mappedOutput struct {
 	name string // the path as given, for errors
 
 	mu       sync.Mutex
-	end      int64          // the bytes claimed, from the file's start
-	mapped   int64          // the end of the last window
-	reserved int64          // the end of the bytes reserved
-	spans    []mappedSpan   // the mappings, in order
-	windows  []*mapWindowOf // reserved and not yet filled, in order
-	err      error          // the first error; every later write fails with it
+	end      int64        // the bytes claimed, from the file's start
+	mapped   int64        // the end of the last window
+	reserved int64        // the end of the bytes reserved
+	spans    []mappedSpan // the mappings, in order
+	windows  []*outWindow // reserved and not yet filled, in order
+	err      error        // the first error; every later write fails with it
 }
 
 // mappedSpan is one mapping of a mappedOutput's file, from off.
@@ -61,9 +61,9 @@ type mappedSpan struct {
 	b   []byte
 }
 
-// mapWindowOf is one reserved window of a mappedOutput's file, mapped in
+// outWindow is one reserved window of a mappedOutput's file, mapped in
 // a span.
-type mapWindowOf struct {
+type outWindow struct {
 	off    int64
 	b      []byte
 	copied atomic.Int64 // the bytes copied into b; at len(b) it is dropped
@@ -78,8 +78,7 @@ func newMappedOutput(f *os.File, off int64, name string) *mappedOutput {
 	start := off &^ int64(os.Getpagesize()-1)
 	m := &mappedOutput{f: f, name: name, end: off, mapped: start, reserved: start}
 	if m.grow() != nil {
-		m.close()
-		f.Truncate(off)
+		m.close() // cuts what a reservation may have added
 		return nil
 	}
 	return m
@@ -102,7 +101,7 @@ func (m *mappedOutput) write(p []byte) error {
 	}
 	m.end += int64(len(p))
 	// The windows p spans, found while the list cannot change.
-	var spans [2]*mapWindowOf
+	var spans [2]*outWindow
 	ws := spans[:0]
 	for _, w := range m.windows {
 		if w.off < off+int64(len(p)) && off < w.off+int64(len(w.b)) {
@@ -150,7 +149,7 @@ func (m *mappedOutput) grow() error {
 		n++
 	}
 	s := m.spans[n-1]
-	w := &mapWindowOf{off: start, b: s.b[start-s.off : start-s.off+mapWindow]}
+	w := &outWindow{off: start, b: s.b[start-s.off : start-s.off+mapWindow]}
 	w.copied.Store(max(m.end-start, 0))
 	m.windows = append(m.windows, w)
 	m.mapped = start + mapWindow
@@ -160,7 +159,7 @@ func (m *mappedOutput) grow() error {
 // drop takes a window all of whose bytes are copied out of the list, and
 // its pages out of the process's mapping (MADV_DONTNEED keeps a shared
 // mapping's data: the pages stay in the page cache, dirty).
-func (m *mappedOutput) drop(w *mapWindowOf) {
+func (m *mappedOutput) drop(w *outWindow) {
 	err := syscall.Madvise(w.b, syscall.MADV_DONTNEED)
 	m.mu.Lock()
 	defer m.mu.Unlock()
