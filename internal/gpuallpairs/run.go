@@ -138,7 +138,7 @@ func planWith(p *allpairs.Problem, t technique, tu tuning, info gpurt.Info, budg
 		}
 		pl.ldd = roundUp(pl.g.sc, 16)
 		outSlot := 4*int64(pl.g.sr)*int64(pl.ldd) + 4*int64(pl.g.sr)*int64(pl.g.sc)
-		for pl.slots = 3; pl.slots >= 2; pl.slots-- {
+		for pl.slots = slotsFor(p); pl.slots >= 2; pl.slots-- {
 			avail := budget - pl.fixed - int64(pl.slots)*outSlot
 			if avail < 0 {
 				err = cannot("needs %s for structures over the %d elements and %d super-tiles of %dx%d counts, the device has %s to plan in",
@@ -204,6 +204,22 @@ func planWith(p *allpairs.Problem, t technique, tu tuning, info gpurt.Info, budg
 	}
 	return pl, nil
 }
+
+// slotsFor is how many super-tiles a run keeps in flight where the device
+// has room, fewer where not: 3 for a count, whose super-tiles leave the
+// device as a number; pairSlots where the pairs come back. A slot's pairs
+// hold it until the host has formatted them, so the slots bound the
+// deliveries in flight: with 6 instead of 3, one GPU's processes that
+// write 10^8 pairs took 12-27% less (docs/PERFORMANCE.md, runs R and R2).
+func slotsFor(p *allpairs.Problem) int {
+	if p.CountOnly {
+		return 3
+	}
+	return pairSlots
+}
+
+// pairSlots is slotsFor's number for a run that brings its pairs back.
+const pairSlots = 6
 
 // whole plans a run with every set on the device at once.
 func (pl *runPlan) whole(p *allpairs.Problem, t technique, cols *columns, info gpurt.Info, avail int64) (int64, error) {
