@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -86,15 +85,7 @@ func TestMappedOutput(t *testing.T) {
 	if !strings.HasPrefix(s, head) || !strings.HasSuffix(s, tail) {
 		t.Fatalf("the file does not start with %q and end with %q", head, tail)
 	}
-	got := strings.SplitAfter(s[len(head):len(s)-len(tail)], "\n")
-	if got[len(got)-1] == "" {
-		got = got[:len(got)-1]
-	}
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Fatalf("%d lines between head and tail, want %d (or they differ)", len(got), len(want))
-	}
+	sameLines(t, s[len(head):len(s)-len(tail)], want)
 }
 
 // TestCopyMappedFault: a copy into a mapping whose file was cut under it

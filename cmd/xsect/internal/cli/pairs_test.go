@@ -211,15 +211,7 @@ func TestStreamOut(t *testing.T) {
 	if len(data) < 4*chunkBytes {
 		t.Fatalf("%d bytes: too few for the test", len(data))
 	}
-	got := strings.SplitAfter(string(data), "\n")
-	if got[len(got)-1] == "" {
-		got = got[:len(got)-1]
-	}
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Fatalf("%d lines written, want %d (or they differ)", len(got), len(want))
-	}
+	sameLines(t, string(data), want)
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("%d files in the directory, want 1", len(entries))
 	}
@@ -246,6 +238,20 @@ func TestStreamOut(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("%d files in the directory after a failed run, want 1", len(entries))
+	}
+}
+
+// sameLines fails t unless text's lines are want's, in any order.
+func sameLines(t *testing.T, text string, want []string) {
+	t.Helper()
+	got := strings.SplitAfter(text, "\n")
+	if got[len(got)-1] == "" {
+		got = got[:len(got)-1]
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d lines written, want %d (or they differ)", len(got), len(want))
 	}
 }
 
