@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/xsect/xsect/internal/settest"
 	"github.com/xsect/xsect/sets"
@@ -789,5 +790,29 @@ func TestBandOrder(t *testing.T) {
 		if !slices.EqualFunc(got, want, func(a, b Tile) bool { return key(a, b) == 0 && a.Rows == b.Rows && a.Cols == b.Cols }) {
 			t.Fatalf("self %v, %dx%d, bands of %d, blocks of %d: %v, want %v", self, kr, ks, cols, step, got, want)
 		}
+	}
+}
+
+// TestCancelStopsRun: a run cancelled while it works stops within a row of
+// its tiles, not at the end of a tile (a band of columns against every
+// row: seconds here), for each technique whose tiles are such bands. The
+// runs would take a minute or more; the bound leaves a loaded machine
+// seconds to notice the cancel.
+func TestCancelStopsRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	c := randomCollection(rng, 40000, 20000, 200)
+	for _, tech := range []string{"merge", "bitmap", "bitmap-dynamic"} {
+		plan, err := NewPlan(c, nil, Query{MinOverlap: 1}, Options{Technique: tech, CountOnly: true})
+		if err != nil {
+			t.Fatalf("%s: %v", tech, err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		start := time.Now()
+		_, err = plan.Count(ctx)
+		if took := time.Since(start); !errors.Is(err, context.Canceled) || took > 5*time.Second {
+			t.Errorf("%s cancelled after 100 ms: %v after %v, want context.Canceled within seconds", tech, err, took)
+		}
+		cancel()
 	}
 }

@@ -99,7 +99,7 @@ func (bitmapNaive) Run(ctx context.Context, p *Problem, out *Output) error {
 	cost := func(r0, r1, c0, c1 int) int64 { return rectPairs(p.Self, r0, r1, c0, c1) * int64(a.words+4) }
 	return runTiles(ctx, p, out, band, cost, func() filler {
 		return func(t *Tile) {
-			for x := 0; x < t.Rows; x++ {
+			for x := 0; x < t.Rows && !stopped(ctx); x++ {
 				i := t.Row0 + x
 				ra := a.row(i)
 				y0 := 0
@@ -152,7 +152,7 @@ func (bitmapDynamic) Run(ctx context.Context, p *Problem, out *Output) error {
 		return runTiles(ctx, p, out, 0, cost, func() filler {
 			bm := make([]uint64, words)
 			return func(t *Tile) {
-				for x := 0; x < t.Rows; x++ {
+				for x := 0; x < t.Rows && !stopped(ctx); x++ {
 					i := t.Row0 + x
 					y0 := 0
 					if p.Self {
@@ -197,6 +197,9 @@ func (bitmapDynamic) Run(ctx context.Context, p *Problem, out *Output) error {
 		defer wr.Close()
 		var pairs int64
 		for x := spans[t].lo; x < spans[t].hi; x++ {
+			if stopped(ctx) {
+				return ctx.Err()
+			}
 			i := order[x]
 			a := p.R.Set(i)
 			setBits(bm, a)

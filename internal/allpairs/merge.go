@@ -100,7 +100,7 @@ func (merge) Run(ctx context.Context, p *Problem, out *Output) error {
 	}
 	return runTiles(ctx, p, out, band, cost, func() filler {
 		return func(t *Tile) {
-			for x := 0; x < t.Rows; x++ {
+			for x := 0; x < t.Rows && !stopped(ctx); x++ {
 				i := t.Row0 + x
 				a := p.R.Set(i)
 				y0 := 0

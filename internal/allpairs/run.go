@@ -54,8 +54,15 @@ const tasksPerThread = 24
 
 // filler computes dense tiles for one worker: fill sets t.Counts (zeroed by
 // the caller) to the counts of t's rows and columns; in a self-join only the
-// entries above the diagonal.
+// entries above the diagonal. A filler whose tiles can take long (a band of
+// columns against every row) checks stopped between rows and leaves the
+// tile unfinished once the run's context is done; runBlocks then drops it.
 type filler func(t *Tile)
+
+// stopped reports whether ctx is done: a filler's check between two rows,
+// so that a cancelled run stops within a row rather than at the end of a
+// tile of seconds.
+func stopped(ctx context.Context) bool { return ctx.Err() != nil }
 
 // runTiles computes tiles with fillers from newFiller (one per worker) and
 // hands them to out. For a tiled problem it covers the caller's grid; for
@@ -144,6 +151,9 @@ func runBlocks(ctx context.Context, p *Problem, out *Output, bandCols, bandRows 
 		t.Counts = bufs[w][:n]
 		clear(t.Counts)
 		fillers[w](&t)
+		if err := ctx.Err(); err != nil {
+			return err // the tile may be unfinished
+		}
 		if err := out.Tile(&t); err != nil {
 			return err
 		}

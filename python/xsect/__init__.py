@@ -17,7 +17,8 @@ slices of 50 ms; Ctrl-C (KeyboardInterrupt) between two slices cancels the work
 in the engine (its context is cancelled) and raises KeyboardInterrupt at once.
 A run cancelled while the planner still measures the problem (which the Go
 API cannot interrupt; a second or two on large inputs) finishes planning in
-the background, its inputs kept alive until then, and stops before the work.
+the background, its inputs kept alive until then (the interpreter's exit
+waits for it), and stops before the work.
 
 Every workload takes, as xsect's command line does, ``technique=`` (``"auto"``
 or a name), ``device=`` (``"cpu"``, ``"gpu"`` or ``"auto"``), ``gpus=``
@@ -35,6 +36,7 @@ predicts it, or as soon as the pairs found outgrow what the budget leaves for
 them.
 """
 
+import atexit
 import ctypes
 import fractions
 import json
@@ -174,6 +176,19 @@ def _prune():
     """Forgets the abandoned jobs that have finished."""
     with _abandoned_lock:
         _abandoned[:] = [j for j in _abandoned if not _lib.xsect_wait(j.id, 0)]
+
+
+@atexit.register
+def _finish_abandoned():
+    """Waits, at the interpreter's exit, for the abandoned jobs still
+    running: they read their inputs in place, and the exit frees them. A
+    cancelled job stops within milliseconds once it runs; its planning may
+    take a second or two more."""
+    with _abandoned_lock:
+        jobs = list(_abandoned)
+    for j in jobs:
+        while not _lib.xsect_wait(j.id, _WAIT_MS):
+            pass
 
 
 def _run(op, params, arrays):
