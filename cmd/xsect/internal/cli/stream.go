@@ -19,11 +19,11 @@ import (
 // no writing goroutine waiting to be scheduled while the queue grows. A
 // file xsect creates takes mappedWriters writers at once, each copying
 // into the file's mapping (outmap_linux.go); anything else one write(2) at
-// a time, in order (several to one file go no faster). Written chunks are reused, and there are at most max
-// of them: when all are full or being filled, a producer waits for the
-// writes to free one, so that memory stays bounded however slow the
-// output (a pipe, a slow disk). A regular file has a temporary name until
-// finish renames it.
+// a time, in order (several to one file go no faster). Written chunks are
+// reused, and there are at most max of them: when all are full or being
+// filled, a producer waits for the writes to free one, so that memory
+// stays bounded however slow the output (a pipe, a slow disk). A regular
+// file has a temporary name until finish renames it.
 type streamOut[P any] struct {
 	w      *outputFile
 	format func([]byte, []P) []byte // appends the lines of a batch
