@@ -45,6 +45,7 @@ const mapSpan = 1 << 36
 type mappedOutput struct {
 	f    *os.File
 	name string // the path as given, for errors
+	base int64  // the first window's start: the page under the first byte written
 
 	mu       sync.Mutex
 	end      int64        // the bytes claimed, from the file's start
@@ -76,7 +77,7 @@ type outWindow struct {
 // which reports a full disk itself.
 func newMappedOutput(f *os.File, off int64, name string) *mappedOutput {
 	start := off &^ int64(os.Getpagesize()-1)
-	m := &mappedOutput{f: f, name: name, end: off, mapped: start, reserved: start}
+	m := &mappedOutput{f: f, name: name, base: start, end: off, mapped: start, reserved: start}
 	if m.grow() != nil {
 		m.close() // cuts what a reservation may have added
 		return nil
@@ -101,8 +102,8 @@ func (m *mappedOutput) write(p []byte) error {
 	}
 	m.end += int64(len(p))
 	// The windows p spans, found while the list cannot change.
-	var spans [2]*outWindow
-	ws := spans[:0]
+	var buf [2]*outWindow
+	ws := buf[:0]
 	for _, w := range m.windows {
 		if w.off < off+int64(len(p)) && off < w.off+int64(len(w.b)) {
 			ws = append(ws, w)
@@ -133,7 +134,7 @@ func (m *mappedOutput) grow() error {
 	if start+mapWindow > m.reserved {
 		// Doubling up to mapReserve: a small output reserves little
 		// (on tmpfs a reservation takes memory).
-		end := start + min(mapReserve, max(mapWindow, m.reserved-m.spans0()))
+		end := start + min(mapReserve, max(mapWindow, m.reserved-m.base))
 		if err := syscall.Fallocate(fd, 0, m.reserved, end-m.reserved); err != nil {
 			return fmt.Errorf("writing %s: %w", m.name, err)
 		}
@@ -172,14 +173,6 @@ func (m *mappedOutput) drop(w *outWindow) {
 	if err != nil && m.err == nil {
 		m.err = fmt.Errorf("writing %s: %w", m.name, err)
 	}
-}
-
-// spans0 is where the first span starts (the first window's start).
-func (m *mappedOutput) spans0() int64 {
-	if len(m.spans) == 0 {
-		return m.mapped
-	}
-	return m.spans[0].off
 }
 
 func (m *mappedOutput) fail(err error) {
