@@ -40,6 +40,7 @@ var costs = costModel{
 	clear:      0.2,
 	bitmapSet:  1.5,
 	bitmapMap:  8,
+	report:     105,
 	startup:    50e3,
 }
 
@@ -88,6 +89,13 @@ type costModel struct {
 	// clear is one byte of a fresh array zeroed (the page faults of new
 	// memory included): the private matrices of element-major layouts.
 	clear float64
+	// report is one qualifying pair handed to the caller, on one thread:
+	// Output's batches and the caller's work on them, which for the
+	// command is a line formatted and copied into its output file. Fitted
+	// on the 2-H200 host (32 cores), where a GPU's pairs are bound by it:
+	// ENRON's and TWITTER's 10^8 pairs took 0.29-0.34 s to report there
+	// (docs/PERFORMANCE.md, run S), WORDS' and ORKUT's were the check.
+	report float64
 	// startup is the fixed cost of starting the workers, in ns.
 	startup float64
 }
@@ -164,8 +172,21 @@ func (c costModel) elemAt(n int64) float64 {
 	return c.elemMem
 }
 
-// cpuSeconds converts single-thread nanoseconds to the wall time on p's
-// threads.
+// cpuSeconds converts single-thread nanoseconds of a CPU engine's work to
+// the wall time on p's threads, with the pairs' report, which the same
+// threads do (ReportSeconds).
 func cpuSeconds(p *Problem, ns float64) float64 {
-	return (ns/float64(max(p.Threads, 1)) + costs.startup) / 1e9
+	return (ns/float64(max(p.Threads, 1))+costs.startup)/1e9 + p.ReportSeconds()
+}
+
+// ReportSeconds estimates the time p's threads take to hand the caller
+// the pairs that qualify (ExpectedPairs): nothing for a count or a tile
+// plan, whose tiles go to the caller whole. It does not depend on the
+// engine: GPU engines overlap it with the device's work, CPU engines add
+// it to theirs.
+func (p *Problem) ReportSeconds() float64 {
+	if _, _, ok := p.Tiled(); ok || p.CountOnly {
+		return 0
+	}
+	return p.ExpectedPairs() * costs.report / float64(max(p.Threads, 1)) / 1e9
 }

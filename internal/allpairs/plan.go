@@ -167,6 +167,9 @@ func (pl *Plan) Explain(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "universe     %d distinct elements, density %.3g, skew %.3g, max df %d\n", st.Universe, st.Density, st.Skew, st.MaxDF)
 	fmt.Fprintf(&b, "work         %d pairs, scan-count %.3g increments, merge %.3g steps\n", st.Pairs, float64(st.ScanWork), st.MergeWork)
+	if report := p.ReportSeconds(); report > 0 {
+		fmt.Fprintf(&b, "report       about %.3g pairs qualify (a sample), %s to report them\n", p.ExpectedPairs(), secondsString(report))
+	}
 	fmt.Fprintf(&b, "prepared in  %s (the sets %s, the estimates %s; %d threads, memory budget %s, %s of it for the prepared sets)\n\n",
 		secondsString(pl.Prepare.Seconds()), secondsString((pl.Prepare - pl.Estimating).Seconds()), secondsString(pl.Estimating.Seconds()),
 		p.Threads, bytesString(p.Memory), bytesString(p.Bytes))

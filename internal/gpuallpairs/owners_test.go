@@ -199,7 +199,8 @@ func TestOwnersStopOnError(t *testing.T) {
 
 // TestSpreadEstimate checks the planner's arithmetic for several GPUs:
 // the super-tiles' time divides by the GPUs (never by more than there are
-// super-tiles), what every GPU does once does not.
+// super-tiles), what every GPU does once does not, nor does the host's
+// report of the pairs, which overlaps the super-tiles.
 func TestSpreadEstimate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
 	p := problem(t, randomSets(rng, 3000, 2000, 50), nil, 0, 0)
@@ -210,17 +211,34 @@ func TestSpreadEstimate(t *testing.T) {
 	if pl.supers < 8 || pl.tiledSec <= 0 || pl.onceSec <= 0 {
 		t.Fatalf("plan of %d super-tiles, %.3g s tiled, %.3g s once", pl.supers, pl.tiledSec, pl.onceSec)
 	}
-	one := pl.onceSec + pl.tiledSec
-	if pl.seconds != one {
-		t.Fatalf("one GPU: %.6g s, want %.6g", pl.seconds, one)
+	// Overlap 1 between sets of 50 of 2000 elements: most pairs qualify.
+	if pl.reportSec <= 0 || pl.reportSec != p.ReportSeconds() {
+		t.Fatalf("the pairs' report: %.3g s in the plan, %.3g s in the problem", pl.reportSec, p.ReportSeconds())
+	}
+	at := func(n float64) float64 {
+		a, b := pl.tiledSec/n, pl.reportSec
+		return pl.onceSec + max(a, b) + min(a, b)/4
+	}
+	if want := at(1); pl.seconds != want {
+		t.Fatalf("one GPU: %.6g s, want %.6g", pl.seconds, want)
 	}
 	pl.spread(4, "GPUs 0, 1, 2, 3")
-	if want := pl.onceSec + pl.tiledSec/4; pl.seconds != want || !strings.Contains(pl.detail, "spread over GPUs 0, 1, 2, 3") {
+	if want := at(4); pl.seconds != want || !strings.Contains(pl.detail, "spread over GPUs 0, 1, 2, 3") {
 		t.Fatalf("4 GPUs: %.6g s (%s), want %.6g", pl.seconds, pl.detail, want)
 	}
 	pl.spread(pl.supers+100, "many")
-	if want := pl.onceSec + pl.tiledSec/float64(pl.supers); pl.seconds != want {
+	if want := at(float64(pl.supers)); pl.seconds != want {
 		t.Fatalf("more GPUs than super-tiles: %.6g s, want %.6g", pl.seconds, want)
+	}
+
+	// A count reports nothing, and brings nothing back.
+	p.CountOnly = true
+	pl, err = plan(p, mmTech{}, tiling(1<<16, 0), gpurt.ReferenceH100(), 1<<34)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.reportSec != 0 || pl.seconds != pl.onceSec+pl.tiledSec {
+		t.Fatalf("a count: %.3g s of report, %.6g s in all, want %.6g", pl.reportSec, pl.seconds, pl.onceSec+pl.tiledSec)
 	}
 }
 

@@ -38,9 +38,24 @@ type runPlan struct {
 	rBytes, sBytes   int64
 	fixed            int64 // the technique's structures over the universe
 	// The estimate's parts: what every device does once (set-up, uploads,
-	// building), and the super-tiles, which devices share.
-	onceSec, tiledSec float64
-	supers            int
+	// building), the super-tiles, which devices share, and the host's
+	// report of the pairs (allpairs.Problem.ReportSeconds), which goes on
+	// while they count.
+	onceSec, tiledSec, reportSec float64
+	supers                       int
+}
+
+// overlapped is the time of two pipelined parts that take a and b
+// seconds: the longer, and a quarter of the shorter that the overlap
+// misses.
+func overlapped(a, b float64) float64 { return max(a, b) + min(a, b)/4 }
+
+// selectsPairs reports whether a run of p on grid g selects its pairs on
+// the device (compact_ge) and brings only them back: a pair plan whose
+// super-tiles hold under 2^31 counts.
+func selectsPairs(p *allpairs.Problem, g grid) bool {
+	_, _, tiled := p.Tiled()
+	return !tiled && !p.CountOnly && int64(g.sr)*int64(g.sc) < 1<<31
 }
 
 // planSet plans a run on set: one plan that every owner runs, in the
@@ -57,10 +72,12 @@ func planSet(p *allpairs.Problem, t technique, tu tuning, set *gpurt.Set, budget
 	return pl, nil
 }
 
-// spread sets the estimate for n GPUs, named by name.
+// spread sets the estimate for n GPUs, named by name: the super-tiles
+// divide, what each GPU does once and the host's report of the pairs do
+// not.
 func (pl *runPlan) spread(n int, name string) {
 	n = max(1, min(n, pl.supers))
-	pl.seconds = pl.onceSec + pl.tiledSec/float64(n)
+	pl.seconds = pl.onceSec + overlapped(pl.tiledSec/float64(n), pl.reportSec)
 	if n > 1 {
 		pl.detail += fmt.Sprintf(", spread over %s", name)
 	}
@@ -191,13 +208,17 @@ func planWith(p *allpairs.Problem, t technique, tu tuning, info gpurt.Info, budg
 	// The copies of the counts overlap the counting of the next super-tile,
 	// not perfectly: a quarter of the shorter is added.
 	down := float64(4*counts) / downloadRate
-	if p.CountOnly {
+	switch {
+	case p.CountOnly:
 		down = 0 // counted on the device (count_ge)
+	case selectsPairs(p, pl.g):
+		down = 12 * p.ExpectedPairs() / downloadRate // selected on the device (compact_ge)
 	}
 	pl.onceSec = runSetup + float64(up)/uploadRate + build
-	pl.tiledSec = max(count, down) + min(count, down)/4 + superSetup*float64(len(supers))
+	pl.tiledSec = overlapped(count, down) + superSetup*float64(len(supers))
+	pl.reportSec = p.ReportSeconds()
 	pl.supers = len(supers)
-	pl.seconds = pl.onceSec + pl.tiledSec
+	pl.seconds = pl.onceSec + overlapped(pl.tiledSec, pl.reportSec)
 	pl.detail = fmt.Sprintf("%d super-tiles of %dx%d, %d columns", len(supers), pl.g.sr, pl.g.sc, cols.k) + pl.detail
 	if !pl.shared && (len(pl.rPieces) > 1 || len(pl.sPieces) > 1) {
 		pl.detail += fmt.Sprintf(", in %d x %d pieces", len(pl.rPieces), len(pl.sPieces))
@@ -348,11 +369,14 @@ type runner struct {
 // on standard error.
 var traceRuns = os.Getenv("XSECT_GPUALLPAIRS_TRACE") != ""
 
-// trace times a run's phases.
+// trace times a run's phases, and inside the pipeline what the owner
+// waited for: the host's delivery of a slot's last super-tile, and the
+// device's count and the copy of a super-tile's pairs.
 type trace struct {
-	name   string
-	last   time.Time
-	phases []string
+	name            string
+	last            time.Time
+	phases          []string
+	hostWait, fetch time.Duration
 }
 
 func (r *runner) mark(phase string) {
@@ -366,7 +390,8 @@ func (r *runner) mark(phase string) {
 func (r *runner) report() {
 	if t := r.trace; t != nil {
 		r.mark("free")
-		fmt.Fprintf(os.Stderr, "gpuallpairs %s: %s\n", t.name, strings.Join(t.phases, ", "))
+		fmt.Fprintf(os.Stderr, "gpuallpairs %s: %s; in count and copy, waited %.2f ms for the host's deliveries, %.2f ms for the device and the pairs' copies\n",
+			t.name, strings.Join(t.phases, ", "), float64(t.hostWait)/1e6, float64(t.fetch)/1e6)
 	}
 }
 
@@ -710,6 +735,7 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, item
 	// deliver hands the k-th super-tile this owner queued, s, to the host.
 	deliver := func(k int, s super) error {
 		sl := slots[k%len(slots)]
+		start := time.Now()
 		if err := c.Wait(sl.ev); err != nil {
 			return err
 		}
@@ -717,6 +743,9 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, item
 			if err := r.fetch(c, sl, s); err != nil {
 				return err
 			}
+		}
+		if r.trace != nil {
+			r.trace.fetch += time.Since(start)
 		}
 		sl.done = make(chan struct{})
 		wg.Add(1)
@@ -764,7 +793,11 @@ func (r *runner) pipeline(ctx context.Context, c *gpurt.Ctx, slots []*slot, item
 		}
 		sl := slots[k%len(slots)]
 		if sl.done != nil {
+			start := time.Now()
 			<-sl.done // the host is done with the slot's last super-tile
+			if r.trace != nil {
+				r.trace.hostWait += time.Since(start)
+			}
 		}
 		if err = r.queue(c, sl, it.s); err != nil {
 			break

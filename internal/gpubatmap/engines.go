@@ -286,7 +286,8 @@ func (e allpairsEngine) Estimate(p *allpairs.Problem) (allpairs.Estimate, error)
 	if err != nil {
 		return allpairs.Estimate{}, fmt.Errorf("%w: %v", allpairs.ErrCannotRun, err)
 	}
-	return allpairs.Estimate{Seconds: est.sec, Memory: est.memory, Detail: est.detail, DeviceName: est.on}, nil
+	// The pairs are reported after the batmaps' counts, on the host.
+	return allpairs.Estimate{Seconds: est.sec + p.ReportSeconds(), Memory: est.memory, Detail: est.detail, DeviceName: est.on}, nil
 }
 
 func (e allpairsEngine) Run(ctx context.Context, p *allpairs.Problem, out *allpairs.Output) error {
