@@ -217,7 +217,7 @@ func TestSpreadEstimate(t *testing.T) {
 	}
 	at := func(n float64) float64 {
 		a, b := pl.tiledSec/n, pl.reportSec
-		return pl.onceSec + max(a, b) + min(a, b)/4
+		return pl.onceSec + (max(a, b) + min(a, b)/4)
 	}
 	if want := at(1); pl.seconds != want {
 		t.Fatalf("one GPU: %.6g s, want %.6g", pl.seconds, want)
