@@ -15,33 +15,34 @@ import "github.com/xsect/xsect/internal/sysinfo"
 // Estimates divide by the thread count: every engine splits its work into
 // many balanced tasks.
 var costs = costModel{
-	incL1:      0.7,
-	incL2:      1.4,
-	incL3:      3,
-	incMem:     6,
-	elem:       3.0,
-	elemL3:     10,
-	elemMem:    50,
-	stream:     0.5,
-	revisit:    3,
-	walk:       20,
-	indexElem:  8,
-	dense:      0.35,
-	needLookup: 0.65,
-	word:       0.6,
-	wordL3:     0.6,
-	wordMM:     0.5,
-	pairMM:     2,
-	pairBitmap: 8,
-	probe:      0.7,
-	visit:      3,
-	visitExact: 5,
-	sortElem:   1.5,
-	clear:      0.2,
-	bitmapSet:  1.5,
-	bitmapMap:  8,
-	report:     105,
-	startup:    50e3,
+	incL1:       0.7,
+	incL2:       1.4,
+	incL3:       3,
+	incMem:      6,
+	elem:        3.0,
+	elemL3:      10,
+	elemMem:     50,
+	stream:      0.5,
+	revisit:     3,
+	walk:        20,
+	indexElem:   8,
+	dense:       0.35,
+	needLookup:  0.65,
+	word:        0.6,
+	wordL3:      0.6,
+	wordMM:      0.5,
+	pairMM:      2,
+	pairBitmap:  8,
+	probe:       0.7,
+	visit:       3,
+	visitExact:  5,
+	sortElem:    1.5,
+	clear:       0.2,
+	bitmapSet:   1.5,
+	bitmapMap:   8,
+	report:      38,
+	reportFloor: 3.3,
+	startup:     50e3,
 }
 
 type costModel struct {
@@ -91,11 +92,14 @@ type costModel struct {
 	clear float64
 	// report is one qualifying pair handed to the caller, on one thread:
 	// Output's batches and the caller's work on them, which for the
-	// command is a line formatted and copied into its output file. Fitted
-	// on the 2-H200 host (32 cores), where a GPU's pairs are bound by it:
-	// ENRON's and TWITTER's 10^8 pairs took 0.29-0.34 s to report there
-	// (docs/PERFORMANCE.md, run S), WORDS' and ORKUT's were the check.
-	report float64
+	// command is a line formatted and copied into its output file (fitted
+	// on the Xeon VM, 2 threads, as a pair run's time less a count's:
+	// 18-20 ns a pair on ENRON-30K, checked on TWITTER-30K, 17). However
+	// many threads, the output's pace bounds it: reportFloor a pair on the
+	// 2-H200 host's 32 cores, where a GPU's pairs wait for it (0.29-0.34 s
+	// for ENRON's and TWITTER's 10^8, checked on WORDS' and ORKUT's;
+	// docs/PERFORMANCE.md, runs S to W).
+	report, reportFloor float64
 	// startup is the fixed cost of starting the workers, in ns.
 	startup float64
 }
@@ -188,5 +192,5 @@ func (p *Problem) ReportSeconds() float64 {
 	if _, _, ok := p.Tiled(); ok || p.CountOnly {
 		return 0
 	}
-	return p.ExpectedPairs() * costs.report / float64(max(p.Threads, 1)) / 1e9
+	return p.ExpectedPairs() * max(costs.report/float64(max(p.Threads, 1)), costs.reportFloor) / 1e9
 }

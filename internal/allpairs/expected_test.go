@@ -91,7 +91,8 @@ func expectedOf(t *testing.T, r, s *sets.Collection, q Query) float64 {
 }
 
 // TestReportSeconds checks that only pairs handed to the caller cost a
-// report: a count or a tile plan has none.
+// report (a count or a tile plan has none), over the threads down to the
+// output's pace.
 func TestReportSeconds(t *testing.T) {
 	r := randomCollection(rand.New(rand.NewPCG(73, 74)), 200, 300, 40)
 	for _, c := range []struct {
@@ -112,5 +113,23 @@ func TestReportSeconds(t *testing.T) {
 				t.Fatalf("report %.3g s, want one: %v", got, c.report)
 			}
 		})
+	}
+	p, err := newProblem(r, nil, Query{MinOverlap: 1}, Options{Device: "cpu"}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := p.ExpectedPairs()
+	for _, c := range []struct {
+		threads int
+		ns      float64
+	}{
+		{1, costs.report},
+		{2, costs.report / 2},
+		{1 << 20, costs.reportFloor},
+	} {
+		p.Threads = c.threads
+		if got, want := p.ReportSeconds(), pairs*c.ns/1e9; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%d threads: report %.6g s, want %.6g", c.threads, got, want)
+		}
 	}
 }
