@@ -14,10 +14,11 @@ import (
 
 // streamOut writes formatted pairs while they come. The goroutines that
 // produce the pairs format them into chunks of their own; a full chunk is
-// queued, and a producer that finds a writer's place free writes the
-// queue until it is empty: no producer waiting for another's write, and
-// no writing goroutine waiting to be scheduled while the queue grows. A
-// file xsect creates takes mappedWriters writers at once, each copying
+// queued, and a producer that finds a writer's place free starts a
+// goroutine that writes the queue until it is empty. A producer never
+// writes: it goes back to its pairs at once, where an engine may be
+// waiting for them to reuse their buffer (a GPU's super-tile in pinned
+// memory). A file xsect creates takes mappedWriters writers at once, each copying
 // into the file's mapping (outmap_linux.go); anything else one write(2) at
 // a time, in order (several to one file go no faster). Written chunks are
 // reused, and there are at most max of them: when all are full or being
@@ -38,6 +39,7 @@ type streamOut[P any] struct {
 	max        int          // chunks allowed
 	writers    atomic.Int32 // the goroutines writing the queue
 	maxWriters int32        // how many may
+	writing    sync.WaitGroup
 
 	failed atomic.Bool
 	err    error // the first write's error; set under mu
@@ -139,17 +141,24 @@ func (o *streamOut[P]) add(ps []P) error {
 		o.freed.Signal() // a chunk to go on filling
 	}
 	o.mu.Unlock()
-	if full {
-		o.flush()
+	if full && o.enterWriter() {
+		o.writing.Go(o.write)
 	}
 	return nil
 }
 
-// flush writes the queued chunks unless enough goroutines are at it. The
-// check after each round catches the chunks queued while the writers
-// were finishing: their producers found no place free.
+// flush writes the queued chunks unless enough goroutines are at it.
 func (o *streamOut[P]) flush() {
-	for o.enterWriter() {
+	if o.enterWriter() {
+		o.write()
+	}
+}
+
+// write writes the queue until it is empty, in a writer's place taken by
+// its caller. The check after each round catches the chunks queued while
+// the writers were finishing: their producers found no place free.
+func (o *streamOut[P]) write() {
+	for entered := true; entered; entered = o.enterWriter() {
 		for {
 			o.mu.Lock()
 			if len(o.full) == 0 {
@@ -206,6 +215,7 @@ func (o *streamOut[P]) enterWriter() bool {
 // the end). The output is neither committed nor aborted. No add may be
 // running or follow.
 func (o *streamOut[P]) close(runErr error) error {
+	o.writing.Wait()
 	if runErr == nil {
 		o.full = append(o.full, o.part...)
 		o.flush()
