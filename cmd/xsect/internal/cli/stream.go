@@ -18,9 +18,9 @@ import (
 // goroutine that writes the queue until it is empty. A producer never
 // writes: it goes back to its pairs at once, where an engine may be
 // waiting for them to reuse their buffer (a GPU's super-tile in pinned
-// memory). A file xsect creates takes mappedWriters writers at once, each copying
-// into the file's mapping (outmap_linux.go); anything else one write(2) at
-// a time, in order (several to one file go no faster). Written chunks are
+// memory). A file xsect creates takes mappedWriters writers at once, each
+// copying into the file's mapping (outmap_linux.go); anything else one
+// write(2) at a time, in order (several to one file go no faster). Written chunks are
 // reused, and there are at most max of them: when all are full or being
 // filled, a producer waits for the writes to free one, so that memory
 // stays bounded however slow the output (a pipe, a slow disk). A regular
