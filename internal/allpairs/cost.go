@@ -41,7 +41,7 @@ var costs = costModel{
 	bitmapSet:   1.5,
 	bitmapMap:   8,
 	report:      38,
-	reportFloor: 3.3,
+	reportFloor: 2.0,
 	startup:     50e3,
 }
 
@@ -96,9 +96,9 @@ type costModel struct {
 	// on the Xeon VM, 2 threads, as a pair run's time less a count's:
 	// 18-20 ns a pair on ENRON-30K, checked on TWITTER-30K, 17). However
 	// many threads, the output's pace bounds it: reportFloor a pair on the
-	// 2-H200 host's 32 cores, where a GPU's pairs wait for it (0.29-0.34 s
-	// for ENRON's and TWITTER's 10^8, checked on WORDS' and ORKUT's;
-	// docs/PERFORMANCE.md, runs S to W).
+	// 2-H200 host's 32 cores, where one GPU's pairs wait for it (0.17-0.19
+	// s for ENRON's and TWITTER's 10^8, checked on WORDS' and ORKUT's;
+	// docs/PERFORMANCE.md, run Y).
 	report, reportFloor float64
 	// startup is the fixed cost of starting the workers, in ns.
 	startup float64
