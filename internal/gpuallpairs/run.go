@@ -218,7 +218,7 @@ func planWith(p *allpairs.Problem, t technique, tu tuning, info gpurt.Info, budg
 	pl.tiledSec = overlapped(count, down) + superSetup*float64(len(supers))
 	pl.reportSec = p.ReportSeconds()
 	pl.supers = len(supers)
-	pl.seconds = pl.onceSec + overlapped(pl.tiledSec, pl.reportSec)
+	pl.spread(1, "")
 	pl.detail = fmt.Sprintf("%d super-tiles of %dx%d, %d columns", len(supers), pl.g.sr, pl.g.sc, cols.k) + pl.detail
 	if !pl.shared && (len(pl.rPieces) > 1 || len(pl.sPieces) > 1) {
 		pl.detail += fmt.Sprintf(", in %d x %d pieces", len(pl.rPieces), len(pl.sPieces))
