@@ -82,10 +82,7 @@ func expectedPairs(p *Problem) float64 {
 		rng := rand.New(rand.NewPCG(uint64(len(er)), uint64(len(es))))
 		is, js = make([]int32, n), make([]int32, n)
 		for x := range is {
-			a, b := rng.IntN(len(er)), rng.IntN(len(es))
-			for p.Self && a == b {
-				b = rng.IntN(len(es))
-			}
+			a, b := randomPair(rng, len(er), len(es), p.Self)
 			is[x], js[x] = er[a], es[b]
 		}
 	}

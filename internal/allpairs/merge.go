@@ -54,10 +54,7 @@ func mergeSample(p *Problem) float64 {
 		n := int(min(256, max(8, (1<<21)/(3*pair))))
 		pa, pb := make([][]uint32, n), make([][]uint32, n)
 		for x := range pa {
-			i, j := rng.IntN(kr), rng.IntN(ks)
-			for p.Self && i == j {
-				j = rng.IntN(ks)
-			}
+			i, j := randomPair(rng, kr, ks, p.Self)
 			pa[x], pb[x] = p.R.Set(i), p.S.Set(j)
 		}
 		best := math.Inf(1)
@@ -78,6 +75,16 @@ func mergeSample(p *Problem) float64 {
 		}
 		return scale * best / float64(n)
 	}).(float64)
+}
+
+// randomPair draws a pair of positions among nr × ns, two different ones
+// in a self-join (nr == ns >= 2).
+func randomPair(rng *rand.Rand, nr, ns int, self bool) (i, j int) {
+	i, j = rng.IntN(nr), rng.IntN(ns)
+	for self && i == j {
+		j = rng.IntN(ns)
+	}
+	return i, j
 }
 
 // tileMemory is the memory of the per-worker tile buffers.
