@@ -36,7 +36,7 @@ func TestDispatchTables(t *testing.T) {
 				runs = append(runs, dispatch{{0, tr.steps, tr.searchPasses, tr.gallopUpTo}})
 			}
 			for _, r := range runs {
-				setDispatch(r, 1<<20)
+				setDispatch(r, 1<<20, "test")
 				for _, p := range testPairs() {
 					checkMethod(t, autoMethod, p)
 					checkMethod(t, autoMethod, pair{p.name + " swapped", p.b, p.a})
@@ -139,14 +139,14 @@ func TestDispatchPicks(t *testing.T) {
 				}
 			}
 			keepDispatch(t)
-			setDispatch(c.d, c.l2)
+			setDispatch(c.d, c.l2, "test")
 			for _, w := range c.picks {
-				if got := pick(w.small, w.large).Name; got != w.method {
+				if got := active.Load().pick(w.small, w.large).Name; got != w.method {
 					t.Errorf("%d x %d: pick = %s, want %s", w.small, w.large, got, w.method)
 				}
 			}
-			if gallopRatio != c.gallopRatio {
-				t.Errorf("gallopRatio = %d, want the smallest block step, %d", gallopRatio, c.gallopRatio)
+			if r := active.Load().ratio; r != c.gallopRatio {
+				t.Errorf("the dispatch's ratio = %d, want the smallest block step, %d", r, c.gallopRatio)
 			}
 		})
 	}
@@ -194,12 +194,8 @@ func TestSearchUpTos(t *testing.T) {
 // keepDispatch restores, once t ends, the dispatch that setDispatch set at
 // init.
 func keepDispatch(t *testing.T) {
-	ratio, count, intersect := gallopRatio, gallopCount, gallopIntersect
-	block, blockI, p := blockCount, blockIntersect, pick
-	t.Cleanup(func() {
-		gallopRatio, gallopCount, gallopIntersect = ratio, count, intersect
-		blockCount, blockIntersect, pick = block, blockI, p
-	})
+	d := active.Load()
+	t.Cleanup(func() { active.Store(d) })
 }
 
 // checkTiers reports a dispatch with no tier, whose tiers' sizes do not

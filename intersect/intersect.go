@@ -86,10 +86,11 @@ func Count(a, b []uint32) int {
 	if len(a) == 0 {
 		return 0
 	}
-	if skewed(len(a), len(b)) {
-		return gallopCount(a, b)
+	d := active.Load()
+	if len(a)*d.ratio < len(b) {
+		return d.gallopCount(a, b)
 	}
-	return blockCount(a, b)
+	return d.blockCount(a, b)
 }
 
 // Intersect appends a ∩ b to dst (in increasing order) and returns the
@@ -108,10 +109,11 @@ func Intersect(dst, a, b []uint32) []uint32 {
 	if len(a) == 0 {
 		return dst
 	}
-	if skewed(len(a), len(b)) {
-		return gallopIntersect(dst, a, b)
+	d := active.Load()
+	if len(a)*d.ratio < len(b) {
+		return d.gallopIntersect(dst, a, b)
 	}
-	return blockIntersect(dst, a, b)
+	return d.blockIntersect(dst, a, b)
 }
 
 // overlaps reports whether appending to dst may write over x: whether
@@ -140,16 +142,5 @@ func inPlace(intersect func(dst, a, b []uint32) []uint32) func(dst, a, b []uint3
 }
 
 // skewed reports whether searching the large set for each value of the
-// small one beats a linear pass over both. The architecture files tune the
-// ratio to their methods (intersect_amd64.go: 5 to 64).
-func skewed(small, large int) bool { return small*gallopRatio < large }
-
-// These are the methods Count and Intersect dispatch to; init functions in
-// the architecture files replace them with the fastest this CPU runs.
-var (
-	gallopRatio     = 32
-	gallopCount     = countGallop
-	gallopIntersect = intersectGallop
-	blockCount      = countBranchless
-	blockIntersect  = intersectBranchless
-)
+// small one beats a linear pass over both, by the dispatch in use.
+func skewed(small, large int) bool { return small*active.Load().ratio < large }

@@ -21,50 +21,6 @@ var (
 	isAMD     = cpufeat.AMD
 )
 
-// A step of a dispatch: method serves the size ratios large:small up to
-// upTo (large <= small*upTo), above the step before it; the last step's
-// upTo is 0 and it serves every ratio beyond.
-type step struct {
-	upTo   int
-	method string
-}
-
-// A tier is the steps, in increasing ratio, fitted for a larger set of l2
-// times the core's L2 cache (cpufeat.L2Size) in bytes. The first tier
-// serves every smaller set and the last every larger one. A size between
-// two tiers' takes the larger tier's steps, but where both have a ladder
-// step its ladder starts between the two tiers' starts, geometrically in
-// the size (glideStarts): the ladder wins from a lower ratio the nearer the
-// larger set is, and that ratio moves steadily with the size (1:5 to 1:64
-// from 1 to 8 MB on Zen 4).
-//
-// Where a tier's last step is the ladder, search-simd takes over from it
-// for the smallest sets: at ratios this high the ladder's time hardly
-// depends on the smaller set (it walks the larger at its longest stride),
-// while search-simd searches 64 values at a time, each pass costing about
-// the same. So search-simd serves a smaller set of at most searchPasses
-// passes (rounded down): the ladder's time over a pass's, fitted at the
-// tier's size, geometric in the size between two tiers that both have
-// one, and growing with the size beyond the last tier, as the ladder's
-// walk does. 0: the ladder serves every ratio from its start.
-//
-// And a smaller set of at most gallopUpTo values gallops, whatever the
-// ratio: a few binary searches from one value to the next cost less than
-// a pass of search-simd or the ladder's walk. It holds from the first
-// tier's size on (below, the ladder's walk is short), the larger tier's
-// between two.
-type tier struct {
-	l2           float64
-	steps        []step
-	searchPasses float64
-	gallopUpTo   int
-}
-
-// A dispatch is the methods Count and Intersect run on one kind of CPU:
-// its tiers in increasing size (one tier serves every size). Each tier's
-// first step is a block method.
-type dispatch []tier
-
 // fitAt returns the l2 of a tier fitted with a larger set of values
 // uint32 on a core whose L2 cache holds l2Bytes: tiers scale with the L2
 // of the core they run on.
@@ -75,13 +31,6 @@ const (
 	zen4L2 = 1 << 20 // AMD EPYC, family 25, model 17
 	xeonL2 = 2 << 20 // Emerald Rapids
 )
-
-// glideMethod is the method whose start glides between tiers.
-const glideMethod = "ladder-avx512"
-
-// glidePoints is how many sizes between two tiers' have their ladder start
-// computed ahead.
-const glidePoints = 64
 
 // The dispatch per kind of CPU. Each comes from `pairfiles sweep` on that
 // CPU over several sizes of the larger set (the smaller's are size/ratio
@@ -126,7 +75,7 @@ func init() {
 	avx2 := Method{Name: "avx2", Count: blockCounter(countAVX2), Intersect: blockIntersecter(intersectAVX2, 8)}
 	methods = append(methods, avx2)
 	if !hasAVX512 {
-		setDispatch(avx2Dispatch, 0)
+		setDispatch(avx2Dispatch, 0, "built-in")
 		return
 	}
 	xormin := Method{Name: "avx512-xormin", Count: blockCounter(countAVX512XorMin), Intersect: blockIntersecter(intersectAVX512XorMin, 16)}
@@ -166,179 +115,9 @@ func init() {
 			ladderWide = []struct{ maxLen, from int }{{l2, 96}, {2 * l2, 200}}
 		}
 	}
-	setDispatch(dispatch, cpufeat.L2Size)
+	setDispatch(dispatch, cpufeat.L2Size, "built-in")
 }
 
-// pick returns the method Count and Intersect run on sets of these sizes
-// once they are skewed (set by setDispatch).
-var pick func(small, large int) Method
-
-// setDispatch makes Count and Intersect use d's methods by the size of the
-// larger set and the ratio, for a core whose L2 cache holds l2Size bytes
-// (0: unknown, and only the last tier is used). Sizes within the smallest
-// first step's ratio of each other (gallopRatio) go to the block method
-// directly, the others through the tiers.
-func setDispatch(d dispatch, l2Size int) {
-	type resolved struct {
-		size  int // the larger set, in values, the tier was fitted for
-		steps []step
-		ms    []Method
-		glide int   // the index of its ladder step, or -1
-		start []int // from the tier before: the ladder's start at glidePoints sizes, or nil
-		// The smaller sets search-simd takes over from the ladder: up to
-		// searchUpTo values, or from the tier before up to searchUpTos[p]
-		// at glidePoints sizes; searchPasses and gallopUpTo are the tier's.
-		searchUpTo   int
-		searchUpTos  []int
-		searchPasses float64
-		gallopUpTo   int
-	}
-	search, _ := methodNamed("search-simd")
-	gallop, _ := methodNamed("gallop")
-	ts := make([]resolved, len(d))
-	gallopRatio = 0
-	for i, t := range d {
-		ts[i] = resolved{size: int(t.l2 * float64(l2Size) / 4), steps: t.steps, ms: resolve(t.steps), glide: -1,
-			searchPasses: t.searchPasses, gallopUpTo: t.gallopUpTo}
-		for k, st := range t.steps {
-			if k > 0 && st.method == glideMethod {
-				ts[i].glide = k
-				break
-			}
-		}
-		if t.searchPasses > 0 {
-			if t.steps[len(t.steps)-1].method != glideMethod || search.Count == nil {
-				panic("intersect: a tier's search passes without the ladder last or without search-simd")
-			}
-			ts[i].searchUpTo = searchBatch * int(t.searchPasses)
-		}
-		if i > 0 && ts[i].size > ts[i-1].size {
-			if ts[i].glide > 0 && ts[i-1].glide > 0 {
-				ts[i].start = glideStarts(ts[i-1].size, ts[i].size, ts[i-1].steps[ts[i-1].glide-1].upTo, t.steps[ts[i].glide-1].upTo)
-			}
-			if t.searchPasses > 0 && d[i-1].searchPasses > 0 {
-				ts[i].searchUpTos = searchUpTos(ts[i-1].size, ts[i].size, d[i-1].searchPasses, t.searchPasses)
-			}
-		}
-		if gallopRatio == 0 || t.steps[0].upTo < gallopRatio {
-			gallopRatio = t.steps[0].upTo
-			blockCount, blockIntersect = ts[i].ms[0].Count, ts[i].ms[0].Intersect
-		}
-	}
-	last := &ts[len(ts)-1]
-	pick = func(small, large int) Method {
-		i := 0
-		for i < len(ts)-1 && large > ts[i].size {
-			i++
-		}
-		t := &ts[i]
-		if small <= t.gallopUpTo && large >= ts[0].size {
-			return gallop
-		}
-		// t is the first tier whose size reaches large, so the one before
-		// it, if any, ends below large; at t's own size t serves alone.
-		var k int
-		var p int // where large lies between the tier before and t
-		between := i > 0 && large < t.size
-		if between {
-			lo := ts[i-1].size
-			p = (large - lo - 1) * glidePoints / (t.size - lo)
-		}
-		switch {
-		case t.start == nil || !between:
-			k = stepFor(t.steps, small, large)
-		case small*t.start[p] >= large:
-			// Between two tiers: the steps before the ladder end where it
-			// starts here.
-			k = stepFor(t.steps[:t.glide], small, large)
-		default:
-			k = t.glide + stepFor(t.steps[t.glide:], small, large)
-		}
-		if k < len(t.ms)-1 || t.searchUpTo == 0 {
-			return t.ms[k]
-		}
-		upTo := t.searchUpTo
-		switch {
-		case between && t.searchUpTos != nil:
-			upTo = t.searchUpTos[p]
-		case large > t.size && t.size > 0:
-			// Beyond the last tier the ladder's walk grows with the size.
-			upTo = searchBatch * int(t.searchPasses*float64(large)/float64(t.size))
-		}
-		if small <= upTo {
-			return search
-		}
-		return t.ms[k]
-	}
-	if len(ts) == 1 && len(last.ms) == 2 && last.searchUpTo == 0 && last.gallopUpTo == 0 {
-		gallopCount, gallopIntersect = last.ms[1].Count, last.ms[1].Intersect
-		return
-	}
-	gallopCount = func(a, b []uint32) int { return pick(len(a), len(b)).Count(a, b) }
-	gallopIntersect = func(dst, a, b []uint32) []uint32 { return pick(len(a), len(b)).Intersect(dst, a, b) }
-}
-
-// searchBatch is how many values of the smaller set search-simd searches
-// at once (asm/intersect/search.go).
-const searchBatch = 64
-
-// stepFor returns the index of the step of steps that serves sets of these
-// sizes: the first whose upTo covers their ratio, or the last.
-func stepFor(steps []step, small, large int) int {
-	for k, st := range steps[:len(steps)-1] {
-		if small*st.upTo >= large {
-			return k
-		}
-	}
-	return len(steps) - 1
-}
-
-// geometric returns glidePoints values at sizes evenly spaced in (lo, hi],
-// from loV at lo to hiV at hi, geometric in the size.
-func geometric(lo, hi int, loV, hiV float64) []float64 {
-	vs := make([]float64, glidePoints)
-	for p := range vs {
-		size := float64(lo) + (float64(p)+0.5)*float64(hi-lo)/glidePoints
-		t := math.Log(size/float64(lo)) / math.Log(float64(hi)/float64(lo))
-		vs[p] = math.Exp((1-t)*math.Log(loV) + t*math.Log(hiV))
-	}
-	return vs
-}
-
-// glideStarts returns the ratio from which the ladder serves at glidePoints
-// sizes evenly spaced in (lo, hi], where it starts from loStart at lo and
-// hiStart at hi: geometric in the size.
-func glideStarts(lo, hi, loStart, hiStart int) []int {
-	starts := make([]int, glidePoints)
-	for p, v := range geometric(lo, hi, float64(loStart), float64(hiStart)) {
-		starts[p] = int(math.Round(v))
-	}
-	return starts
-}
-
-// searchUpTos returns the largest smaller set search-simd serves at
-// glidePoints sizes evenly spaced in (lo, hi], from whole passes of
-// loPasses at lo to hiPasses at hi, geometric in the size.
-func searchUpTos(lo, hi int, loPasses, hiPasses float64) []int {
-	upTos := make([]int, glidePoints)
-	for p, v := range geometric(lo, hi, loPasses, hiPasses) {
-		upTos[p] = searchBatch * int(v)
-	}
-	return upTos
-}
-
-// resolve returns the methods steps name.
-func resolve(steps []step) []Method {
-	ms := make([]Method, len(steps))
-	for i, s := range steps {
-		m, ok := methodNamed(s.method)
-		if !ok {
-			panic("intersect: dispatch names unknown method " + s.method)
-		}
-		ms[i] = m
-	}
-	return ms
-}
 
 // blockCounter wraps a block kernel: it runs until one set has less than a
 // block left, and a scalar method finishes.

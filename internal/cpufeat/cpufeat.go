@@ -31,6 +31,13 @@ var (
 	// differ between AMD's and Intel's cores.
 	AMD bool
 
+	// Vendor is the vendor's CPUID string ("GenuineIntel", "AuthenticAMD"),
+	// and Family and Model the processor's display family and model, as
+	// /proc/cpuinfo gives them: with the L2 size they name the kind of core
+	// a dispatch was measured on.
+	Vendor        string
+	Family, Model int
+
 	// L2Size is the size in bytes of one core's level 2 cache, 0 where
 	// CPUID does not say: whether a set is read from it or from further
 	// away changes which kernel is fastest.

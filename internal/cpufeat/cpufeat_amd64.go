@@ -11,6 +11,21 @@ func init() {
 	AVX512VBMI2, AVX512VPOPCNTDQ = x.HasAVX512VBMI2, x.HasAVX512VPOPCNTDQ
 	maxLeaf, ebx, ecx, edx := cpuid(0, 0)
 	AMD = ebx == 0x68747541 && edx == 0x69746e65 && ecx == 0x444d4163 // "Auth" "enti" "cAMD"
+	var v [12]byte
+	for i, r := range [3]uint32{ebx, edx, ecx} {
+		v[4*i], v[4*i+1], v[4*i+2], v[4*i+3] = byte(r), byte(r>>8), byte(r>>16), byte(r>>24)
+	}
+	Vendor = string(v[:])
+	if maxLeaf >= 1 {
+		eax, _, _, _ := cpuid(1, 0)
+		Family, Model = int(eax>>8&0xf), int(eax>>4&0xf)
+		if Family == 0xf {
+			Family += int(eax >> 20 & 0xff)
+		}
+		if Family == 6 || Family >= 0xf {
+			Model += int(eax>>16&0xf) << 4
+		}
+	}
 	// CPUID.(EAX=7, ECX=0):EDX bit 8; HasAVX512F says that the OS saves
 	// the AVX-512 state.
 	if maxLeaf >= 7 && AVX512F {

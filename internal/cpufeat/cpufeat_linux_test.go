@@ -22,7 +22,7 @@ func TestProcCPUInfo(t *testing.T) {
 		t.Skipf("no /proc/cpuinfo: %v", err)
 	}
 	defer f.Close()
-	flags, vendor := map[string]bool{}, ""
+	flags, vendor, family, model := map[string]bool{}, "", -1, -1
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -34,8 +34,12 @@ func TestProcCPUInfo(t *testing.T) {
 			}
 		case "vendor_id":
 			vendor = strings.TrimSpace(value)
+		case "cpu family":
+			family, _ = strconv.Atoi(strings.TrimSpace(value))
+		case "model":
+			model, _ = strconv.Atoi(strings.TrimSpace(value))
 		}
-		if len(flags) > 0 && vendor != "" {
+		if len(flags) > 0 && vendor != "" && family >= 0 && model >= 0 {
 			break // the first CPU's
 		}
 	}
@@ -65,6 +69,13 @@ func TestProcCPUInfo(t *testing.T) {
 		if c.got != (on && c.want) {
 			t.Errorf("%s = %v; /proc/cpuinfo says %v (GOARCH %s, purego %v)", c.name, c.got, c.want, runtime.GOARCH, purego)
 		}
+	}
+	if !on {
+		vendor, family, model = "", 0, 0
+	}
+	if Vendor != vendor || Family != family || Model != model {
+		t.Errorf("Vendor, Family, Model = %q, %d, %d; /proc/cpuinfo says %q, %d, %d (GOARCH %s, purego %v)",
+			Vendor, Family, Model, vendor, family, model, runtime.GOARCH, purego)
 	}
 }
 
