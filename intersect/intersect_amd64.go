@@ -118,7 +118,6 @@ func init() {
 	setDispatch(dispatch, cpufeat.L2Size, "built-in")
 }
 
-
 // blockCounter wraps a block kernel: it runs until one set has less than a
 // block left, and a scalar method finishes.
 func blockCounter(kernel func(a, b []uint32) (n, i, j int)) func(a, b []uint32) int {
