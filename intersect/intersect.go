@@ -30,13 +30,17 @@ type Method struct {
 	// Intersect appends a ∩ b to dst and returns the extended slice, as
 	// the package's Intersect does (dst may share memory with a or b).
 	Intersect func(dst, a, b []uint32) []uint32
+	// Block reports a method that runs over both sets together, a block
+	// at a time (a merge): fastest for sets of similar sizes. The others
+	// search the larger set for each value of the smaller.
+	Block bool
 }
 
 // methods holds every method, portable ones first; architecture files add
 // theirs in init when the CPU supports them.
 var methods = []Method{
-	{Name: "merge", Count: countMerge, Intersect: intersectMerge},
-	{Name: "branchless", Count: countBranchless, Intersect: intersectBranchless},
+	{Name: "merge", Count: countMerge, Intersect: intersectMerge, Block: true},
+	{Name: "branchless", Count: countBranchless, Intersect: intersectBranchless, Block: true},
 	{Name: "gallop", Count: countGallop, Intersect: intersectGallop},
 }
 

@@ -72,14 +72,14 @@ func init() {
 	if !hasAVX2 {
 		return
 	}
-	avx2 := Method{Name: "avx2", Count: blockCounter(countAVX2), Intersect: blockIntersecter(intersectAVX2, 8)}
+	avx2 := Method{Name: "avx2", Count: blockCounter(countAVX2), Intersect: blockIntersecter(intersectAVX2, 8), Block: true}
 	methods = append(methods, avx2)
 	if !hasAVX512 {
 		setDispatch(avx2Dispatch, 0, "built-in")
 		return
 	}
-	xormin := Method{Name: "avx512-xormin", Count: blockCounter(countAVX512XorMin), Intersect: blockIntersecter(intersectAVX512XorMin, 16)}
-	hybrid := Method{Name: "avx512-hybrid", Count: blockCounter(countAVX512Hybrid), Intersect: blockIntersecter(intersectAVX512Hybrid, 16)}
+	xormin := Method{Name: "avx512-xormin", Count: blockCounter(countAVX512XorMin), Intersect: blockIntersecter(intersectAVX512XorMin, 16), Block: true}
+	hybrid := Method{Name: "avx512-hybrid", Count: blockCounter(countAVX512Hybrid), Intersect: blockIntersecter(intersectAVX512Hybrid, 16), Block: true}
 	search := Method{Name: "search-simd", Count: searchCounter, Intersect: searchIntersecter}
 	skip := Method{Name: "skip-avx512", Count: smallFirst(blockCounter(countSkip)), Intersect: smallFirstIntersect(blockIntersecter(intersectSkip, 1))}
 	lane := Method{Name: "lanes-avx512", Count: laneCounter(countLanes, laneWindow, skip.Count), Intersect: laneIntersecter(intersectLanes, laneWindow, skip.Intersect)}
@@ -100,7 +100,7 @@ func init() {
 	}
 	methods = append(methods, best, other, search, skip, lane, ladder)
 	if hasVP2 {
-		vp2 := Method{Name: "vp2intersect", Count: blockCounter(countVP2Intersect), Intersect: blockIntersecter(intersectVP2Intersect, 16)}
+		vp2 := Method{Name: "vp2intersect", Count: blockCounter(countVP2Intersect), Intersect: blockIntersecter(intersectVP2Intersect, 16), Block: true}
 		methods = append(methods, vp2)
 		// Tiger Lake's VP2INTERSECTD is microcoded and slower than
 		// emulating it (Díez-Cañas); Zen 5 runs one per cycle.

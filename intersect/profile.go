@@ -116,6 +116,13 @@ func UseProfile(p Profile) error {
 	return nil
 }
 
+// CheckProfile reports what keeps UseProfile from following p on this CPU,
+// as UseProfile would (the error wraps ErrProfile), or nil.
+func CheckProfile(p Profile) error {
+	_, err := profileDispatch(p)
+	return err
+}
+
 // profileL2 is the L2 size a dispatch built from a Profile is set with:
 // its tiers' l2 are then their sizes in values.
 const profileL2 = 4
@@ -152,7 +159,7 @@ func profileDispatch(p Profile) (dispatch, error) {
 			}
 			steps[k] = step{upTo: s.UpTo, method: s.Method}
 		}
-		if !blockMethod(steps[0].method) {
+		if m, _ := methodNamed(steps[0].method); !m.Block {
 			return bad("tier %d: the first step's method %s is not a block method", i, steps[0].method)
 		}
 		if len(steps) < 2 {
@@ -169,17 +176,6 @@ func profileDispatch(p Profile) (dispatch, error) {
 		d[i] = tier{l2: float64(t.Values), steps: steps, searchPasses: t.SearchPasses, gallopUpTo: t.GallopUpTo}
 	}
 	return d, nil
-}
-
-// blockMethod reports whether the method called name is one that runs over
-// both sets in blocks, which the first step of a tier must be: the kernels'
-// tails assume it.
-func blockMethod(name string) bool {
-	switch name {
-	case "merge", "branchless", "avx2", "avx512", "avx512-xormin", "avx512-hybrid", "vp2intersect":
-		return true
-	}
-	return false
 }
 
 // profileSteps returns steps as a Profile's.

@@ -85,7 +85,7 @@ func TestUseProfileExact(t *testing.T) {
 	var blocks, all []string
 	for _, m := range Methods() {
 		all = append(all, m.Name)
-		if blockMethod(m.Name) {
+		if m.Block {
 			blocks = append(blocks, m.Name)
 		}
 	}
