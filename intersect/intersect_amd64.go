@@ -196,6 +196,10 @@ func searchCounter(a, b []uint32) int {
 	if len(b) >= 1<<31 { // VPGATHERDD takes signed 32-bit indices
 		return countGallop(a, b)
 	}
+	if k := searchSplit(len(b)); k > 0 {
+		i, _ := slices.BinarySearch(a, b[k])
+		return countSearch(a[:i], b[:k]) + countSearch(a[i:], b[k:])
+	}
 	return countSearch(a, b)
 }
 
@@ -211,8 +215,51 @@ func searchIntersecter(dst, a, b []uint32) []uint32 {
 	}
 	l := len(dst)
 	dst = slices.Grow(dst, len(a)+16)
+	if k := searchSplit(len(b)); k > 0 {
+		i, _ := slices.BinarySearch(a, b[k])
+		n := intersectSearch(&dst[:l+1][l], a[:i], b[:k])
+		n += intersectSearch(&dst[:l+n+1][l+n], a[i:], b[k:])
+		return dst[:l+n]
+	}
 	n := intersectSearch(&dst[:l+1][l], a, b)
 	return dst[:l+n]
+}
+
+// searchSplit returns where search-simd cuts a larger set of n values in
+// two, each searched apart, or 0 to search it whole. The kernel halves the
+// range it searches (n/2, then n/4 of what is left, ...), so its first
+// levels read b at offsets that are multiples of floor(n/2), floor(n/4),
+// ...; where those are all multiples of 1024 values (4 KiB: n a power of
+// two, or just above one), every lane's first levels land in one set of
+// the L1 cache, and of the L2 further up, and evict each other: 2^20
+// values took 2.7x as long as 10^6 (docs/PERFORMANCE.md). Two pieces whose
+// sizes are not such multiples spread them.
+func searchSplit(n int) int {
+	if aliasedLevels(n) < 3 {
+		return 0
+	}
+	for _, f := range [][2]int{{1, 3}, {2, 5}, {3, 7}, {4, 9}} {
+		k := n * f[0] / f[1]
+		if aliasedLevels(k) < 3 && aliasedLevels(n-k) < 3 {
+			return k
+		}
+	}
+	return 0
+}
+
+// aliasedLevels returns how many of the first 12 levels of search-simd's
+// search over n values step by a multiple of 1024 values (the kernel's
+// half = n/2, then n -= half).
+func aliasedLevels(n int) int {
+	c := 0
+	for range 12 {
+		half := n / 2
+		if half > 0 && half%1024 == 0 {
+			c++
+		}
+		n -= half
+	}
+	return c
 }
 
 // A lane kernel's state ([13]int): where each of its four lanes starts in a

@@ -137,9 +137,10 @@ func fitTier(size int, ts []Timing) (intersect.ProfileTier, bool) {
 	}
 	n := len(t.Steps)
 	if n >= 3 && t.Steps[n-1].Method == search && t.Steps[n-2].Method == ladder {
-		// search-simd beats the ladder for the smallest sets only: as
-		// many passes as the largest of them takes.
-		t.SearchPasses = float64(grid[firstSearch].small) / 64
+		// search-simd beats the ladder for the smallest sets only: up to
+		// between the largest of them and the smallest set the ladder
+		// served (the geometric mean), in passes.
+		t.SearchPasses = math.Floor(100*math.Sqrt(float64(grid[firstSearch].small)*float64(grid[firstSearch-1].small))/64) / 100
 		t.Steps = t.Steps[:n-1]
 		t.Steps[n-2].UpTo = 0
 	} else if t.Steps[n-1].Method == ladder {

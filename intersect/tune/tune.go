@@ -38,7 +38,7 @@ type Options struct {
 	// Rounds is how many times each method is timed on each pair; the
 	// median is kept. 0: 3.
 	Rounds int
-	// MinTime is the shortest timed loop of one timing. 0: 10ms.
+	// MinTime is the shortest timed loop of one timing. 0: 3ms.
 	MinTime time.Duration
 	// Seed seeds the generated pairs. Check adds 1 to it, so that it
 	// times other pairs than Measure with the same Options.
@@ -49,8 +49,8 @@ type Options struct {
 }
 
 // DefaultRatios are the size ratios Measure and Check time by default.
-var DefaultRatios = []int{1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256, 320,
-	384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384}
+var DefaultRatios = []int{1, 2, 4, 6, 8, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536,
+	2048, 3072, 4096, 8192, 16384}
 
 // tinySizes are the smaller sets, in values, timed at each size to find
 // where galloping stops paying.
@@ -58,14 +58,31 @@ var tinySizes = []int{1, 2, 4, 8, 12, 16, 24, 32, 48}
 
 // DefaultSizes returns the sizes Measure fits tiers at by default: from
 // half of the core's L2 cache (in 4-byte values) to 16 times it, doubling,
-// with three quarters of it too, where the fastest methods change most.
+// with three quarters of it too, where the fastest methods change most;
+// each rounded to three digits.
 func DefaultSizes() []int {
 	l2 := cpufeat.L2Size
 	if l2 == 0 {
 		l2 = 1 << 20
 	}
 	v := l2 / 4
-	return []int{v / 2, 3 * v / 4, v, 2 * v, 4 * v, 8 * v, 16 * v}
+	sizes := []int{v / 2, 3 * v / 4, v, 2 * v, 4 * v, 8 * v, 16 * v}
+	for i, s := range sizes {
+		sizes[i] = roundTo3(s)
+	}
+	return sizes
+}
+
+// roundTo3 rounds n to three significant digits: the L2 cache's size is a
+// power of two, and so would the sizes be, where a binary search's steps
+// alias in the caches (searchSplit in package intersect) and the timings
+// would be those of an unusual size.
+func roundTo3(n int) int {
+	p := 1
+	for n/p >= 1000 {
+		p *= 10
+	}
+	return (n + p/2) / p * p
 }
 
 func (o Options) withDefaults() Options {
@@ -79,7 +96,7 @@ func (o Options) withDefaults() Options {
 		o.Rounds = 3
 	}
 	if o.MinTime <= 0 {
-		o.MinTime = 10 * time.Millisecond
+		o.MinTime = 3 * time.Millisecond
 	}
 	return o
 }
@@ -207,8 +224,21 @@ func timeShapes(plan []shape, o Options, seed uint64, autos []labelled) ([]Timin
 		if sh.large != lastLarge {
 			b, lastLarge = largeSet(r, sh.large, 0.01), sh.large
 		}
-		a := smallSet(r, b, sh.small, sh.selectivity)
-		want := mergeCount(a, b)
+		// A tiny smaller set's time depends on where its few values fall:
+		// several of them, timed together, give the time of a typical one.
+		as := make([][]uint32, max(1, 64/sh.small))
+		want := 0
+		for i := range as {
+			as[i] = smallSet(r, b, sh.small, sh.selectivity)
+			want += mergeCount(as[i], b)
+		}
+		countAll := func(count func(a, b []uint32) int) int {
+			n := 0
+			for _, a := range as {
+				n += count(a, b)
+			}
+			return n
+		}
 		names := methodsFor(sh)
 		type entry struct {
 			name  string
@@ -221,7 +251,7 @@ func timeShapes(plan []shape, o Options, seed uint64, autos []labelled) ([]Timin
 			if err != nil {
 				return nil, err
 			}
-			if got := m.Count(a, b); got != want {
+			if got := countAll(m.Count); got != want {
 				return nil, fmt.Errorf("tune: %s counts %d of %d x %d values, a merge %d", n, got, sh.small, sh.large, want)
 			}
 			es = append(es, entry{n, m.Count, nil})
@@ -230,7 +260,7 @@ func timeShapes(plan []shape, o Options, seed uint64, autos []labelled) ([]Timin
 			if err := intersect.UseProfile(l.profile); err != nil {
 				return nil, err
 			}
-			if got := intersect.Count(a, b); got != want {
+			if got := countAll(intersect.Count); got != want {
 				return nil, fmt.Errorf("tune: Count under the %s profile counts %d of %d x %d values, a merge %d", l.label, got, sh.small, sh.large, want)
 			}
 			es = append(es, entry{"auto " + l.label, intersect.Count, &l.profile})
@@ -246,7 +276,7 @@ func timeShapes(plan []shape, o Options, seed uint64, autos []labelled) ([]Timin
 						return nil, err
 					}
 				}
-				t := bench.Measure(func() { sink += e.count(a, b) }, 1, o.MinTime)
+				t := bench.Measure(func() { sink += countAll(e.count) }, 1, o.MinTime) / float64(len(as))
 				times[(k+round)%len(es)] = append(times[(k+round)%len(es)], t)
 				done++
 				if o.Progress != nil {
@@ -255,7 +285,7 @@ func timeShapes(plan []shape, o Options, seed uint64, autos []labelled) ([]Timin
 			}
 		}
 		for k, e := range es {
-			out = append(out, Timing{sh.large, len(a), e.name, median(times[k])})
+			out = append(out, Timing{sh.large, len(as[0]), e.name, median(times[k])})
 		}
 	}
 	_ = sink
@@ -294,28 +324,45 @@ func largeSet(r *rand.Rand, n int, density float64) []uint32 {
 
 // smallSet returns n strictly increasing values of which round(sel*n) are
 // values of b, chosen uniformly, and the others values up to b's largest
-// that b lacks.
+// that b lacks. b must leave that many values out.
 func smallSet(r *rand.Rand, b []uint32, n int, sel float64) []uint32 {
 	both := int(math.Round(sel * float64(n)))
-	seen := make(map[uint32]bool, n)
 	a := make([]uint32, 0, n)
 	for len(a) < both {
-		v := b[r.IntN(len(b))]
-		if !seen[v] {
-			seen[v] = true
-			a = append(a, v)
+		for range both - len(a) {
+			a = append(a, b[r.IntN(len(b))])
 		}
+		a = sortedUnique(a)
 	}
 	top := uint64(b[len(b)-1]) + 1
-	for len(a) < n {
-		v := uint32(r.Uint64N(top))
-		if _, in := slices.BinarySearch(b, v); !in && !seen[v] {
-			seen[v] = true
-			a = append(a, v)
+	others := make([]uint32, 0, n-both)
+	for len(others) < n-both {
+		for range n - both - len(others) {
+			others = append(others, uint32(r.Uint64N(top)))
 		}
+		others = sortedUnique(others)
+		// Drop the values b holds: a merge of the two.
+		k, j := 0, 0
+		for _, v := range others {
+			for j < len(b) && b[j] < v {
+				j++
+			}
+			if j == len(b) || b[j] != v {
+				others[k] = v
+				k++
+			}
+		}
+		others = others[:k]
 	}
+	a = append(a, others...)
 	slices.Sort(a)
 	return a
+}
+
+// sortedUnique sorts x and drops its repeated values.
+func sortedUnique(x []uint32) []uint32 {
+	slices.Sort(x)
+	return slices.Compact(x)
 }
 
 // mergeCount is the reference the timed methods are checked against.

@@ -63,8 +63,9 @@ func TestFitSteps(t *testing.T) {
 			{UpTo: 45, Method: "lanes-avx512"}, // between 32 and 64
 			{UpTo: 0, Method: ladder},
 		},
-		// search-simd from 1:4096: 4096 values, 64 passes.
-		SearchPasses: 64,
+		// search-simd from 1:4096 (4096 values), the ladder at 1:1024
+		// (16384): 8192 values between, 128 passes.
+		SearchPasses: 128,
 		GallopUpTo:   8,
 	}
 	if len(p.Tiers) != 1 || !reflect.DeepEqual(p.Tiers[0], want) {
@@ -162,6 +163,18 @@ func TestJudge(t *testing.T) {
 	}
 	if b.Pairs != 2 || b.Within5 != 1 || b.Max != 2 || math.Abs(b.GeoMean-math.Sqrt2) > 1e-12 {
 		t.Errorf("judgement b = %+v", b)
+	}
+}
+
+func TestDefaultSizes(t *testing.T) {
+	s := DefaultSizes()
+	if len(s) != 7 || !slices.IsSorted(s) {
+		t.Fatalf("DefaultSizes = %v", s)
+	}
+	for _, c := range [][2]int{{524288, 524000}, {1048576, 1050000}, {999, 999}, {1500, 1500}, {12345, 12300}, {262144, 262000}} {
+		if got := roundTo3(c[0]); got != c[1] {
+			t.Errorf("roundTo3(%d) = %d, want %d", c[0], got, c[1])
+		}
 	}
 }
 

@@ -34,6 +34,7 @@ type Env struct {
 	started    time.Time      // when Main began, for --explain's account of the process
 	closers    []func() error // run when the command ends: the inputs' mappings
 	phases     []phase        // the command's phases so far, for --explain's account (mark)
+	profile    string         // where the pairwise dispatch comes from (useSavedProfile)
 }
 
 // command is one subcommand.
@@ -143,6 +144,9 @@ func runCommand(c *command, args []string, env *Env) int {
 		if err = flagalias.Resolve(flags); err != nil {
 			err = usageError{err.Error()}
 		}
+	}
+	if err == nil {
+		env.profile, err = useSavedProfile(env)
 	}
 	if err == nil {
 		err = run(env, pos)
