@@ -48,7 +48,8 @@ const (
 // to 8·L2 on Zen 4) and loses to the skip, lane and search kernels, which
 // keep more loads in flight, beyond. Zen 5's and AVX2's are the earlier
 // block/search crossovers (asm/intersect/README.md, "Dispatch"), not
-// measured yet with the lane, skip and ladder kernels.
+// measured yet with the lane, skip and ladder kernels; on those (and any
+// CPU) package intersect/tune measures a Profile that replaces the table.
 var (
 	zen4Dispatch = dispatch{
 		{fitAt(250_000, zen4L2), []step{{4, "avx2"}, {0, "ladder-avx512"}}, 0.59, 16},
