@@ -19,7 +19,8 @@ type step struct {
 }
 
 // A tier is the steps, in increasing ratio, fitted for a larger set of l2
-// times the core's L2 cache (cpufeat.L2Size) in bytes. The first tier
+// times the core's L2 cache (cpufeat.L2Size) in bytes (a Profile's tiers
+// are set with an L2 of profileL2, so that l2 is their size). The first tier
 // serves every smaller set and the last every larger one. A size between
 // two tiers' takes the larger tier's steps, but where both have a ladder
 // step its ladder starts between the two tiers' starts, geometrically in

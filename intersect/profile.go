@@ -3,6 +3,7 @@ package intersect
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 
@@ -56,7 +57,8 @@ type ProfileTier struct {
 // A ProfileStep is a method and the ratios it serves.
 type ProfileStep struct {
 	// UpTo is the largest ratio large:small (large <= small*UpTo) the
-	// method serves, above the step before; 0 for every ratio beyond.
+	// method serves, above the step before, at most 2^31-1; 0 for every
+	// ratio beyond.
 	UpTo int `json:"up_to"`
 	// Method is the method's name, as Methods lists it.
 	Method string `json:"method"`
@@ -123,6 +125,10 @@ func CheckProfile(p Profile) error {
 	return err
 }
 
+// maxRatio is the largest ratio a step may name: far past any that pays,
+// and a product of it and a set's size does not overflow.
+const maxRatio = math.MaxInt32
+
 // profileL2 is the L2 size a dispatch built from a Profile is set with:
 // its tiers' l2 are then their sizes in values.
 const profileL2 = 4
@@ -156,6 +162,8 @@ func profileDispatch(p Profile) (dispatch, error) {
 				return bad("tier %d: step %d's ratio is %d, want 1 or more", i, k, s.UpTo)
 			case !last && k > 0 && s.UpTo <= t.Steps[k-1].UpTo:
 				return bad("tier %d: step %d's ratio %d does not increase", i, k, s.UpTo)
+			case s.UpTo > maxRatio:
+				return bad("tier %d: step %d's ratio %d is over %d", i, k, s.UpTo, maxRatio)
 			}
 			steps[k] = step{upTo: s.UpTo, method: s.Method}
 		}

@@ -65,6 +65,7 @@ func TestUseProfileRejects(t *testing.T) {
 		{"negative size", Profile{Tiers: []ProfileTier{{Values: -1, Steps: ok}}}},
 		{"search passes without the ladder", Profile{Tiers: []ProfileTier{{Steps: ok, SearchPasses: 2}}}},
 		{"negative gallop", Profile{Tiers: []ProfileTier{{Steps: ok, GallopUpTo: -1}}}},
+		{"ratio too large", Profile{Tiers: []ProfileTier{{Steps: []ProfileStep{{maxRatio + 1, "branchless"}, {0, "gallop"}}}}}},
 	} {
 		before := active.Load()
 		err := UseProfile(c.p)
