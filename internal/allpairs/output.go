@@ -86,6 +86,32 @@ func (w *Writer) Add(i, j int, c uint32) {
 	}
 }
 
+// AddTriples reports the pairs of triples, three values a pair: (i-i0,
+// j-j0, overlap), as Add(i0+triples[3k], j0+triples[3k+1], triples[3k+2])
+// would, in one loop. It does not check the threshold.
+func (w *Writer) AddTriples(i0, j0 int, triples []uint32) {
+	n := len(triples) / 3
+	if w.countOnly {
+		w.n += int64(n)
+		return
+	}
+	rids, sids := w.rids[i0:], w.sids[j0:]
+	for len(triples) >= 3 {
+		if len(w.buf) == cap(w.buf) {
+			w.flush()
+		}
+		k := len(w.buf)
+		part := min(len(triples)/3, cap(w.buf)-k)
+		buf := w.buf[k : k+part]
+		for x := range buf {
+			t := triples[3*x : 3*x+3]
+			buf[x] = Pair{I: rids[t[0]], J: sids[t[1]], Count: t[2]}
+		}
+		w.buf = w.buf[:k+part]
+		triples = triples[3*part:]
+	}
+}
+
 // CountOnly reports whether the caller wants only the number of pairs; an
 // engine may then call AddCount instead of Add.
 func (w *Writer) CountOnly() bool { return w.countOnly }

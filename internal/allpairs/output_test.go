@@ -106,3 +106,77 @@ func BenchmarkFilterTile(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(tile.Counts)), "ns/count")
 	b.ReportMetric(float64(n)/float64(b.N*len(tile.Counts)), "qualify")
 }
+
+// TestAddTriples checks AddTriples against Add: the same pairs in the same
+// order, through batches that fill mid-call, and counted when counting only.
+func TestAddTriples(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	p := filterProblem(r, 3000, false, true)
+	for _, n := range []int{0, 1, 100, batchSize - 1, batchSize, 3*batchSize + 17} {
+		triples := make([]uint32, 3*n)
+		for k := range n {
+			triples[3*k], triples[3*k+1], triples[3*k+2] = uint32(r.IntN(1000)), uint32(r.IntN(1000)), uint32(r.IntN(50))
+		}
+		collect := func(add func(w *Writer)) []Pair {
+			var got []Pair
+			o := &Output{p: p, sink: func(ps []Pair) error {
+				if len(ps) > batchSize {
+					t.Fatalf("batch of %d pairs", len(ps))
+				}
+				got = append(got, ps...)
+				return nil
+			}}
+			w := o.Writer()
+			w.Add(2999, 2999, 7) // a pair already buffered
+			add(w)
+			w.Close()
+			return got
+		}
+		want := collect(func(w *Writer) {
+			for k := range n {
+				w.Add(2000+int(triples[3*k]), 1000+int(triples[3*k+1]), triples[3*k+2])
+			}
+		})
+		got := collect(func(w *Writer) { w.AddTriples(2000, 1000, triples) })
+		if len(want) != n+1 || !slices.Equal(got, want) {
+			t.Fatalf("%d triples: AddTriples gave %d pairs, Add %d (want %d)", n, len(got), len(want), n+1)
+		}
+		o := &Output{p: p, countOnly: true}
+		w := o.Writer()
+		w.AddTriples(2000, 1000, triples)
+		w.Close()
+		if c := o.count.Load(); c != int64(n) {
+			t.Fatalf("%d triples counted as %d", n, c)
+		}
+	}
+}
+
+// BenchmarkDeliver times the report of a million triples through one
+// Writer: AddTriples against Add over slices.Chunk (what the GPU engine's
+// delivery did before), into a sink that keeps nothing.
+func BenchmarkDeliver(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 8))
+	p := filterProblem(r, 3000, false, true)
+	const n = 1 << 20
+	triples := make([]uint32, 3*n)
+	for k := range n {
+		triples[3*k], triples[3*k+1], triples[3*k+2] = uint32(r.IntN(1000)), uint32(r.IntN(1000)), uint32(r.IntN(50))
+	}
+	o := &Output{p: p, sink: func([]Pair) error { return nil }}
+	b.Run("AddTriples", func(b *testing.B) {
+		for b.Loop() {
+			w := o.Writer()
+			w.AddTriples(2000, 1000, triples)
+			w.Close()
+		}
+	})
+	b.Run("Add", func(b *testing.B) {
+		for b.Loop() {
+			w := o.Writer()
+			for t := range slices.Chunk(triples, 3) {
+				w.Add(2000+int(t[0]), 1000+int(t[1]), t[2])
+			}
+			w.Close()
+		}
+	})
+}

@@ -1099,9 +1099,7 @@ func (r *runner) deliverPairs(s super, sl *slot, out *allpairs.Output) error {
 		}
 		wg.Go(func() {
 			w := out.Writer()
-			for t := range slices.Chunk(triples[3*lo:3*hi], 3) {
-				w.Add(s.r0+int(t[0]), s.c0+int(t[1]), t[2])
-			}
+			w.AddTriples(s.r0, s.c0, triples[3*lo:3*hi])
 			w.Close()
 		})
 	}
