@@ -265,21 +265,17 @@ func TestLadderWide(t *testing.T) {
 	}
 }
 
-// TestSearchSplit checks where search-simd cuts a larger set whose search
-// would step by multiples of 1024 values, and that the methods stay exact
-// there: values at, just below and just above the cut, and values of both
-// pieces.
-func TestSearchSplit(t *testing.T) {
+// TestSearchSpread checks which larger sets search-simd's kernels search
+// with their levels moved off multiples of 1024 values, and that they stay
+// exact there, against the kernels without: values at the ends, in the
+// middle, and around every level's split.
+func TestSearchSpread(t *testing.T) {
 	for _, c := range []struct{ n, aliased int }{{1000000, 0}, {1 << 20, 10}, {1<<20 - 1, 9}, {1<<20 + 1, 10}, {3 << 19, 9}, {2047, 0}, {2048, 1}} {
 		if got := aliasedLevels(c.n); got != c.aliased {
 			t.Errorf("aliasedLevels(%d) = %d, want %d", c.n, got, c.aliased)
 		}
-		k := searchSplit(c.n)
-		if (k > 0) != (c.aliased >= 3) {
-			t.Errorf("searchSplit(%d) = %d with %d aliased levels", c.n, k, c.aliased)
-		}
-		if k > 0 && (k >= c.n || aliasedLevels(k) >= 3 || aliasedLevels(c.n-k) >= 3) {
-			t.Errorf("searchSplit(%d) = %d: pieces %d and %d, aliased %d and %d", c.n, k, k, c.n-k, aliasedLevels(k), aliasedLevels(c.n-k))
+		if got := searchSpread(c.n); (got > 0) != (c.aliased >= 3) || got%16 != 0 || got >= 1024 {
+			t.Errorf("searchSpread(%d) = %d with %d aliased levels", c.n, got, c.aliased)
 		}
 	}
 	search, ok := methodNamed("search-simd")
@@ -287,28 +283,31 @@ func TestSearchSplit(t *testing.T) {
 		t.Skip("this CPU has no search-simd")
 	}
 	search.Intersect = inPlace(search.Intersect)
-	for _, n := range []int{1 << 16, 1<<16 + 1, 1<<17 - 1, 3 << 15} {
+	for _, n := range []int{1 << 12, 1<<13 + 1, 1 << 16, 1<<17 - 1, 3 << 15, 100_000} {
 		b := make([]uint32, n)
 		for i := range b {
 			b[i] = uint32(3*i + 1)
 		}
-		k := searchSplit(n)
-		if k == 0 {
-			t.Fatalf("%d values: no split", n)
-		}
 		var a []uint32
-		for _, v := range []uint32{0, 1, b[k-1], b[k] - 1, b[k], b[k] + 1, b[n/2], b[n-1], b[n-1] + 1, 1<<32 - 1} {
-			if len(a) == 0 || v > a[len(a)-1] {
+		for i := 0; i < n; i += 37 {
+			a = append(a, b[i]-1, b[i], b[i]+1)
+		}
+		for _, v := range []uint32{b[n-1], b[n-1] + 1, 1<<32 - 1} {
+			if v > a[len(a)-1] {
 				a = append(a, v)
 			}
 		}
-		for i := 0; i < n; i += 997 {
-			a = append(a, b[i], b[i]+1)
+		for _, spread := range []int{0, 16, 37 * 16, 1008} {
+			if got, want := countSearch(a, b, spread), reference(a, b); got != len(want) {
+				t.Fatalf("%d values, spread %d: countSearch = %d, want %d", n, spread, got, len(want))
+			}
+			dst := make([]uint32, len(a)+16)
+			if k := intersectSearch(&dst[0], a, b, spread); !slices.Equal(dst[:k], reference(a, b)) {
+				t.Fatalf("%d values, spread %d: intersectSearch differs from the reference", n, spread)
+			}
 		}
-		slices.Sort(a)
-		a = slices.Compact(a)
 		for _, m := range []Method{search, autoMethod} {
-			checkMethod(t, m, pair{fmt.Sprintf("%s, %d values split at %d", m.Name, n, k), a, b})
+			checkMethod(t, m, pair{fmt.Sprintf("%s, %d values", m.Name, n), a, b})
 		}
 	}
 }

@@ -197,11 +197,7 @@ func searchCounter(a, b []uint32) int {
 	if len(b) >= 1<<31 { // VPGATHERDD takes signed 32-bit indices
 		return countGallop(a, b)
 	}
-	if k := searchSplit(len(b)); k > 0 {
-		i, _ := slices.BinarySearch(a, b[k])
-		return countSearch(a[:i], b[:k]) + countSearch(a[i:], b[k:])
-	}
-	return countSearch(a, b)
+	return countSearch(a, b, searchSpread(len(b)))
 }
 
 func searchIntersecter(dst, a, b []uint32) []uint32 {
@@ -216,36 +212,21 @@ func searchIntersecter(dst, a, b []uint32) []uint32 {
 	}
 	l := len(dst)
 	dst = slices.Grow(dst, len(a)+16)
-	if k := searchSplit(len(b)); k > 0 {
-		i, _ := slices.BinarySearch(a, b[k])
-		n := intersectSearch(&dst[:l+1][l], a[:i], b[:k])
-		n += intersectSearch(&dst[:l+n+1][l+n], a[i:], b[k:])
-		return dst[:l+n]
-	}
-	n := intersectSearch(&dst[:l+1][l], a, b)
+	n := intersectSearch(&dst[:l+1][l], a, b, searchSpread(len(b)))
 	return dst[:l+n]
 }
 
-// searchSplit returns where search-simd cuts a larger set of n values in
-// two, each searched apart, or 0 to search it whole. The kernel halves the
-// range it searches (n/2, then n/4 of what is left, ...), so its first
-// levels read b at offsets that are multiples of floor(n/2), floor(n/4),
-// ...; where those are all multiples of 1024 values (4 KiB: n a power of
-// two, or just above one), every lane's first levels land in one set of
-// the L1 cache, and of the L2 further up, and evict each other: 2^20
-// values took 2.7x as long as 10^6 (docs/PERFORMANCE.md). Two pieces whose
-// sizes are not such multiples spread them.
-func searchSplit(n int) int {
+// searchSpread returns the spread search-simd's kernels take for a larger
+// set of n values: 0, or where the search's first levels would all step by
+// multiples of 1024 values (4 KiB: n a power of two, or near one), 37 lines
+// a level (asm/intersect/search.go). Then every lane's reads of those levels
+// fall in one set of the L1 cache, and of L2 further up, and evict each
+// other: 2^20 values took 2.7x as long as 10^6 (docs/PERFORMANCE.md).
+func searchSpread(n int) int {
 	if aliasedLevels(n) < 3 {
 		return 0
 	}
-	for _, f := range [][2]int{{1, 3}, {2, 5}, {3, 7}, {4, 9}} {
-		k := n * f[0] / f[1]
-		if aliasedLevels(k) < 3 && aliasedLevels(n-k) < 3 {
-			return k
-		}
-	}
-	return 0
+	return 37 * 16
 }
 
 // aliasedLevels returns how many of the first 12 levels of search-simd's

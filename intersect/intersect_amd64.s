@@ -2434,13 +2434,14 @@ intersectVP2Intersect_end:
 	MOVQ DI, j+72(FP)
 	RET
 
-// func countSearch(a []uint32, b []uint32) int
+// func countSearch(a []uint32, b []uint32, spread int) int
 // Requires: AVX, AVX2, AVX512F, AVX512VL, BMI2, CMOV
-TEXT ·countSearch(SB), NOSPLIT, $0-56
+TEXT ·countSearch(SB), NOSPLIT, $0-64
 	MOVQ       a_base+0(FP), DI
 	MOVQ       a_len+8(FP), R8
 	MOVQ       b_base+24(FP), SI
 	MOVQ       b_len+32(FP), BX
+	MOVQ       spread+48(FP), R15
 	VPXORD     Z30, Z30, Z30
 	VPTERNLOGD $0xff, Z31, Z31, Z31
 	TESTQ      R8, R8
@@ -2499,12 +2500,19 @@ countSearch_batch:
 	VMOVDQU32.Z 192(DI), K7, Z3
 	VPXORD      Z7, Z7, Z7
 	MOVQ        BX, CX
+	XORL        R14, R14
 	CMPQ        CX, $0x01
 	JBE         countSearch_last
 
 countSearch_level:
 	MOVQ         CX, DX
 	SHRQ         $0x01, DX
+	ADDQ         R15, R14
+	ANDQ         $0x000003ff, R14
+	MOVQ         DX, AX
+	SUBQ         R14, AX
+	CMPQ         CX, $0x00001000
+	CMOVQCC      AX, DX
 	SUBQ         DX, CX
 	VPBROADCASTD DX, Z16
 	VPADDD       Z16, Z4, Z8
@@ -2565,17 +2573,18 @@ countSearch_done:
 	VPADDQ        X28, X29, X28
 	VMOVQ         X28, R10
 	ADDQ          R10, DX
-	MOVQ          DX, ret+48(FP)
+	MOVQ          DX, ret+56(FP)
 	VZEROUPPER
 	RET
 
-// func intersectSearch(dst *uint32, a []uint32, b []uint32) int
+// func intersectSearch(dst *uint32, a []uint32, b []uint32, spread int) int
 // Requires: AVX, AVX512F, BMI2, CMOV, POPCNT
-TEXT ·intersectSearch(SB), NOSPLIT, $0-64
+TEXT ·intersectSearch(SB), NOSPLIT, $0-72
 	MOVQ    a_base+8(FP), DI
 	MOVQ    a_len+16(FP), R8
 	MOVQ    b_base+32(FP), SI
 	MOVQ    b_len+40(FP), BX
+	MOVQ    spread+56(FP), R15
 	MOVQ    dst+0(FP), R10
 	XORL    R9, R9
 	TESTQ   R8, R8
@@ -2634,12 +2643,19 @@ intersectSearch_batch:
 	VMOVDQU32.Z 192(DI), K7, Z3
 	VPXORD      Z7, Z7, Z7
 	MOVQ        BX, CX
+	XORL        R14, R14
 	CMPQ        CX, $0x01
 	JBE         intersectSearch_last
 
 intersectSearch_level:
 	MOVQ         CX, DX
 	SHRQ         $0x01, DX
+	ADDQ         R15, R14
+	ANDQ         $0x000003ff, R14
+	MOVQ         DX, AX
+	SUBQ         R14, AX
+	CMPQ         CX, $0x00001000
+	CMOVQCC      AX, DX
 	SUBQ         DX, CX
 	VPBROADCASTD DX, Z16
 	VPADDD       Z16, Z4, Z8
@@ -2703,7 +2719,7 @@ intersectSearch_last:
 	JG            intersectSearch_batch
 
 intersectSearch_done:
-	MOVQ R9, ret+56(FP)
+	MOVQ R9, ret+64(FP)
 	VZEROUPPER
 	RET
 

@@ -57,16 +57,17 @@ func countVP2Intersect(a []uint32, b []uint32) (n int, i int, j int)
 func intersectVP2Intersect(dst *uint32, a []uint32, b []uint32) (n int, i int, j int)
 
 // countSearch returns |a ∩ b| by batched binary searches of the values
-// of a in b (AVX-512). len(b) < 2^31.
+// of a in b (AVX-512). len(b) < 2^31. spread (0, or a multiple of 16 below 1024)
+// moves the levels' splits off multiples of 1024 values where n >= 4096.
 //
 //go:noescape
-func countSearch(a []uint32, b []uint32) int
+func countSearch(a []uint32, b []uint32, spread int) int
 
 // intersectSearch writes a ∩ b to dst and returns its size (AVX-512).
-// len(b) < 2^31; dst must have room for len(a)+16 values.
+// len(b) < 2^31; dst must have room for len(a)+16 values. spread: as countSearch's.
 //
 //go:noescape
-func intersectSearch(dst *uint32, a []uint32, b []uint32) int
+func intersectSearch(dst *uint32, a []uint32, b []uint32, spread int) int
 
 // countSkip counts the matches of a in b by skipping b in
 // blocks of 512 and 64 values and comparing each value of a with a

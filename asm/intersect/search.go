@@ -27,6 +27,14 @@ import (
 // indices below len(b). n and half are the same for every lane, so one
 // loop drives all of them.
 //
+// Where len(b) is a power of two (or near one), every half of the first
+// levels is a multiple of 1024 values, and every lane's reads of those
+// levels fall in one set of the L1 cache (and of L2), evicting each other.
+// With spread > 0, a level whose n is at least 4096 takes half = n/2 - off
+// instead, off moving by spread values (a multiple of 16: whole lines) from
+// level to level, modulo 1024: the invariant holds for any half <= n/2, and
+// the levels' reads land in other sets. It costs at most a level more.
+//
 // Registers:
 //
 //	SI       b
@@ -37,6 +45,8 @@ import (
 //	R9       matches written (intersect)
 //	R10      dst (intersect)
 //	R11-R13  temporaries
+//	R14, R15 the level's offset off and spread
+//	AX       half - off
 
 type searchKernel struct {
 	name      string
@@ -46,13 +56,14 @@ type searchKernel struct {
 
 func (k searchKernel) generate() {
 	if k.intersect {
-		TEXT(k.name, NOSPLIT, "func(dst *uint32, a, b []uint32) int")
+		TEXT(k.name, NOSPLIT, "func(dst *uint32, a, b []uint32, spread int) int")
 		Doc(fmt.Sprintf("%s writes a ∩ b to dst and returns its size (AVX-512).", k.name),
-			"len(b) < 2^31; dst must have room for len(a)+16 values.")
+			"len(b) < 2^31; dst must have room for len(a)+16 values. spread: as countSearch's.")
 	} else {
-		TEXT(k.name, NOSPLIT, "func(a, b []uint32) int")
+		TEXT(k.name, NOSPLIT, "func(a, b []uint32, spread int) int")
 		Doc(fmt.Sprintf("%s returns |a ∩ b| by batched binary searches of the values", k.name),
-			"of a in b (AVX-512). len(b) < 2^31.")
+			"of a in b (AVX-512). len(b) < 2^31. spread (0, or a multiple of 16 below 1024)",
+			"moves the levels' splits off multiples of 1024 values where n >= 4096.")
 	}
 	Pragma("noescape")
 	L := func(s string) string { return k.name + "_" + s }
@@ -68,6 +79,7 @@ func (k searchKernel) generate() {
 	Load(Param("a").Len(), R8)
 	Load(Param("b").Base(), RSI)
 	Load(Param("b").Len(), RBX)
+	Load(Param("spread"), R15)
 	if k.intersect {
 		Load(Param("dst"), R10)
 		XORL(R9L, R9L)
@@ -98,12 +110,19 @@ func (k searchKernel) generate() {
 		VPXORD(bases[i], bases[i], bases[i])
 	}
 	MOVQ(RBX, RCX)
+	XORL(R14L, R14L)
 	CMPQ(RCX, U8(1))
 	JBE(LabelRef(L("last")))
 
 	Label(L("level"))
 	MOVQ(RCX, RDX)
 	SHRQ(U8(1), RDX)
+	ADDQ(R15, R14)
+	ANDQ(U32(1023), R14)
+	MOVQ(RDX, RAX)
+	SUBQ(R14, RAX)
+	CMPQ(RCX, U32(4096))
+	CMOVQCC(RAX, RDX) // n >= 4096: half -= off
 	SUBQ(RDX, RCX)
 	VPBROADCASTD(EDX, H)
 	for i := range g {

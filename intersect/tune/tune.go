@@ -75,7 +75,7 @@ func DefaultSizes() []int {
 
 // roundTo3 rounds n to three significant digits: the L2 cache's size is a
 // power of two, and so would the sizes be, where a binary search's steps
-// alias in the caches (searchSplit in package intersect) and the timings
+// alias in the caches (searchSpread in package intersect) and the timings
 // would be those of an unusual size.
 func roundTo3(n int) int {
 	p := 1
