@@ -53,19 +53,12 @@ func TestFilterTile(t *testing.T) {
 						}
 					}
 				}
-				var got []Pair
-				o := &Output{p: p, sink: func(ps []Pair) error {
-					if len(ps) > batchSize {
-						t.Fatalf("batch of %d pairs", len(ps))
-					}
-					got = append(got, ps...)
-					return nil
-				}}
+				o, got := collectingOutput(t, p)
 				w := o.Writer()
 				filterTile(p, tile, w)
 				w.Close()
-				if !slices.Equal(got, want) || o.count.Load() != 0 {
-					t.Fatalf("shape %+v self %v constant %v: %d pairs, want %d", sh, self, constant, len(got), len(want))
+				if !slices.Equal(*got, want) || o.count.Load() != 0 {
+					t.Fatalf("shape %+v self %v constant %v: %d pairs, want %d", sh, self, constant, len(*got), len(want))
 				}
 				if !constant {
 					continue
@@ -107,6 +100,19 @@ func BenchmarkFilterTile(b *testing.B) {
 	b.ReportMetric(float64(n)/float64(b.N*len(tile.Counts)), "qualify")
 }
 
+// collectingOutput returns an Output for p whose sink keeps every pair in
+// *got, and fails t on a batch larger than batchSize.
+func collectingOutput(t *testing.T, p *Problem) (*Output, *[]Pair) {
+	got := new([]Pair)
+	return &Output{p: p, sink: func(ps []Pair) error {
+		if len(ps) > batchSize {
+			t.Fatalf("batch of %d pairs", len(ps))
+		}
+		*got = append(*got, ps...)
+		return nil
+	}}, got
+}
+
 // TestAddTriples checks AddTriples against Add: the same pairs in the same
 // order, through batches that fill mid-call, and counted when counting only.
 func TestAddTriples(t *testing.T) {
@@ -118,19 +124,12 @@ func TestAddTriples(t *testing.T) {
 			triples[3*k], triples[3*k+1], triples[3*k+2] = uint32(r.IntN(1000)), uint32(r.IntN(1000)), uint32(r.IntN(50))
 		}
 		collect := func(add func(w *Writer)) []Pair {
-			var got []Pair
-			o := &Output{p: p, sink: func(ps []Pair) error {
-				if len(ps) > batchSize {
-					t.Fatalf("batch of %d pairs", len(ps))
-				}
-				got = append(got, ps...)
-				return nil
-			}}
+			o, got := collectingOutput(t, p)
 			w := o.Writer()
 			w.Add(2999, 2999, 7) // a pair already buffered
 			add(w)
 			w.Close()
-			return got
+			return *got
 		}
 		want := collect(func(w *Writer) {
 			for k := range n {
