@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -71,4 +72,52 @@ func Load(path string) (intersect.Profile, error) {
 		return p, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, nil
+}
+
+// Env names the variable that says which profile UseSaved installs: a
+// file, or "off" for the built-in dispatch. Unset or empty: the one at
+// DefaultPath, where `xsect tune` saves.
+const Env = "XSECT_PROFILE"
+
+// builtin is the dispatch compiled in for this CPU, before any profile
+// replaced it.
+var builtin = intersect.ActiveProfile()
+
+// BuiltIn returns the dispatch compiled into package intersect for this
+// CPU, whatever profile is in use.
+func BuiltIn() intersect.Profile { return builtin }
+
+// UseSaved installs the profile Env names, or else the one at DefaultPath,
+// and says where the dispatch in use now comes from: the profile's file,
+// or why the built-in dispatch serves. A file Env names that cannot be used
+// is an error, and so is a broken file at DefaultPath; a missing one there,
+// or one measured on another CPU, is not. After an error the built-in
+// dispatch serves. The xsect command and the Python package call it as
+// they start.
+func UseSaved() (string, error) {
+	path := os.Getenv(Env)
+	named := path != ""
+	if path == "off" {
+		return "built-in (" + Env + "=off)", intersect.UseProfile(builtin)
+	}
+	if !named {
+		var err error
+		if path, err = DefaultPath(); err != nil {
+			return "built-in (" + err.Error() + ")", intersect.UseProfile(builtin)
+		}
+	}
+	p, err := Load(path)
+	switch {
+	case err == nil:
+		return "measured on this CPU (" + path + ")", intersect.UseProfile(p)
+	case !named && errors.Is(err, fs.ErrNotExist):
+		return "built-in (no profile at " + path + "; `xsect tune` measures one)", intersect.UseProfile(builtin)
+	case !named && errors.Is(err, ErrOtherCPU):
+		return "built-in (" + path + " was measured on another CPU: " + p.CPU + ")", intersect.UseProfile(builtin)
+	}
+	intersect.UseProfile(builtin)
+	if named {
+		return "built-in", fmt.Errorf("%s: %w", Env, err)
+	}
+	return "built-in (" + path + " is broken)", err
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -289,4 +290,51 @@ func TestSmallSet(t *testing.T) {
 			t.Fatalf("smallSet not increasing at %d", i)
 		}
 	}
+}
+
+// TestUseSaved checks which profile UseSaved installs, and what it says:
+// none saved, one saved, Env off, Env naming no file, a broken file and
+// another CPU's at the default path.
+func TestUseSaved(t *testing.T) {
+	t.Cleanup(func() { intersect.UseProfile(BuiltIn()) })
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("HOME", cache)
+	t.Setenv(Env, "")
+	def, err := DefaultPath()
+	if err != nil {
+		t.Skipf("no cache folder: %v", err)
+	}
+	check := func(name, wantSource string, wantErr, measured bool) {
+		t.Helper()
+		source, err := UseSaved()
+		if !strings.Contains(source, wantSource) || (err != nil) != wantErr {
+			t.Errorf("%s: UseSaved = %q, %v; want %q and an error %v", name, source, err, wantSource, wantErr)
+		}
+		if got := intersect.ActiveProfile().Source == "measured"; got != measured {
+			t.Errorf("%s: a measured profile in use: %v, want %v", name, got, measured)
+		}
+	}
+	check("nothing saved", "no profile at "+def, false, false)
+	p := BuiltIn()
+	p.Source = "measured"
+	if err := Save(def, p); err != nil {
+		t.Fatal(err)
+	}
+	check("saved", "measured on this CPU ("+def+")", false, true)
+	t.Setenv(Env, "off")
+	check("off", "built-in ("+Env+"=off)", false, false)
+	t.Setenv(Env, filepath.Join(cache, "none.json"))
+	check("a named file missing", "built-in", true, false)
+	t.Setenv(Env, "")
+	other := p
+	other.CPU = "another CPU"
+	if err := Save(def, other); err != nil {
+		t.Fatal(err)
+	}
+	check("another CPU's", "was measured on another CPU", false, false)
+	if err := os.WriteFile(def, []byte("[]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("broken", "is broken", true, false)
 }

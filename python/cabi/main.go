@@ -35,10 +35,17 @@ import (
 
 	"github.com/xsect/xsect/gpu"
 	"github.com/xsect/xsect/intersect"
+	"github.com/xsect/xsect/intersect/tune"
 )
 
 // main is required by -buildmode=c-shared; it never runs.
 func main() {}
+
+// The pairwise dispatch `xsect tune` saved on this machine serves Python
+// too, as it does every xsect command (XSECT_PROFILE names another file or
+// says off). A profile that cannot be used leaves the built-in dispatch:
+// the answers are the same, only slower; the command line says why.
+func init() { tune.UseSaved() }
 
 // job is one operation started by xsect_start.
 type job struct {

@@ -2,11 +2,9 @@ package cli
 
 import (
 	"bufio"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -18,48 +16,20 @@ import (
 	"github.com/xsect/xsect/intersect/tune"
 )
 
-// builtinProfile is the dispatch compiled in for this CPU, before any
-// saved profile replaced it.
-var builtinProfile = intersect.ActiveProfile()
-
-// profileEnv names the variable that says which profile of the pairwise
-// dispatch every command loads: a file, or "off" for the built-in one.
-// Unset: tune.DefaultPath, where `xsect tune` saves.
-const profileEnv = "XSECT_PROFILE"
-
-// useSavedProfile installs the saved profile of the pairwise dispatch, as
-// profileEnv says, and returns what serves: the profile's file, or why the
-// built-in dispatch does. A file named by profileEnv that cannot be used is
-// an error; at the default path a missing file, or one measured on another
-// CPU, leaves the built-in dispatch, and a broken one does too with a
-// warning on env.Stderr.
+// useSavedProfile installs the saved profile of the pairwise dispatch
+// (tune.UseSaved) and returns what serves. A file named by tune.Env that
+// cannot be used is bad input; a broken one at the default path leaves the
+// built-in dispatch, with a warning on env.Stderr.
 func useSavedProfile(env *Env) (string, error) {
-	path := os.Getenv(profileEnv)
-	named := path != ""
-	if path == "off" {
-		return "built-in (" + profileEnv + "=off)", intersect.UseProfile(builtinProfile)
-	}
-	if !named {
-		var err error
-		if path, err = tune.DefaultPath(); err != nil {
-			return "built-in (" + err.Error() + ")", nil
-		}
-	}
-	p, err := tune.Load(path)
+	source, err := tune.UseSaved()
 	switch {
 	case err == nil:
-		return "measured on this CPU (" + path + ")", intersect.UseProfile(p)
-	case !named && errors.Is(err, fs.ErrNotExist):
-		return "built-in (no profile at " + path + "; `xsect tune` measures one)", intersect.UseProfile(builtinProfile)
-	case !named && errors.Is(err, tune.ErrOtherCPU):
-		return "built-in (" + path + " was measured on another CPU: " + p.CPU + ")", intersect.UseProfile(builtinProfile)
-	}
-	intersect.UseProfile(builtinProfile)
-	if named {
-		return "", fmt.Errorf("%s: %w (%w)", profileEnv, err, errBadInput)
+		return source, nil
+	case os.Getenv(tune.Env) != "":
+		return "", fmt.Errorf("%w (%w)", err, errBadInput)
 	}
 	fmt.Fprintf(env.Stderr, "xsect: ignoring the pairwise profile: %v (remove it, or run `xsect tune` again)\n", err)
-	return "built-in (" + path + " is broken)", nil
+	return source, nil
 }
 
 func init() {
@@ -140,7 +110,7 @@ dispatch in use.`,
 				}
 				co := o
 				co.Sizes = tune.CheckSizes(tune.Sizes(p))
-				checked, js, err := tune.Check(withBar(co, "checking"), []string{"measured", "built-in"}, []intersect.Profile{p, builtinProfile})
+				checked, js, err := tune.Check(withBar(co, "checking"), []string{"measured", "built-in"}, []intersect.Profile{p, tune.BuiltIn()})
 				if err != nil {
 					return err
 				}

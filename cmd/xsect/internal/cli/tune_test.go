@@ -13,11 +13,11 @@ import (
 // TestTune measures a small profile, saves it, and checks that the next
 // command loads it; then the ways a profile is not loaded.
 func TestTune(t *testing.T) {
-	t.Cleanup(func() { intersect.UseProfile(builtinProfile) })
+	t.Cleanup(func() { intersect.UseProfile(tune.BuiltIn()) })
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache) // os.UserCacheDir on Linux
 	t.Setenv("HOME", cache)           // and elsewhere
-	t.Setenv(profileEnv, "")
+	t.Setenv(tune.Env, "")
 	def, err := tune.DefaultPath()
 	if err != nil {
 		t.Skipf("no cache folder here: %v", err)
@@ -47,7 +47,7 @@ func TestTune(t *testing.T) {
 	}
 
 	// The next command follows it.
-	intersect.UseProfile(builtinProfile)
+	intersect.UseProfile(tune.BuiltIn())
 	code, out, _ = run(t, "tune", "--show")
 	if code != 0 || !strings.Contains(out, "measured on this CPU ("+def+")") {
 		t.Fatalf("tune --show with the saved profile: %d\n%s", code, out)
@@ -57,23 +57,23 @@ func TestTune(t *testing.T) {
 	}
 
 	// off: the built-in dispatch.
-	t.Setenv(profileEnv, "off")
-	if code, out, _ = run(t, "tune", "--show"); code != 0 || !strings.Contains(out, "built-in ("+profileEnv+"=off)") {
-		t.Errorf("tune --show with %s=off: %d\n%s", profileEnv, code, out)
+	t.Setenv(tune.Env, "off")
+	if code, out, _ = run(t, "tune", "--show"); code != 0 || !strings.Contains(out, "built-in ("+tune.Env+"=off)") {
+		t.Errorf("tune --show with %s=off: %d\n%s", tune.Env, code, out)
 	}
 	if got := intersect.ActiveProfile(); got.Source != "built-in" {
-		t.Errorf("%s=off: the dispatch in use is %q", profileEnv, got.Source)
+		t.Errorf("%s=off: the dispatch in use is %q", tune.Env, got.Source)
 	}
 
 	// A named file that is not there is an error.
-	t.Setenv(profileEnv, filepath.Join(cache, "none.json"))
-	if code, _, errOut = run(t, "tune", "--show"); code != ExitUsage || !strings.Contains(errOut, profileEnv) {
-		t.Errorf("a missing %s file: %d, %q", profileEnv, code, errOut)
+	t.Setenv(tune.Env, filepath.Join(cache, "none.json"))
+	if code, _, errOut = run(t, "tune", "--show"); code != ExitUsage || !strings.Contains(errOut, tune.Env) {
+		t.Errorf("a missing %s file: %d, %q", tune.Env, code, errOut)
 	}
 
 	// Another CPU's profile at the default path: the built-in dispatch,
 	// quietly; a broken one: the built-in dispatch, with a warning.
-	t.Setenv(profileEnv, "")
+	t.Setenv(tune.Env, "")
 	other := saved
 	other.CPU = "another CPU"
 	if err := tune.Save(def, other); err != nil {
