@@ -53,7 +53,7 @@ Count comes to the fastest method under each. The measured dispatch is saved
 if it is at least as good as the built-in one there, or with --force.
 
 Run it on an otherwise idle machine: other work makes the timings noisy. It
-takes a few minutes (--quick: about a quarter, noisier). XSECT_PROFILE names
+takes a few minutes (--quick: one round, shorter, noisier). XSECT_PROFILE names
 another file to load, or "off" for the built-in dispatch; --show prints the
 dispatch in use.`,
 		setup: func(fs *flag.FlagSet) func(*Env, []string) error {
