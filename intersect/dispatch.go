@@ -1,6 +1,7 @@
 package intersect
 
 import (
+	"fmt"
 	"math"
 	"sync/atomic"
 )
@@ -73,6 +74,10 @@ type dispatcher struct {
 	profile                 Profile                       // what it was built from
 }
 
+// skewed reports whether sets of these sizes go to pick's method rather
+// than the block method.
+func (d *dispatcher) skewed(small, large int) bool { return small*d.ratio < large }
+
 // active is the dispatcher in use; UseProfile replaces it while other
 // goroutines intersect.
 var active atomic.Pointer[dispatcher]
@@ -92,13 +97,23 @@ var portableDispatch = dispatch{{0, []step{{32, "branchless"}, {0, "gallop"}}, 0
 // (0: unknown, and only the last tier is used), and says where d comes
 // from (source, as in Profile.Source).
 func setDispatch(d dispatch, l2Size int, source string) {
-	active.Store(newDispatcher(d, l2Size, source))
+	dp, err := newDispatcher(d, l2Size, source)
+	if err != nil {
+		panic(err) // a built-in table this CPU cannot follow
+	}
+	active.Store(dp)
 }
 
 // newDispatcher returns the dispatcher of d, for a core whose L2 cache holds
 // l2Size bytes. Sizes within the smallest first step's ratio of each other
 // go to that step's block method directly, the others through the tiers.
-func newDispatcher(d dispatch, l2Size int, source string) *dispatcher {
+// It fails, with ErrProfile, where a tier names a method this CPU lacks,
+// starts with one that is not a block method, or has search passes where
+// its last step is not the ladder or this CPU has no search-simd.
+func newDispatcher(d dispatch, l2Size int, source string) (*dispatcher, error) {
+	bad := func(i int, format string, args ...any) (*dispatcher, error) {
+		return nil, fmt.Errorf("%w: tier %d: %s", ErrProfile, i, fmt.Sprintf(format, args...))
+	}
 	dp := &dispatcher{profile: Profile{CPU: CPU(), Source: source}}
 	type resolved struct {
 		size  int // the larger set, in values, the tier was fitted for
@@ -118,7 +133,18 @@ func newDispatcher(d dispatch, l2Size int, source string) *dispatcher {
 	gallop, _ := methodNamed("gallop")
 	ts := make([]resolved, len(d))
 	for i, t := range d {
-		ts[i] = resolved{size: int(t.l2 * float64(l2Size) / 4), steps: t.steps, ms: resolve(t.steps), glide: -1,
+		ms := make([]Method, len(t.steps))
+		for k, st := range t.steps {
+			m, ok := methodNamed(st.method)
+			if !ok {
+				return bad(i, "this CPU has no method %q", st.method)
+			}
+			ms[k] = m
+		}
+		if !ms[0].Block {
+			return bad(i, "the first step's method %s is not a block method", ms[0].Name)
+		}
+		ts[i] = resolved{size: int(t.l2 * float64(l2Size) / 4), steps: t.steps, ms: ms, glide: -1,
 			searchPasses: t.searchPasses, gallopUpTo: t.gallopUpTo}
 		for k, st := range t.steps {
 			if k > 0 && st.method == glideMethod {
@@ -128,7 +154,7 @@ func newDispatcher(d dispatch, l2Size int, source string) *dispatcher {
 		}
 		if t.searchPasses > 0 {
 			if t.steps[len(t.steps)-1].method != glideMethod || search.Count == nil {
-				panic("intersect: a tier's search passes without the ladder last or without search-simd")
+				return bad(i, "search passes where the last step is not %s, or without search-simd", glideMethod)
 			}
 			ts[i].searchUpTo = searchBatch * int(t.searchPasses)
 		}
@@ -201,7 +227,7 @@ func newDispatcher(d dispatch, l2Size int, source string) *dispatcher {
 		dp.profile.Tiers = append(dp.profile.Tiers, ProfileTier{Values: t.size, Steps: profileSteps(t.steps),
 			SearchPasses: t.searchPasses, GallopUpTo: t.gallopUpTo})
 	}
-	return dp
+	return dp, nil
 }
 
 // searchBatch is how many values of the smaller set search-simd searches
@@ -251,17 +277,4 @@ func searchUpTos(lo, hi int, loPasses, hiPasses float64) []int {
 		upTos[p] = searchBatch * int(v)
 	}
 	return upTos
-}
-
-// resolve returns the methods steps name.
-func resolve(steps []step) []Method {
-	ms := make([]Method, len(steps))
-	for i, s := range steps {
-		m, ok := methodNamed(s.method)
-		if !ok {
-			panic("intersect: dispatch names unknown method " + s.method)
-		}
-		ms[i] = m
-	}
-	return ms
 }

@@ -91,7 +91,7 @@ func Count(a, b []uint32) int {
 		return 0
 	}
 	d := active.Load()
-	if len(a)*d.ratio < len(b) {
+	if d.skewed(len(a), len(b)) {
 		return d.gallopCount(a, b)
 	}
 	return d.blockCount(a, b)
@@ -114,7 +114,7 @@ func Intersect(dst, a, b []uint32) []uint32 {
 		return dst
 	}
 	d := active.Load()
-	if len(a)*d.ratio < len(b) {
+	if d.skewed(len(a), len(b)) {
 		return d.gallopIntersect(dst, a, b)
 	}
 	return d.blockIntersect(dst, a, b)
@@ -147,4 +147,4 @@ func inPlace(intersect func(dst, a, b []uint32) []uint32) func(dst, a, b []uint3
 
 // skewed reports whether searching the large set for each value of the
 // small one beats a linear pass over both, by the dispatch in use.
-func skewed(small, large int) bool { return small*active.Load().ratio < large }
+func skewed(small, large int) bool { return active.Load().skewed(small, large) }

@@ -106,23 +106,32 @@ func ActiveProfile() Profile {
 // tune for loading a profile measured on this CPU). The error wraps
 // ErrProfile.
 func UseProfile(p Profile) error {
-	d, err := profileDispatch(p)
+	dp, err := profileDispatcher(p)
 	if err != nil {
 		return err
 	}
-	source := p.Source
-	if source == "" {
-		source = "measured"
-	}
-	setDispatch(d, profileL2, source)
+	active.Store(dp)
 	return nil
 }
 
 // CheckProfile reports what keeps UseProfile from following p on this CPU,
 // as UseProfile would (the error wraps ErrProfile), or nil.
 func CheckProfile(p Profile) error {
-	_, err := profileDispatch(p)
+	_, err := profileDispatcher(p)
 	return err
+}
+
+// profileDispatcher returns the dispatcher of p, or why there is none.
+func profileDispatcher(p Profile) (*dispatcher, error) {
+	d, err := profileDispatch(p)
+	if err != nil {
+		return nil, err
+	}
+	source := p.Source
+	if source == "" {
+		source = "measured"
+	}
+	return newDispatcher(d, profileL2, source)
 }
 
 // maxRatio is the largest ratio a step may name: far past any that pays,
@@ -133,7 +142,9 @@ const maxRatio = math.MaxInt32
 // its tiers' l2 are then their sizes in values.
 const profileL2 = 4
 
-// profileDispatch checks p and returns it as a dispatch.
+// profileDispatch checks p's shape (sizes and ratios in order, two steps
+// or more a tier) and returns it as a dispatch; newDispatcher checks its
+// methods.
 func profileDispatch(p Profile) (dispatch, error) {
 	bad := func(format string, args ...any) (dispatch, error) {
 		return nil, fmt.Errorf("%w: %s", ErrProfile, fmt.Sprintf(format, args...))
@@ -151,9 +162,6 @@ func profileDispatch(p Profile) (dispatch, error) {
 		}
 		steps := make([]step, len(t.Steps))
 		for k, s := range t.Steps {
-			if _, ok := methodNamed(s.Method); !ok {
-				return bad("tier %d: this CPU has no method %q", i, s.Method)
-			}
 			last := k == len(t.Steps)-1
 			switch {
 			case last && s.UpTo != 0:
@@ -167,19 +175,11 @@ func profileDispatch(p Profile) (dispatch, error) {
 			}
 			steps[k] = step{upTo: s.UpTo, method: s.Method}
 		}
-		if m, _ := methodNamed(steps[0].method); !m.Block {
-			return bad("tier %d: the first step's method %s is not a block method", i, steps[0].method)
-		}
 		if len(steps) < 2 {
 			return bad("tier %d: one step; want a block method and a method for skewed sets", i)
 		}
 		if t.SearchPasses < 0 || t.GallopUpTo < 0 {
 			return bad("tier %d: negative search passes or gallop size", i)
-		}
-		if t.SearchPasses > 0 {
-			if _, ok := methodNamed("search-simd"); !ok || steps[len(steps)-1].method != glideMethod {
-				return bad("tier %d: search passes where the last step is not %s, or without search-simd", i, glideMethod)
-			}
 		}
 		d[i] = tier{l2: float64(t.Values), steps: steps, searchPasses: t.SearchPasses, gallopUpTo: t.GallopUpTo}
 	}

@@ -2,7 +2,6 @@ package tune
 
 import (
 	"math"
-	"slices"
 
 	"github.com/xsect/xsect/intersect"
 )
@@ -113,5 +112,5 @@ func Sizes(p intersect.Profile) []int {
 	for _, t := range p.Tiers {
 		s = append(s, t.Values)
 	}
-	return slices.Compact(s)
+	return s
 }
